@@ -1,0 +1,30 @@
+"""Entry point of the `sregym` console script."""
+
+from __future__ import annotations
+
+import typer
+
+from sregym import __version__
+from sregym.cli import twin as twin_cli
+
+app = typer.Typer(
+    name="sregym",
+    help="sregym: a live benchmark and training gym for AI SRE agents, on an emulated Kubernetes twin.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+app.add_typer(twin_cli.app, name="twin")
+
+
+@app.command()
+def version() -> None:
+    """Print the sregym version."""
+    typer.echo(f"sregym {__version__}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

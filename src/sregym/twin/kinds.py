@@ -1,0 +1,218 @@
+"""The resource kinds the twin serves, and how names resolve to them.
+
+One table answers every question about a kind: its group/version, plural, short names, whether it
+is namespaced, its subresources, whether it carries `metadata.generation`, and whether the agent
+credential may see it. The store, the API server's discovery documents and kubectl-style name
+resolution all read this table, so they can never disagree. CRDs created at run time add rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sregym.errors import NotFound
+
+CHAOS_GROUP = "chaos-mesh.org"
+
+
+@dataclass(frozen=True)
+class ResourceKind:
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool = True
+    short_names: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    generation: bool = False
+    hidden_from_agent: bool = False
+    verbs: tuple[str, ...] = ("create", "delete", "deletecollection", "get", "list", "patch",
+                              "update", "watch")
+    custom: bool = False
+    list_kind: str = ""
+    # Resources served by code rather than stored (metrics.k8s.io, access reviews).
+    virtual: bool = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Storage key: all versions of one group/kind share storage."""
+        return (self.group, self.kind)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def resource(self) -> str:
+        """`deployments.apps`-style qualified resource name used in error messages."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+_ALL = ("all",)
+_RW = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+def _k(group: str, version: str, kind: str, plural: str, **kw: object) -> ResourceKind:
+    return ResourceKind(group, version, kind, plural, **kw)  # type: ignore[arg-type]
+
+
+BUILTIN_KINDS: tuple[ResourceKind, ...] = (
+    # core/v1
+    _k("", "v1", "Pod", "pods", short_names=("po",), categories=_ALL,
+       subresources=("status", "log", "exec", "eviction", "binding", "ephemeralcontainers")),
+    _k("", "v1", "Service", "services", short_names=("svc",), categories=_ALL,
+       subresources=("status", "proxy")),
+    _k("", "v1", "Endpoints", "endpoints", short_names=("ep",)),
+    _k("", "v1", "ConfigMap", "configmaps", short_names=("cm",)),
+    _k("", "v1", "Secret", "secrets"),
+    _k("", "v1", "Namespace", "namespaces", namespaced=False, short_names=("ns",),
+       subresources=("status", "finalize"), verbs=("create", "delete", "get", "list", "patch",
+                                                     "update", "watch")),
+    _k("", "v1", "Node", "nodes", namespaced=False, short_names=("no",),
+       subresources=("status", "proxy")),
+    _k("", "v1", "Event", "events", short_names=("ev",)),
+    _k("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", short_names=("pvc",),
+       subresources=("status",)),
+    _k("", "v1", "PersistentVolume", "persistentvolumes", namespaced=False, short_names=("pv",),
+       subresources=("status",)),
+    _k("", "v1", "ServiceAccount", "serviceaccounts", short_names=("sa",), subresources=("token",)),
+    _k("", "v1", "ResourceQuota", "resourcequotas", short_names=("quota",), subresources=("status",)),
+    _k("", "v1", "LimitRange", "limitranges", short_names=("limits",)),
+    _k("", "v1", "ReplicationController", "replicationcontrollers", short_names=("rc",),
+       categories=_ALL, subresources=("status", "scale"), generation=True),
+    _k("", "v1", "PodTemplate", "podtemplates"),
+    # apps/v1
+    _k("apps", "v1", "Deployment", "deployments", short_names=("deploy",), categories=_ALL,
+       subresources=("status", "scale"), generation=True),
+    _k("apps", "v1", "ReplicaSet", "replicasets", short_names=("rs",), categories=_ALL,
+       subresources=("status", "scale"), generation=True),
+    _k("apps", "v1", "StatefulSet", "statefulsets", short_names=("sts",), categories=_ALL,
+       subresources=("status", "scale"), generation=True),
+    _k("apps", "v1", "DaemonSet", "daemonsets", short_names=("ds",), categories=_ALL,
+       subresources=("status",), generation=True),
+    _k("apps", "v1", "ControllerRevision", "controllerrevisions"),
+    # batch/v1
+    _k("batch", "v1", "Job", "jobs", categories=_ALL, subresources=("status",), generation=True),
+    _k("batch", "v1", "CronJob", "cronjobs", short_names=("cj",), categories=_ALL,
+       subresources=("status",), generation=True),
+    # autoscaling/v2
+    _k("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
+       short_names=("hpa",), categories=_ALL, subresources=("status",), generation=True),
+    # networking.k8s.io/v1
+    _k("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", short_names=("netpol",),
+       generation=True),
+    _k("networking.k8s.io", "v1", "Ingress", "ingresses", short_names=("ing",),
+       subresources=("status",), generation=True),
+    _k("networking.k8s.io", "v1", "IngressClass", "ingressclasses", namespaced=False),
+    # discovery.k8s.io/v1
+    _k("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices"),
+    # policy/v1
+    _k("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", short_names=("pdb",),
+       subresources=("status",), generation=True),
+    # rbac.authorization.k8s.io/v1
+    _k("rbac.authorization.k8s.io", "v1", "Role", "roles"),
+    _k("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
+    _k("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False),
+    _k("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings",
+       namespaced=False),
+    # storage.k8s.io/v1
+    _k("storage.k8s.io", "v1", "StorageClass", "storageclasses", namespaced=False,
+       short_names=("sc",)),
+    _k("storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", namespaced=False,
+       subresources=("status",)),
+    _k("storage.k8s.io", "v1", "CSIDriver", "csidrivers", namespaced=False),
+    # scheduling.k8s.io/v1
+    _k("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", namespaced=False,
+       short_names=("pc",)),
+    # coordination.k8s.io/v1
+    _k("coordination.k8s.io", "v1", "Lease", "leases"),
+    # admissionregistration.k8s.io/v1
+    _k("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration",
+       "validatingwebhookconfigurations", namespaced=False, generation=True),
+    _k("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration",
+       "mutatingwebhookconfigurations", namespaced=False, generation=True),
+    # apiextensions.k8s.io/v1
+    _k("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
+       namespaced=False, short_names=("crd", "crds"), subresources=("status",), generation=True),
+    # Virtual resources answered by code.
+    _k("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
+       namespaced=False, verbs=("create",), virtual=True),
+    _k("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
+       namespaced=False, verbs=("create",), virtual=True),
+    _k("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews",
+       namespaced=False, verbs=("create",), virtual=True),
+    _k("metrics.k8s.io", "v1beta1", "PodMetrics", "pods", verbs=("get", "list"), virtual=True),
+    _k("metrics.k8s.io", "v1beta1", "NodeMetrics", "nodes", namespaced=False,
+       verbs=("get", "list"), virtual=True),
+    # Chaos Mesh, executed by twin/chaos; never visible to the agent credential.
+    *(
+        _k(CHAOS_GROUP, "v1alpha1", kind, kind.lower(), subresources=("status",),
+           generation=True, hidden_from_agent=True, categories=("chaos-mesh",))
+        for kind in ("NetworkChaos", "PodChaos", "StressChaos", "IOChaos", "TimeChaos",
+                     "DNSChaos", "HTTPChaos")
+    ),
+)
+
+
+@dataclass
+class KindRegistry:
+    """Known kinds of one twin: the builtins plus CRDs created at run time."""
+
+    kinds: list[ResourceKind] = field(default_factory=lambda: list(BUILTIN_KINDS))
+
+    def add(self, kind: ResourceKind) -> None:
+        self.kinds = [k for k in self.kinds if not (k.group == kind.group and k.kind == kind.kind
+                                                    and k.version == kind.version)]
+        self.kinds.append(kind)
+
+    def remove_group_kind(self, group: str, kind: str) -> None:
+        self.kinds = [k for k in self.kinds if not (k.group == group and k.kind == kind)]
+
+    def by_kind(self, api_version: str, kind: str) -> ResourceKind:
+        """Resolve `apiVersion` + `kind` as written in a manifest."""
+        group, _, version = api_version.rpartition("/")
+        for k in self.kinds:
+            if k.kind == kind and k.group == group and not k.virtual:
+                if k.version == version:
+                    return k
+        for k in self.kinds:
+            if k.kind == kind and k.group == group and not k.virtual:
+                return k
+        raise NotFound(f'no matches for kind "{kind}" in version "{api_version}"',
+                       details={"kind": kind, "group": group})
+
+    def by_resource(self, group: str, version: str, plural: str) -> ResourceKind:
+        """Resolve a REST path segment (`/apis/<group>/<version>/<plural>`)."""
+        for k in self.kinds:
+            if k.group == group and k.plural == plural and k.version == version:
+                return k
+        raise NotFound(f"the server could not find the requested resource ({plural})")
+
+    def resolve(self, name: str) -> ResourceKind:
+        """Resolve what a human types: `Deployment`, `deployments`, `deploy`, `deployments.apps`,
+        `apps/v1/Deployment` or `v1/Pod`."""
+        text = name.strip()
+        if text.count("/") >= 1:
+            api_version, _, kind = text.rpartition("/")
+            return self.by_kind(api_version, kind)
+        base, _, group = text.partition(".")
+        lowered = base.lower()
+        candidates = [k for k in self.kinds if not k.virtual] + [k for k in self.kinds if k.virtual]
+        for k in candidates:
+            if group and k.group != group and not k.group.startswith(group):
+                continue
+            if lowered in (k.kind.lower(), k.plural, k.singular) or lowered in k.short_names:
+                return k
+        raise NotFound(f'the server doesn\'t have a resource type "{name}"')
+
+    def groups(self) -> list[str]:
+        seen: list[str] = []
+        for k in self.kinds:
+            if k.group not in seen:
+                seen.append(k.group)
+        return seen

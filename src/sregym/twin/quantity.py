@@ -1,0 +1,72 @@
+"""Kubernetes resource quantities (`100m`, `1.5`, `128Mi`, `1G`, `2e3`)."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1),
+            "k": Decimal(10**3), "M": Decimal(10**6), "G": Decimal(10**9), "T": Decimal(10**12),
+            "P": Decimal(10**15), "E": Decimal(10**18)}
+_PATTERN = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
+
+
+class QuantityError(ValueError):
+    pass
+
+
+def parse_quantity(value: str | int | float | None) -> Decimal:
+    """Parse a quantity into a Decimal of base units (cores, bytes, count)."""
+    if value is None:
+        return Decimal(0)
+    if isinstance(value, (int, float)):
+        return Decimal(str(value))
+    text = str(value).strip()
+    m = _PATTERN.match(text)
+    if not m:
+        raise QuantityError(f"quantities must match the regular expression "
+                            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    try:
+        number = Decimal(m.group(1))
+    except InvalidOperation as exc:
+        raise QuantityError(f"invalid quantity {text!r}") from exc
+    suffix = m.group(2) or ""
+    if suffix in _BINARY:
+        return number * _BINARY[suffix]
+    return number * _DECIMAL[suffix]
+
+
+def cpu_cores(value: str | int | float | None) -> float:
+    return float(parse_quantity(value))
+
+
+def memory_bytes(value: str | int | float | None) -> int:
+    return int(parse_quantity(value))
+
+
+def is_valid_quantity(value: object) -> bool:
+    try:
+        parse_quantity(value)  # type: ignore[arg-type]
+        return True
+    except (QuantityError, TypeError):
+        return False
+
+
+def format_cpu(cores: float) -> str:
+    """Millicores as kubectl prints them (`250m`, `2`)."""
+    milli = round(cores * 1000)
+    return f"{milli // 1000}" if milli % 1000 == 0 else f"{milli}m"
+
+
+def format_memory(num_bytes: float) -> str:
+    """Binary-suffixed bytes (`128Mi`), the way kubectl top prints memory."""
+    n = int(num_bytes)
+    for suffix, size in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{suffix}"
+    if n >= 2**20:
+        return f"{n // 2**20}Mi"
+    if n >= 2**10:
+        return f"{n // 2**10}Ki"
+    return str(n)
