@@ -61,6 +61,16 @@ class ImageSpec:
     tags: tuple[str, ...]
     size_mb: float = 50.0
     description: str = ""
+    # Declarative behaviour of a long-running server image (the kubelet work may add richer,
+    # callable behaviour on top): TCP ports it listens on once started, HTTP paths that answer 200
+    # on those ports (empty = every path answers 200), seconds from start until it listens, steady
+    # working-set memory, and log lines printed at start.
+    ports: tuple[int, ...] = ()
+    http_paths: tuple[str, ...] = ()
+    startup_seconds: float = 1.0
+    memory_mb: float = 20.0
+    startup_logs: tuple[str, ...] = ()
+    private: bool = False  # pulling any tag fails with "pull access denied"
     extras: dict[str, Any] = field(default_factory=dict)
 
 

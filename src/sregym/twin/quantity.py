@@ -25,8 +25,8 @@ def parse_quantity(value: str | int | float | None) -> Decimal:
     text = str(value).strip()
     m = _PATTERN.match(text)
     if not m:
-        raise QuantityError(f"quantities must match the regular expression "
-                            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+        raise QuantityError("quantities must match the regular expression "
+                            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
     try:
         number = Decimal(m.group(1))
     except InvalidOperation as exc:

@@ -1,0 +1,1 @@
+"""The Kubernetes API server of the twin (Starlette ASGI app)."""
