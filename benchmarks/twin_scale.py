@@ -1,0 +1,71 @@
+"""How fast does the twin's control plane run at scale?
+
+Creates 50 Deployments x 10 replicas in a fresh twin, advances 600 simulated seconds and prints
+simulated seconds per wall second and the peak Python heap (tracemalloc) and RSS.
+
+    python benchmarks/twin_scale.py [--deployments 50] [--replicas 10] [--seconds 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+import tracemalloc
+
+from sregym.twin import Twin
+
+
+def deployment(index: int, replicas: int) -> dict:
+    name = f"svc-{index:03d}"
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "bench", "labels": labels},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [{
+                                  "name": "app", "image": "nginx:1.27",
+                                  "ports": [{"containerPort": 80}],
+                                  "readinessProbe": {"httpGet": {"path": "/", "port": 80}},
+                                  "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}}},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--deployments", type=int, default=50)
+    parser.add_argument("--replicas", type=int, default=10)
+    parser.add_argument("--seconds", type=float, default=600)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    tracemalloc.start()
+    wall0 = time.perf_counter()
+    twin = Twin(seed=args.seed)
+    twin.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}})
+    twin.apply([deployment(i, args.replicas) for i in range(args.deployments)])
+    setup = time.perf_counter() - wall0
+
+    wall1 = time.perf_counter()
+    twin.advance(args.seconds)
+    run = time.perf_counter() - wall1
+    _current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    pods = list(twin.store.scan("pods", "bench"))
+    ready = sum(1 for p in pods if any(c.get("type") == "Ready" and c.get("status") == "True"
+                                       for c in (p.get("status") or {}).get("conditions") or []))
+    print(f"deployments x replicas      {args.deployments} x {args.replicas}")
+    print(f"pods ready / total          {ready} / {len(pods)}")
+    print(f"setup wall time             {setup:.2f} s")
+    print(f"simulated seconds           {args.seconds:.0f}")
+    print(f"wall seconds                {run:.2f}")
+    print(f"simulated s per wall s      {args.seconds / run:.1f}")
+    print(f"peak traced heap            {peak / 2**20:.1f} MiB")
+    print(f"peak RSS                    {rss_mb:.1f} MiB")
+
+
+if __name__ == "__main__":
+    main()
