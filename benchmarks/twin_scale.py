@@ -14,6 +14,7 @@ import time
 import tracemalloc
 
 from sregym.twin import Twin
+from sregym.twin.topology import Topology
 
 
 def deployment(index: int, replicas: int) -> dict:
@@ -38,11 +39,13 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=600)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=5,
+                        help="worker nodes (110 pods each, like kind's kubelet default)")
     args = parser.parse_args()
 
     tracemalloc.start()
     wall0 = time.perf_counter()
-    twin = Twin(seed=args.seed)
+    twin = Twin(seed=args.seed, topology=Topology.default(workers=args.workers))
     twin.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench"}})
     twin.apply([deployment(i, args.replicas) for i in range(args.deployments)])
     setup = time.perf_counter() - wall0

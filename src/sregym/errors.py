@@ -131,6 +131,8 @@ def invalid(kind: str, name: str, causes: list[tuple[str, str, str]], group: str
     """
     qualified = f"{kind}.{group}" if group else kind
     text = ", ".join(f"{field}: {message}" for _reason, field, message in causes)
+    if len(causes) > 1:  # an aggregate of several errors prints as a bracketed list
+        text = f"[{text}]"
     return Invalid(
         f'{qualified} "{name}" is invalid: {text}',
         details={

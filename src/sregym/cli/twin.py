@@ -67,7 +67,7 @@ def demo(
     twin.advance(seconds)
     table = Table(title=f"pods after {seconds:g} simulated seconds (seed {seed})")
     for column in ("NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE", "NODE"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     from sregym.twin.clock import parse_time
 
     for pod in twin.list("pods"):
@@ -76,3 +76,36 @@ def demo(
         table.add_row(meta["namespace"], meta["name"], pod_ready(pod), pod_status(pod),
                       pod_restarts(pod, twin.clock.now), age, pod.get("spec", {}).get("nodeName", "<none>"))
     console.print(table)
+
+
+@app.command()
+def up(
+    port: int = typer.Option(6443, help="Port of the Kubernetes API server (127.0.0.1)."),
+    kubeconfig: str = typer.Option("~/.kube/sregym.yaml", help="Where to write the kubeconfig."),
+    seed: int = typer.Option(0, help="Run seed: same seed, same cluster (and same tokens)."),
+    speed: float = typer.Option(1.0, help="Simulated seconds per wall second (0: clock paused)."),
+    host: str = typer.Option("127.0.0.1", help="Address to listen on."),
+) -> None:
+    """Serve a fresh twin as a Kubernetes API (HTTPS) until Ctrl-C or SIGTERM."""
+    import contextlib
+    from pathlib import Path
+
+    from sregym.twin import Twin
+    from sregym.twin.api.kubeconfig import make_tokens, write_kubeconfig
+    from sregym.twin.api.serve import TwinServer
+
+    twin = Twin(seed=seed)
+    tokens = make_tokens(seed)
+    try:
+        server = TwinServer(twin, tokens=tokens, host=host, port=port, speed=speed)
+    except OSError as exc:
+        typer.echo(f"error: cannot listen on {host}:{port}: {exc.strerror}", err=True)
+        raise typer.Exit(1) from None
+    path = write_kubeconfig(Path(kubeconfig), server.url, tokens,
+                            ca_pem=server.tls.ca_pem if server.tls else None)
+    typer.echo(f"sregym twin (seed {seed}) serving the Kubernetes API at {server.url}, "
+               f"clock speed {speed:g}x")
+    typer.echo(f"export KUBECONFIG={path}")
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    typer.echo("stopped")

@@ -11,12 +11,16 @@ from typing import Any
 
 from sregym.twin.objects import clone
 
+AGGREGATE_MAX_EVENTS = 10
+AGGREGATE_WINDOW = 600.0
+
 
 class EventRecorder:
     def __init__(self, store: Any, clock: Any) -> None:
         self.store = store
         self.clock = clock
         self._index: dict[tuple[str, ...], tuple[str, str]] = {}
+        self._similar: dict[tuple[str, ...], tuple[set[str], float]] = {}
         self._seq = 0
 
     def record(self, involved: dict[str, Any], event_type: str, reason: str, message: str, *,
@@ -25,6 +29,7 @@ class EventRecorder:
         meta = involved.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
         key = (component, meta.get("uid", ""), field_path or "", event_type, reason, message)
+        message, key = self._aggregate(key, message)
         now = self.clock.iso()
         existing = self._index.get(key)
         if existing is not None:
@@ -33,6 +38,7 @@ class EventRecorder:
             def bump(ev: dict[str, Any]) -> None:
                 ev["count"] = int(ev.get("count") or 1) + 1
                 ev["lastTimestamp"] = now
+                ev["message"] = message
 
             if self.store.mutate("Event", ns, name, bump) is not None:
                 return
@@ -75,6 +81,22 @@ class EventRecorder:
         except Exception:  # an event must never break the controller that records it
             return
         self._index[key] = (namespace, name)
+
+    def _aggregate(self, key: tuple[str, ...], message: str) -> tuple[str, tuple[str, ...]]:
+        """client-go's EventAggregator: once 10 different messages share a source, object, type
+        and reason within 10 minutes, further ones fold into one "(combined from similar events)"
+        event (e.g. FailedCreate errors naming a different generated pod each time)."""
+        similar = key[:-1]
+        seen = self._similar.get(similar)
+        if seen is None or self.clock.now - seen[1] > AGGREGATE_WINDOW:
+            seen = (set(), self.clock.now)
+            self._similar[similar] = seen
+        seen[0].add(message)
+        self._similar[similar] = (seen[0], self.clock.now)
+        if len(seen[0]) < AGGREGATE_MAX_EVENTS:
+            return message, key
+        seen[0].discard(message)
+        return f"(combined from similar events): {message}", (*similar, "")
 
     def normal(self, involved: dict[str, Any], reason: str, message: str, **kw: Any) -> None:
         self.record(involved, "Normal", reason, message, **kw)

@@ -70,3 +70,38 @@ def format_memory(num_bytes: float) -> str:
     if n >= 2**10:
         return f"{n // 2**10}Ki"
     return str(n)
+
+
+def is_binary_quantity(value: str | int | float | None) -> bool:
+    """Whether a quantity was written with a binary suffix (`Ki` ... `Ei`)."""
+    m = _PATTERN.match(str(value).strip()) if value is not None else None
+    return bool(m and (m.group(2) or "") in _BINARY)
+
+
+def format_quantity(value: Decimal | int | float, binary: bool = False) -> str:
+    """Canonical text of a quantity, as `resource.Quantity.String()` prints it.
+
+    Binary quantities keep the largest `Ki`/`Mi`/`Gi` suffix that divides them evenly (`1536Mi`,
+    `2Gi`); values under 1Ki or fractional fall back to decimal SI (`500m`, `1k`, `1500`).
+    """
+    number = Decimal(str(value)) if not isinstance(value, Decimal) else value
+    if binary and abs(number) >= 1024 and number == number.to_integral_value():
+        whole = int(number)
+        for suffix, size in sorted(_BINARY.items(), key=lambda kv: -kv[1]):
+            if whole % size == 0:
+                return f"{whole // size}{suffix}"
+        return str(whole)
+    if number == 0:
+        return "0"
+    for suffix, scale in (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3), ("", 0),
+                          ("m", -3), ("u", -6), ("n", -9)):
+        mantissa = number.scaleb(-scale)
+        if mantissa == mantissa.to_integral_value():
+            return f"{int(mantissa)}{suffix}"
+    # Finer than a nanounit: the API server rounds up to the next nano.
+    return f"{int(number.scaleb(9).to_integral_value(rounding='ROUND_CEILING'))}n"
+
+
+def canonical_quantity(text: str | int | float) -> str:
+    """Re-print a quantity the way the API server stores and echoes it (`1024Mi` → `1Gi`)."""
+    return format_quantity(parse_quantity(text), is_binary_quantity(text))

@@ -296,7 +296,8 @@ class ObjectStore:
         self._admit(op)
         new = op.obj or new
         meta = new["metadata"]
-        meta["uid"] = self.rng.uuid("uid")
+        # The admission chain may pre-assign the uid (the Job strategy derives its selector from it).
+        meta["uid"] = meta.get("uid") or self.rng.uuid("uid")
         meta["creationTimestamp"] = self.clock.iso()
         if kind.generation:
             meta["generation"] = 1

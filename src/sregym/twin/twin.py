@@ -140,7 +140,10 @@ class Twin:
         k = self.store.kind(kind)
         current = self.store.get(k, namespace, name)
         patched = apply_patch(current, patch, patch_type, k)
-        patched.setdefault("metadata", {})["resourceVersion"] = current["metadata"]["resourceVersion"]
+        # A patch that names a resourceVersion is a precondition (409 when stale), as on the wire.
+        patched_meta = patched.setdefault("metadata", {})
+        if not (isinstance(patch, dict) and (patch.get("metadata") or {}).get("resourceVersion")):
+            patched_meta["resourceVersion"] = current["metadata"]["resourceVersion"]
         return self.store.update(patched, user=user, subresource=subresource)
 
     def delete(self, kind: str, namespace: str | None, name: str, *,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from sregym.errors import Forbidden
 from sregym.registry import Registry
 
 if TYPE_CHECKING:
@@ -30,6 +31,14 @@ class AdmissionPlugin:
 
     def validate(self, op: Operation) -> None:
         return None
+
+
+def forbidden(op: Operation, reason: str) -> Forbidden:
+    """The 403 an admission plugin returns: `pods "web-0" is forbidden: <reason>`."""
+    details: dict[str, str] = {"name": op.name, "kind": op.kind.plural}
+    if op.kind.group:
+        details["group"] = op.kind.group
+    return Forbidden(f'{op.kind.resource} "{op.name}" is forbidden: {reason}', details=details)
 
 
 def admission_plugin(cls: type[AdmissionPlugin]) -> type[AdmissionPlugin]:

@@ -1,0 +1,101 @@
+"""Container probes evaluated against what the process really does.
+
+A probe succeeds only if the container's process listens on the probed port (and, for HTTP, serves
+the path), so a probe on the wrong port, a path the server 404s, or a server still starting up
+fails with the real kubelet's wording ("dial tcp 10.244.1.5:8081: connect: connection refused",
+"HTTP probe failed with statuscode: 404").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sregym.twin.runtime import ContainerInstance
+from sregym.twin.shell import run_once
+
+PROBE_KINDS = ("startupProbe", "livenessProbe", "readinessProbe")
+PROBE_LABEL = {"startupProbe": "Startup", "livenessProbe": "Liveness", "readinessProbe": "Readiness"}
+
+
+def resolve_port(container: dict[str, Any], port: Any) -> int | None:
+    """A probe's port: a number, or the name of one of the container's ports."""
+    if isinstance(port, int):
+        return port
+    text = str(port)
+    if text.isdigit():
+        return int(text)
+    for item in container.get("ports") or []:
+        if item.get("name") == text:
+            return int(item.get("containerPort") or 0)
+    return None
+
+
+def _path_served(paths: tuple[str, ...] | None, path: str) -> bool:
+    if paths is None:
+        return False
+    if not paths:
+        return True
+    bare = path.split("?", 1)[0] or "/"
+    return bare in paths or any(p.endswith("/") and p != "/" and bare.startswith(p) for p in paths)
+
+
+def run_probe(probe: dict[str, Any], container: dict[str, Any], instance: ContainerInstance,
+              pod_ip: str, hosts: set[str] | None = None) -> tuple[bool, str]:
+    """Evaluate one probe now; returns (success, failure detail as the kubelet prints it).
+
+    `hosts` are the addresses that reach the container (its pod IP; also loopback for
+    host-network pods, whose probes often target 127.0.0.1)."""
+    reach = hosts or {pod_ip}
+    if "exec" in probe:
+        command = [str(a) for a in (probe.get("exec") or {}).get("command") or []]
+        ctx = instance.ctx
+        result = run_once(ctx, command, max_seconds=float(probe.get("timeoutSeconds") or 1))
+        if not result.finished:
+            return False, f"command \"{' '.join(command)}\" timed out"
+        if result.exit_code == 0:
+            return True, ""
+        output = (result.stdout + result.stderr)
+        if "executable file not found" in result.stderr:
+            return False, ("rpc error: code = Unknown desc = failed to exec in container: failed to start "
+                           f'exec "{instance.container_id}": {result.stderr.strip()}')
+        return False, output.rstrip("\n") if output else ""
+    if "httpGet" in probe:
+        http = probe.get("httpGet") or {}
+        port = resolve_port(container, http.get("port"))
+        host = http.get("host") or pod_ip
+        scheme = (http.get("scheme") or "HTTP").lower()
+        path = http.get("path") or "/"
+        if not path.startswith("/"):
+            path = "/" + path
+        url = f"{scheme}://{host}:{port}{path}"
+        if port is None:
+            return False, f"unable to resolve port name {http.get('port')!r}"
+        listen = instance.listening.get((port, "TCP"))
+        if listen is None or host not in reach:
+            return False, f'Get "{url}": dial tcp {host}:{port}: connect: connection refused'
+        if listen.http_paths is None:
+            return False, (f'Get "{url}": net/http: HTTP/1.x transport connection broken: '
+                           "malformed HTTP response")
+        if not _path_served(listen.http_paths, path):
+            return False, "HTTP probe failed with statuscode: 404"
+        return True, ""
+    if "tcpSocket" in probe:
+        tcp = probe.get("tcpSocket") or {}
+        port = resolve_port(container, tcp.get("port"))
+        host = tcp.get("host") or pod_ip
+        if port is None or (port, "TCP") not in instance.listening or host not in reach:
+            return False, f"dial tcp {host}:{port}: connect: connection refused"
+        return True, ""
+    if "grpc" in probe:
+        grpc = probe.get("grpc") or {}
+        port = int(grpc.get("port") or 0)
+        listen = instance.listening.get((port, "TCP"))
+        timeout = int(probe.get("timeoutSeconds") or 1)
+        if listen is None:
+            return False, (f'timeout: failed to connect service "{pod_ip}:{port}" within {timeout}s: '
+                           "context deadline exceeded")
+        if not listen.grpc_health and listen.http_paths is not None:
+            return False, (f'timeout: failed to connect service "{pod_ip}:{port}" within {timeout}s: '
+                           "context deadline exceeded")
+        return True, ""
+    return True, ""

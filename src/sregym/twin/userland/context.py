@@ -1,0 +1,186 @@
+"""The `ShellContext` of a `kubectl exec` session, and running one command in it.
+
+An exec runs a new process next to the container's main process: same image, same mounts, same
+environment as the kubelet resolved it, hostname = the pod's hostname. Files the session writes
+(`echo x > /tmp/f`) land in the container's writable layer and are there for the next exec into
+the same container instance, and gone once the container restarts, as with a real runtime.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sregym.twin.objects import get_path
+from sregym.twin.shell import (
+    ExecResult,
+    Invocation,
+    Output,
+    Process,
+    Shell,
+    ShellContext,
+    _drive,
+    lookup_command,
+    run_once,
+)
+from sregym.twin.userland.environment import container_env
+from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hostname
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
+
+LAYERS_SERVICE = "userland.layers"
+_FLAVOUR = {"debian": "dash", "alpine": "ash", "busybox": "ash"}
+
+
+@dataclass
+class ExecContext(ShellContext):
+    """A ShellContext backed by a full container filesystem (directories, symlinks, modes), so
+    `ls -l`, `cd` and `test -d` see empty directories and mount points too."""
+
+    fs: ContainerFS | None = None
+    base_files: dict[str, str] = field(default_factory=dict)
+
+    def directories(self) -> set[str]:
+        dirs = super().directories()
+        if self.fs is not None:
+            for path, node in self.fs.nodes.items():
+                if node.kind == "dir" or (node.kind == "link" and self.fs.is_dir(path)):
+                    dirs.add(path)
+        return dirs
+
+
+def find_container(pod: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """A regular, init or ephemeral container of the pod by name."""
+    spec = pod.get("spec") or {}
+    for group in ("containers", "initContainers", "ephemeralContainers"):
+        for container in spec.get(group) or []:
+            if isinstance(container, dict) and container.get("name") == name:
+                return container
+    return None
+
+
+def container_status(pod: dict[str, Any], name: str) -> dict[str, Any] | None:
+    status = pod.get("status") or {}
+    for group in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"):
+        for item in status.get(group) or []:
+            if isinstance(item, dict) and item.get("name") == name:
+                return item
+    return None
+
+
+def _layer_key(pod: dict[str, Any], container: str) -> tuple[str, str, str, str]:
+    meta = pod.get("metadata") or {}
+    status = container_status(pod, container) or {}
+    return (meta.get("namespace", ""), meta.get("name", ""), container,
+            str(status.get("containerID") or meta.get("uid", "")))
+
+
+def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
+                 tty: bool = False) -> ExecContext:
+    """Build the context a command exec'd into `container_name` of `pod` runs in.
+
+    When the kubelet runtime has the running instance, its view wins: the environment it
+    resolved, the files its process sees (mounted keys and what the process wrote), its image's
+    binaries and shell flavour. The filesystem tree adds everything else a container shows."""
+    container = find_container(pod, container_name) or {"name": container_name}
+    image = str(container.get("image") or "")
+    meta = pod.get("metadata") or {}
+    running = None
+    runtime = twin.services.get("runtime")
+    if runtime is not None and hasattr(runtime, "shell_context"):
+        running = runtime.shell_context(meta.get("namespace", ""), meta.get("name", ""),
+                                        container_name)
+    fs = build_fs(twin, pod, container)
+    layers: dict[tuple[str, str, str, str], dict[str, str]] = twin.services.setdefault(LAYERS_SERVICE, {})
+    written = layers.get(_layer_key(pod, container_name))
+    if running is not None:
+        fs.overlay({path: content for path, content in running.files.items()
+                    if fs.read(path) != content})
+    if written:
+        fs.overlay(written)
+    files = fs.files()
+    workdir = str(container.get("workingDir") or _image_extra(image, "workdir") or "/")
+    ctx = ExecContext(
+        env=container_env(twin, pod, container, tty=tty,
+                          resolved=dict(running.env) if running is not None else None),
+        files=files,
+        pod=pod,
+        container=container_name,
+        twin=twin,
+        node=str(get_path(pod, "spec", "nodeName", default="") or ""),
+        hostname=pod_hostname(pod),
+        cwd=posixpath.normpath(workdir) if workdir.startswith("/") else "/",
+        start_time=twin.clock.now,
+        shell_flavour=running.shell_flavour if running is not None else _FLAVOUR[image_family(image)],
+        resolve=running.resolve if running is not None else None,
+        userland=running.userland if running is not None else True,
+        extras={**(running.extras if running is not None else {}),
+                "fs": fs, "tty": tty, "image": image, "exec": True},
+        fs=fs,
+        base_files=dict(files),
+    )
+    return ctx
+
+
+def _image_extra(image: str, key: str) -> Any:
+    from sregym.twin.images import lookup
+
+    try:
+        spec, _ref = lookup(image)
+    except Exception:  # unparsable references have no catalogue entry
+        return None
+    return spec.extras.get(key) if spec is not None else None
+
+
+def executable_exists(ctx: ShellContext, name: str) -> bool:
+    """Whether `name` is an executable in the container: registered, and shipped by the image
+    when the catalogue lists the image's binaries (`extras["binaries"]`)."""
+    if lookup_command(name, ctx) is None:
+        return False
+    shipped = _image_extra(str(ctx.extras.get("image", "")), "binaries")
+    if shipped:
+        return name.rsplit("/", 1)[-1] in set(shipped)
+    return True
+
+
+def run_exec(ctx: ExecContext, argv: list[str], stdin: str = "") -> ExecResult:
+    """Run an exec'd command to completion and keep what it wrote in the writable layer."""
+    if stdin and argv and lookup_command(argv[0], ctx) is not None:
+        result = _run_with_stdin(ctx, argv, stdin)
+    else:
+        result = run_once(ctx, argv)
+    keep_writes(ctx)
+    return result
+
+
+def _run_with_stdin(ctx: ExecContext, argv: list[str], stdin: str) -> ExecResult:
+    """`run_once` with data on the process's stdin (`kubectl exec -i POD -- sh < script`)."""
+    fn = lookup_command(argv[0], ctx)
+    assert fn is not None
+    shell = Shell(ctx, argv[0].rsplit("/", 1)[-1])
+    proc = Process(_drive(fn, Invocation(list(argv), ctx, shell, stdin), shell), 0.0)
+    effects = proc.advance(3600.0, budget=200000)
+    streams = {"stdout": "", "stderr": ""}
+    for timed in effects:
+        if isinstance(timed.effect, Output):
+            streams[timed.effect.stream] = streams.get(timed.effect.stream, "") + timed.effect.text
+    if not proc.finished:
+        proc.close()
+        return ExecResult(streams["stdout"], streams["stderr"], 137, finished=False)
+    return ExecResult(streams["stdout"], streams["stderr"], proc.exit_code or 0)
+
+
+def keep_writes(ctx: ExecContext) -> None:
+    """Remember the files this session created or changed, for later execs into the same
+    container instance."""
+    if ctx.twin is None or ctx.pod is None:
+        return
+    changed = {path: content for path, content in ctx.files.items()
+               if ctx.base_files.get(path) != content and not path.startswith("/dev/")}
+    if not changed:
+        return
+    layers = ctx.twin.services.setdefault(LAYERS_SERVICE, {})
+    key = _layer_key(ctx.pod, ctx.container)
+    layers.setdefault(key, {}).update(changed)

@@ -1,0 +1,37 @@
+"""The `sregym` command line."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from sregym import __version__
+from sregym.cli.main import app
+
+runner = CliRunner(env={"COLUMNS": "200"})
+
+
+def test_help_lists_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    assert "twin" in result.output and "version" in result.output
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"sregym {__version__}"
+
+
+def test_twin_demo_prints_pods_with_states() -> None:
+    result = runner.invoke(app, ["twin", "demo", "--seconds", "60", "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "web-" in out and "Running" in out
+    assert "api-" in out and ("ImagePullBackOff" in out or "ErrImagePull" in out)
+    assert "coredns-" in out
+
+
+def test_twin_demo_is_deterministic() -> None:
+    first = runner.invoke(app, ["twin", "demo", "--seed", "5"]).output
+    second = runner.invoke(app, ["twin", "demo", "--seed", "5"]).output
+    assert first == second
