@@ -1,0 +1,156 @@
+"""An in-memory time-series database with Prometheus' data model.
+
+Series are identified by their full label set (including `__name__`); samples are (timestamp in
+milliseconds, float value). A scrape that no longer reports a series writes a *staleness marker*
+(Prometheus' special NaN bit pattern) so the query engine stops returning it after that point,
+exactly as Prometheus does. Everything the PromQL engine, the HTTP API and the scrapers share
+goes through this module.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+import struct
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+# Prometheus' staleness marker: a NaN with a specific payload, distinguishable from ordinary NaN.
+STALE_NAN_BITS = 0x7FF0000000000002
+STALE_NAN: float = struct.unpack("<d", struct.pack("<Q", STALE_NAN_BITS))[0]
+
+LabelKey = tuple[tuple[str, str], ...]
+
+
+def is_stale(value: float) -> bool:
+    return math.isnan(value) and struct.unpack("<Q", struct.pack("<d", value))[0] == STALE_NAN_BITS
+
+
+def label_key(labels: dict[str, str]) -> LabelKey:
+    return tuple(sorted((k, v) for k, v in labels.items() if v != ""))
+
+
+@dataclass
+class Series:
+    labels: dict[str, str]
+    timestamps: list[int] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.labels.get("__name__", "")
+
+    def window(self, start_ms: int, end_ms: int) -> tuple[list[int], list[float]]:
+        """Samples with start_ms <= t <= end_ms (staleness markers included)."""
+        lo = bisect.bisect_left(self.timestamps, start_ms)
+        hi = bisect.bisect_right(self.timestamps, end_ms)
+        return self.timestamps[lo:hi], self.values[lo:hi]
+
+
+@dataclass(frozen=True)
+class Matcher:
+    name: str
+    op: str  # "=", "!=", "=~", "!~"
+    value: str
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        actual = labels.get(self.name, "")
+        if self.op == "=":
+            return actual == self.value
+        if self.op == "!=":
+            return actual != self.value
+        regex = _anchored(self.value)
+        hit = regex.fullmatch(actual) is not None
+        return hit if self.op == "=~" else not hit
+
+
+_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _anchored(pattern: str) -> re.Pattern[str]:
+    compiled = _REGEX_CACHE.get(pattern)
+    if compiled is None:
+        compiled = re.compile(f"(?:{pattern})", re.DOTALL)
+        _REGEX_CACHE[pattern] = compiled
+    return compiled
+
+
+@dataclass(frozen=True)
+class MetricMetadata:
+    type: str  # counter | gauge | histogram | summary | unknown
+    help: str
+    unit: str = ""
+
+
+class TSDB:
+    """Series storage with a metric-name index. Appends must be in time order per series."""
+
+    def __init__(self) -> None:
+        self._series: dict[LabelKey, Series] = {}
+        self._by_name: dict[str, list[Series]] = {}
+        self.metadata: dict[str, MetricMetadata] = {}
+
+    def __len__(self) -> int:
+        return len(self._series)
+
+    def append(self, labels: dict[str, str], t_ms: int, value: float) -> None:
+        key = label_key(labels)
+        series = self._series.get(key)
+        if series is None:
+            series = Series(dict(key))
+            self._series[key] = series
+            self._by_name.setdefault(series.name, []).append(series)
+        if series.timestamps and t_ms <= series.timestamps[-1]:
+            if t_ms == series.timestamps[-1]:
+                series.values[-1] = value
+            return
+        series.timestamps.append(int(t_ms))
+        series.values.append(float(value))
+
+    def mark_stale(self, labels: dict[str, str], t_ms: int) -> None:
+        series = self._series.get(label_key(labels))
+        if series is not None and series.values and not is_stale(series.values[-1]):
+            self.append(labels, t_ms, STALE_NAN)
+
+    def set_metadata(self, name: str, metric_type: str, help_text: str, unit: str = "") -> None:
+        self.metadata[name] = MetricMetadata(metric_type, help_text, unit)
+
+    def select(self, matchers: Iterable[Matcher]) -> list[Series]:
+        """Series whose labels satisfy every matcher, in label order (deterministic)."""
+        ms = list(matchers)
+        name_eq = next((m.value for m in ms if m.name == "__name__" and m.op == "="), None)
+        pool: Iterable[Series] = self._by_name.get(name_eq, []) if name_eq is not None else \
+            self._series.values()
+        out = [s for s in pool if all(m.matches(s.labels) for m in ms)]
+        out.sort(key=lambda s: label_key(s.labels))
+        return out
+
+    def all_series(self) -> Iterator[Series]:
+        for key in sorted(self._series):
+            yield self._series[key]
+
+    def label_names(self, matchers: Iterable[Matcher] = ()) -> list[str]:
+        names: set[str] = set()
+        ms = list(matchers)
+        for s in (self.select(ms) if ms else self._series.values()):
+            names.update(s.labels)
+        return sorted(names)
+
+    def label_values(self, name: str, matchers: Iterable[Matcher] = ()) -> list[str]:
+        ms = list(matchers)
+        values = {s.labels[name] for s in (self.select(ms) if ms else self._series.values())
+                  if name in s.labels}
+        return sorted(values)
+
+    def drop_before(self, t_ms: int) -> None:
+        """Retention: forget samples older than t_ms (series with none left are removed)."""
+        for key in list(self._series):
+            series = self._series[key]
+            cut = bisect.bisect_left(series.timestamps, t_ms)
+            if cut:
+                del series.timestamps[:cut]
+                del series.values[:cut]
+            if not series.timestamps:
+                del self._series[key]
+                self._by_name[series.name].remove(series)
