@@ -1,0 +1,181 @@
+"""Who may do what through the twin's Kubernetes API.
+
+Two credentials exist. `admin` (fault injectors, oracles, humans debugging the twin) may do
+anything. `agent` is the SRE agent under evaluation, and its permissions are those of an on-call
+engineer given a namespaced-admin-like role cluster-wide, expressed as RBAC PolicyRules so that
+`kubectl auth can-i` and SelfSubjectRulesReview can answer from the same table:
+
+- it reads (get/list/watch) everything, except what betrays the benchmark: the namespaces
+  `chaos-mesh` and `sregym-system` (the Namespace objects themselves and everything in them) and
+  any `chaos-mesh.org` resource anywhere. Those are denied before the rules are consulted, so the
+  server filters them out of lists and discovery and answers direct access with 403;
+- it changes workloads (pods, deployments, replicasets, statefulsets, daemonsets, jobs,
+  cronjobs, HPAs, PDBs), their `scale` subresource, pod eviction/exec/port-forward, config
+  (configmaps, secrets, serviceaccounts), networking (services, endpoints, endpointslices,
+  ingresses, networkpolicies), namespaced policy (resourcequotas, limitranges, roles,
+  rolebindings), storage claims and volumes, webhook configurations (an on-call engineer removes a
+  webhook that blocks every create) and priority classes; it may create namespaces and label
+  them (Pod Security Admission fixes) but not delete them;
+- on nodes it may `get/list/watch/patch/update` (cordon, uncordon, taints, labels) but neither
+  create nor delete them, nor write `nodes/status` (the kubelet owns that);
+- it changes custom resources of any CRD-defined group (application operators' objects), except
+  Chaos Mesh's, which stay hidden;
+- it never writes any `*/status` subresource (controllers own status), CustomResourceDefinitions,
+  ClusterRoles/ClusterRoleBindings (no privilege escalation), Events, Leases, or
+  ControllerRevisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sregym.twin.kinds import BUILTIN_KINDS, CHAOS_GROUP
+
+ADMIN = "admin"
+AGENT = "agent"
+HIDDEN_NAMESPACES: tuple[str, ...] = ("chaos-mesh", "sregym-system")
+HIDDEN_GROUPS: tuple[str, ...] = (CHAOS_GROUP,)
+
+READ = ("get", "list", "watch")
+WRITE = ("create", "update", "patch", "delete", "deletecollection")
+ALL_VERBS = (*READ, *WRITE)
+
+
+@dataclass(frozen=True)
+class PolicyRule:
+    """An RBAC PolicyRule: `resources` may carry `resource/subresource` entries."""
+
+    api_groups: tuple[str, ...]
+    resources: tuple[str, ...]
+    verbs: tuple[str, ...]
+
+    def allows(self, verb: str, group: str, resource: str, subresource: str) -> bool:
+        if "*" not in self.api_groups and group not in self.api_groups:
+            return False
+        if "*" not in self.verbs and verb not in self.verbs:
+            return False
+        target = f"{resource}/{subresource}" if subresource else resource
+        return "*" in self.resources or target in self.resources
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"verbs": list(self.verbs), "apiGroups": list(self.api_groups),
+                "resources": list(self.resources)}
+
+
+AGENT_RULES: tuple[PolicyRule, ...] = (
+    # Read everything (hidden things are denied before the rules are consulted).
+    PolicyRule(("*",), ("*",), READ),
+    PolicyRule(("",), ("pods", "services", "endpoints", "configmaps", "secrets", "serviceaccounts",
+                       "persistentvolumeclaims", "persistentvolumes", "resourcequotas",
+                       "limitranges", "replicationcontrollers", "podtemplates"), ALL_VERBS),
+    PolicyRule(("",), ("pods/eviction", "pods/exec", "pods/attach", "pods/portforward",
+                       "replicationcontrollers/scale"), ("get", "create", "update", "patch")),
+    PolicyRule(("",), ("namespaces",), ("create", "update", "patch")),
+    PolicyRule(("",), ("nodes",), ("update", "patch")),
+    PolicyRule(("apps",), ("deployments", "replicasets", "statefulsets", "daemonsets"), ALL_VERBS),
+    PolicyRule(("apps",), ("deployments/scale", "replicasets/scale", "statefulsets/scale",
+                           "deployments/rollback"), ("get", "create", "update", "patch")),
+    PolicyRule(("batch",), ("jobs", "cronjobs"), ALL_VERBS),
+    PolicyRule(("autoscaling",), ("horizontalpodautoscalers",), ALL_VERBS),
+    PolicyRule(("policy",), ("poddisruptionbudgets",), ALL_VERBS),
+    PolicyRule(("networking.k8s.io",), ("networkpolicies", "ingresses", "ingressclasses"), ALL_VERBS),
+    PolicyRule(("discovery.k8s.io",), ("endpointslices",), ALL_VERBS),
+    PolicyRule(("rbac.authorization.k8s.io",), ("roles", "rolebindings"), ALL_VERBS),
+    PolicyRule(("storage.k8s.io",), ("storageclasses",), ALL_VERBS),
+    PolicyRule(("scheduling.k8s.io",), ("priorityclasses",), ALL_VERBS),
+    PolicyRule(("admissionregistration.k8s.io",), ("validatingwebhookconfigurations",
+                                                    "mutatingwebhookconfigurations"), ALL_VERBS),
+    # Access reviews are how `kubectl auth can-i` works; every user may ask about itself.
+    PolicyRule(("authorization.k8s.io",), ("selfsubjectaccessreviews", "selfsubjectrulesreviews"),
+               ("create",)),
+    PolicyRule(("authentication.k8s.io",), ("selfsubjectreviews",), ("create",)),
+)
+
+# Groups the twin defines itself; any other group comes from a CRD created at run time.
+BUILTIN_GROUPS = frozenset(k.group for k in BUILTIN_KINDS)
+
+ADMIN_RULES: tuple[PolicyRule, ...] = (PolicyRule(("*",), ("*",), ("*",)),)
+
+_BINDING = {
+    ADMIN: ('ClusterRoleBinding "sregym-admin"', 'ClusterRole "cluster-admin"'),
+    AGENT: ('ClusterRoleBinding "sregym-agent"', 'ClusterRole "sregym-oncall"'),
+}
+
+
+def rules_for(user: str) -> tuple[PolicyRule, ...]:
+    """The RBAC rules bound to `user` (empty for anyone unknown)."""
+    if user == ADMIN:
+        return ADMIN_RULES
+    if user == AGENT:
+        return AGENT_RULES
+    return ()
+
+
+def is_hidden(user: str, group: str = "", namespace: str | None = None,
+              resource: str = "", name: str | None = None) -> bool:
+    """Whether this user must not even learn that the thing exists."""
+    if user == ADMIN:
+        return False
+    if group in HIDDEN_GROUPS:
+        return True
+    if namespace and namespace in HIDDEN_NAMESPACES:
+        return True
+    return group == "" and resource == "namespaces" and bool(name) and name in HIDDEN_NAMESPACES
+
+
+def hidden_namespaces(user: str) -> tuple[str, ...]:
+    """Namespaces whose objects the server filters out of this user's lists and watches."""
+    return () if user == ADMIN else HIDDEN_NAMESPACES
+
+
+def hidden_groups(user: str) -> tuple[str, ...]:
+    """API groups left out of this user's discovery documents."""
+    return () if user == ADMIN else HIDDEN_GROUPS
+
+
+def authorize(user: str, verb: str, group: str, resource: str, namespace: str | None = None,
+              name: str | None = None, subresource: str | None = None) -> tuple[bool, str]:
+    """Decide one request like the RBAC authorizer: (allowed, reason).
+
+    `verb` is a Kubernetes API verb (get, list, watch, create, update, patch, delete,
+    deletecollection, or "*"); `resource` is the plural ("*" for any). The reason is the text
+    the real API server puts in `SubjectAccessReviewStatus.reason`.
+    """
+    sub = subresource or ""
+    if user not in _BINDING:
+        return False, ""
+    if is_hidden(user, group, namespace, resource, name):
+        where = f' in the namespace "{namespace}"' if namespace else ""
+        return False, f"access to {resource or 'resources'}{where} is reserved for the benchmark"
+    if user != ADMIN and "*" in (group, resource):
+        # A wildcard would include the hidden resources.
+        return False, ""
+    for rule in rules_for(user):
+        if verb == "*" and "*" not in rule.verbs:
+            continue
+        if rule.allows(verb, group, resource, sub):
+            break
+    else:
+        custom = user == AGENT and group not in BUILTIN_GROUPS and sub in ("", "scale")
+        if not (custom and verb in (*ALL_VERBS, "*")):
+            return False, ""
+    binding, role = _BINDING[user]
+    return True, f"RBAC: allowed by {binding} of {role} to User {user!r}".replace("'", '"')
+
+
+def forbidden_message(user: str, verb: str, group: str, resource: str,
+                      namespace: str | None = None, name: str | None = None,
+                      subresource: str | None = None) -> str:
+    """The API server's 403 text, e.g. `pods is forbidden: User "agent" cannot list resource
+    "pods" in API group "" in the namespace "chaos-mesh"`."""
+    target = f"{resource}/{subresource}" if subresource else resource
+    subject = f'{target} "{name}"' if name else target
+    if group:
+        subject = f'{target}.{group} "{name}"' if name else f"{target}.{group}"
+    where = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
+    return (f'{subject} is forbidden: User "{user}" cannot {verb} resource "{target}" in API group '
+            f'"{group}"{where}')
+
+
+__all__ = ["ADMIN", "AGENT", "HIDDEN_GROUPS", "HIDDEN_NAMESPACES", "PolicyRule", "authorize",
+           "forbidden_message", "hidden_groups", "hidden_namespaces", "is_hidden", "rules_for"]

@@ -1,0 +1,346 @@
+"""`pods/exec` over the WebSocket channel protocol, as kubectl ≥ 1.30 speaks it.
+
+kubectl opens `GET .../pods/<name>/exec?command=...&container=...&stdout=true&stderr=true` with
+`Upgrade: websocket` and the subprotocol `v5.channel.k8s.io` (older clients offer v4 ... v1 and
+the base64 variants). Every frame carries one channel: 0 stdin, 1 stdout, 2 stderr, 3 error (a
+`Status` JSON written once at the end: Success, or Failure with reason `NonZeroExitCode` and the
+exit code in `details.causes`), 4 terminal resize; v5 adds 255 = "close this channel" (the
+client's stdin EOF). The server then closes the socket.
+
+Errors reproduce what a real 1.32 API server + kubelet + containerd say, because agents read them:
+
+- before the upgrade (API server): unknown pod ⇒ 404; ambiguous or unknown container, pod not yet
+  scheduled ⇒ 400. kubectl then retries over SPDY (POST), which gets the same `Status`, so it
+  prints `Error from server (BadRequest): ...`;
+- after the upgrade (kubelet, relayed by the API server's stream translator): a container that is
+  not running ⇒ `Internal error occurred: unable to upgrade connection: container not found
+  ("web")`; an executable that does not exist ⇒ containerd's `OCI runtime exec failed: ...
+  executable file not found in $PATH`, wrapped twice in "Internal error occurred";
+- a command that exits non-zero ⇒ `command terminated with exit code N` and kubectl exits N.
+
+Commands run in `sregym.twin.userland` (the shell plus exec tools) with the container's
+environment and filesystem; `-it` into a shell gets an interactive session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from sregym.errors import ApiError, BadRequest, InternalError, not_found
+from sregym.twin.api.kube.encoding import error_response
+from sregym.twin.api.kube.handlers import RequestContext, subresource, websocket_subresource
+from sregym.twin.objects import get_path
+
+STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
+V5 = "v5.channel.k8s.io"
+V4 = "v4.channel.k8s.io"
+V4_BASE64 = "v4.base64.channel.k8s.io"
+SUPPORTED = (V5, V4, V4_BASE64, "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io",
+             "base64.channel.k8s.io")
+# How long a non-interactive exec waits for more stdin when the client never signals EOF.
+STDIN_IDLE_SECONDS = 1.0
+
+
+@dataclass
+class ExecOptions:
+    command: list[str]
+    container: str
+    stdin: bool
+    stdout: bool
+    stderr: bool
+    tty: bool
+
+
+def _flag(params: Any, name: str) -> bool:
+    return str(params.get(name) or "").lower() in ("true", "1")
+
+
+def parse_options(params: Any) -> ExecOptions:
+    """The exec query string; the same validation the API server applies."""
+    command = [str(c) for c in params.getlist("command")]
+    opts = ExecOptions(command, str(params.get("container") or ""), _flag(params, "stdin"),
+                       _flag(params, "stdout"), _flag(params, "stderr"), _flag(params, "tty"))
+    if not command:
+        raise BadRequest("you must specify at least one command for the container")
+    if not (opts.stdin or opts.stdout or opts.stderr):
+        raise BadRequest("you must specify at least 1 of stdin, stdout, stderr")
+    return opts
+
+
+def _names(containers: list[dict[str, Any]]) -> str:
+    return " ".join(str(c.get("name")) for c in containers)
+
+
+def resolve_container(pod: dict[str, Any], name: str, requested: str) -> str:
+    """The container an exec targets, or the API server's 400."""
+    spec = pod.get("spec") or {}
+    containers = [c for c in spec.get("containers") or [] if isinstance(c, dict)]
+    inits = [c for c in spec.get("initContainers") or [] if isinstance(c, dict)]
+    ephemeral = [c for c in spec.get("ephemeralContainers") or [] if isinstance(c, dict)]
+    if not requested:
+        if len(containers) == 1:
+            return str(containers[0].get("name"))
+        if not containers:
+            raise BadRequest(f"a container name must be specified for pod {name}")
+        message = f"a container name must be specified for pod {name}, choose one of: [{_names(containers)}]"
+        if inits:
+            message += f" or one of the init containers: [{_names(inits)}]"
+        if ephemeral:
+            message += f" or one of the ephemeral containers: [{_names(ephemeral)}]"
+        raise BadRequest(message)
+    if not any(c.get("name") == requested for c in [*containers, *inits, *ephemeral]):
+        raise BadRequest(f"container {requested} is not valid for pod {name}")
+    return requested
+
+
+def preflight(ctx: RequestContext, namespace: str | None, name: str,
+              params: Any) -> tuple[dict[str, Any], ExecOptions]:
+    """Everything the API server checks before it upgrades the connection."""
+    pod = ctx.twin.store.peek("Pod", namespace or "default", name)
+    if pod is None:
+        raise not_found("pods", name)
+    opts = parse_options(params)
+    opts.container = resolve_container(pod, name, opts.container)
+    if not get_path(pod, "spec", "nodeName"):
+        raise BadRequest(f"pod {name} does not have a host assigned")
+    return pod, opts
+
+
+def container_running(pod: dict[str, Any], container: str) -> bool:
+    from sregym.twin.userland.context import container_status
+
+    status = container_status(pod, container) or {}
+    return bool(get_path(status, "state", "running"))
+
+
+def status_success() -> dict[str, Any]:
+    return {"metadata": {}, "status": "Success"}
+
+
+def status_exit(argv: list[str], code: int) -> dict[str, Any]:
+    """The kubelet's NonZeroExitCode status (kubectl prints "command terminated with exit code")."""
+    command = " ".join(argv)
+    return {"metadata": {}, "status": "Failure",
+            "message": f"command terminated with non-zero exit code: error executing command "
+                       f"[{command}], exit code {code}",
+            "reason": "NonZeroExitCode",
+            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
+
+
+def status_internal(message: str) -> dict[str, Any]:
+    err = InternalError(f"Internal error occurred: {message}",
+                        details={"causes": [{"message": message}]})
+    status = err.to_status()
+    status.pop("kind", None)
+    status.pop("apiVersion", None)
+    return status
+
+
+def exec_start_error(twin: Any, pod: dict[str, Any], container: str, executable: str) -> str:
+    """containerd's message when the executable does not exist in the image."""
+    exec_id = _exec_id(twin)
+    if executable.startswith("/"):
+        cause = f'exec: "{executable}": stat {executable}: no such file or directory'
+    else:
+        cause = f'exec: "{executable}": executable file not found in $PATH'
+    inner = (f'error executing command in container: failed to exec in container: failed to start '
+             f'exec "{exec_id}": OCI runtime exec failed: exec failed: unable to start container '
+             f'process: {cause}: unknown')
+    # The kubelet wraps it in an InternalError; the API server's stream translator wraps again.
+    return f"Internal error occurred: {inner}"
+
+
+def _exec_id(twin: Any) -> str:
+    """A containerd exec id (64 hex), deterministic per twin and exec."""
+    rng = twin.rng.stream("exec-ids")
+    return "".join(f"{rng.getrandbits(32):08x}" for _ in range(8))
+
+
+# ----------------------------------------------------------------------------- framing
+class ChannelSocket:
+    """Frames for one negotiated channel protocol."""
+
+    def __init__(self, websocket: WebSocket, protocol: str) -> None:
+        self.ws = websocket
+        self.protocol = protocol
+        self.base64 = "base64" in protocol
+        self.version = 5 if protocol == V5 else 4 if protocol.startswith("v4") else 1
+
+    async def send(self, channel: int, data: bytes | str) -> None:
+        payload = data.encode() if isinstance(data, str) else data
+        if not payload and channel in (STDOUT, STDERR):
+            return
+        if self.base64:
+            await self.ws.send_text(str(channel) + base64.b64encode(payload).decode())
+        else:
+            await self.ws.send_bytes(bytes([channel]) + payload)
+
+    async def send_status(self, status: dict[str, Any]) -> None:
+        if self.version >= 4:
+            await self.send(ERROR, json.dumps(status, separators=(",", ":")))
+        elif status.get("status") != "Success":
+            # v1-v3 carry the plain error text on the error channel.
+            await self.send(ERROR, str(status.get("message") or ""))
+
+    def decode(self, message: dict[str, Any]) -> tuple[int, bytes] | None:
+        if message.get("bytes") is not None:
+            raw: bytes = message["bytes"]
+            if not raw:
+                return None
+            return raw[0], raw[1:]
+        text = message.get("text")
+        if not text:
+            return None
+        if self.base64:
+            try:
+                return int(text[0]), base64.b64decode(text[1:])
+            except (ValueError, TypeError):
+                return None
+        encoded = text.encode()
+        return encoded[0], encoded[1:]
+
+    async def close(self) -> None:
+        try:
+            await self.ws.close(code=1000)
+        except (RuntimeError, WebSocketDisconnect):
+            return
+
+
+def negotiate(websocket: WebSocket) -> str | None:
+    offered = [p.strip() for p in websocket.scope.get("subprotocols") or []]
+    for protocol in offered:
+        if protocol in SUPPORTED:
+            return protocol
+    return None
+
+
+async def _deny(websocket: WebSocket, err: ApiError) -> None:
+    """Refuse the upgrade with the API server's Status body (or a policy close)."""
+    try:
+        await websocket.send_denial_response(error_response(err))
+    except RuntimeError:
+        await websocket.close(code=1008, reason=err.message[:120])
+
+
+# ----------------------------------------------------------------------------- handlers
+@websocket_subresource("pods", "exec")
+async def exec_websocket(websocket: WebSocket, ctx: RequestContext, namespace: str | None,
+                         name: str) -> None:
+    try:
+        pod, opts = preflight(ctx, namespace, name, websocket.query_params)
+    except ApiError as err:
+        await _deny(websocket, err)
+        return
+    protocol = negotiate(websocket)
+    offered = websocket.scope.get("subprotocols") or []
+    if protocol is None and offered:
+        await _deny(websocket, BadRequest(
+            f"unable to upgrade: unable to negotiate protocol: client supports {offered}, "
+            f"server accepts {list(SUPPORTED)}"))
+        return
+    await websocket.accept(subprotocol=protocol)
+    channels = ChannelSocket(websocket, protocol or "channel.k8s.io")
+    try:
+        await _serve(channels, ctx, pod, opts)
+    except WebSocketDisconnect:
+        return
+    await channels.close()
+
+
+async def _serve(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, Any],
+                 opts: ExecOptions) -> None:
+    from sregym.twin.userland.context import exec_context, executable_exists, keep_writes, run_exec
+    from sregym.twin.userland.session import TtySession, is_interactive_shell
+
+    twin = ctx.twin
+    # The pod may have changed between the upgrade and now; read it again.
+    pod = twin.store.peek("Pod", get_path(pod, "metadata", "namespace"),
+                          get_path(pod, "metadata", "name")) or pod
+    if not container_running(pod, opts.container):
+        await channels.send_status(status_internal(
+            f'unable to upgrade connection: container not found ("{opts.container}")'))
+        return
+    context = exec_context(twin, pod, opts.container, tty=opts.tty)
+    if not executable_exists(context, opts.command[0]):
+        message = exec_start_error(twin, pod, opts.container, opts.command[0])
+        await channels.send_status(status_internal(message))
+        return
+    if opts.stdin and opts.tty and is_interactive_shell(opts.command):
+        session = TtySession(context, opts.command)
+        await channels.send(STDOUT, session.start())
+        code = await _interactive(channels, session)
+        keep_writes(context)
+        await channels.send_status(status_success() if code == 0 else status_exit(opts.command, code))
+        return
+    stdin = await _read_stdin(channels) if opts.stdin and not opts.tty else ""
+    result = run_exec(context, opts.command, stdin)
+    stdout, stderr = result.stdout, result.stderr
+    if opts.tty:
+        # A TTY merges stderr into stdout and turns newlines into CRLF.
+        stdout = (stdout + stderr).replace("\r\n", "\n").replace("\n", "\r\n")
+        stderr = ""
+    if opts.stdout:
+        await channels.send(STDOUT, stdout)
+    if opts.stderr:
+        await channels.send(STDERR, stderr)
+    code = result.exit_code
+    await channels.send_status(status_success() if code == 0 else status_exit(opts.command, code))
+
+
+async def _read_stdin(channels: ChannelSocket) -> str:
+    """Collect stdin until the client's EOF (v5 close of channel 0), a disconnect, or silence."""
+    data = bytearray()
+    while True:
+        try:
+            message = await asyncio.wait_for(channels.ws.receive(), STDIN_IDLE_SECONDS)
+        except TimeoutError:
+            break
+        if message.get("type") == "websocket.disconnect":
+            raise WebSocketDisconnect(message.get("code", 1000))
+        frame = channels.decode(message)
+        if frame is None:
+            continue
+        channel, payload = frame
+        if channel == STDIN:
+            data.extend(payload)
+        elif channel == CLOSE and payload[:1] == bytes([STDIN]):
+            break
+    return data.decode("utf-8", errors="replace")
+
+
+async def _interactive(channels: ChannelSocket, session: Any) -> int:
+    """Relay keystrokes to a TTY session until the shell exits or the client goes away."""
+    while session.exit_code is None:
+        message = await channels.ws.receive()
+        if message.get("type") == "websocket.disconnect":
+            raise WebSocketDisconnect(message.get("code", 1000))
+        frame = channels.decode(message)
+        if frame is None:
+            continue
+        channel, payload = frame
+        if channel == STDIN:
+            echo = session.feed(payload.decode("utf-8", errors="replace"))
+            await channels.send(STDOUT, echo)
+        elif channel == CLOSE and payload[:1] == bytes([STDIN]):
+            break
+    return int(session.exit_code or 0)
+
+
+@subresource("pods", "exec")
+async def exec_http(request: Request, ctx: RequestContext, namespace: str | None,
+                    name: str) -> Response:
+    """A plain HTTP (or SPDY, kubectl's fallback) exec request: the same checks, then the API
+    server's answer for a connection that was not upgraded to WebSocket."""
+    try:
+        preflight(ctx, namespace, name or "", request.query_params)
+    except ApiError as err:
+        return error_response(err)
+    return error_response(BadRequest("Upgrade request required"))

@@ -1,0 +1,522 @@
+"""The generic REST verbs over the store: get, list, create, update, patch, delete,
+deletecollection, and the `status` and `scale` subresources.
+
+Every function here runs synchronously on the server's loop (the twin is single-threaded), checks
+the caller's permission first, and raises `ApiError`s that the server turns into `Status`
+responses. Writes carry the caller's name (`admin`/`agent`) as the store's `user`, so admission
+plugins see who wrote. Server-side apply (`application/apply-patch+yaml`) is a simple merge-based
+implementation: the applied configuration is strategically merged into the live object (created
+if absent); there is no field ownership tracking (`managedFields`) and hence no apply conflicts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.datastructures import QueryParams
+from starlette.responses import Response
+
+from sregym.errors import ApiError, BadRequest, Forbidden, Gone, Invalid, NotFound, Timeout, invalid
+from sregym.twin.api.kube.authz import authorize, forbidden_message, hidden_namespaces
+from sregym.twin.api.kube.encoding import patch_type_of, respond, success_status, wants_table
+from sregym.twin.api.kube.handlers import RequestContext
+from sregym.twin.api.kube.listing import field_selector_for, label_selector_for, list_page
+from sregym.twin.api.kube.paths import ResourcePath
+from sregym.twin.api.kube.tables import INCLUDE_OBJECT, table
+from sregym.twin.kinds import ResourceKind
+from sregym.twin.objects import clone
+from sregym.twin.selectors import selector_to_string
+
+SCALE_KIND = ResourceKind("autoscaling", "v1", "Scale", "scale")
+_PROPAGATION = ("Orphan", "Background", "Foreground")
+# Registries that hand back the deleted object rather than a Status (ReturnDeletedObject).
+_RETURNS_DELETED = {("", "Pod")}
+
+
+class Call:
+    """One resolved request: who, what kind, which object, with which query and Accept."""
+
+    def __init__(self, ctx: RequestContext, rp: ResourcePath, kind: ResourceKind,
+                 query: QueryParams, accept: str | None) -> None:
+        self.ctx = ctx
+        self.rp = rp
+        self.kind = kind
+        self.query = query
+        self.accept = accept
+
+    @property
+    def store(self) -> Any:
+        return self.ctx.twin.store
+
+    @property
+    def namespace(self) -> str | None:
+        return self.rp.namespace if self.kind.namespaced else None
+
+    @property
+    def user(self) -> str:
+        return self.ctx.user
+
+    def require(self, verb: str, name: str | None = None, subresource: str | None = None,
+                namespace: str | None = None) -> None:
+        ns = namespace if namespace is not None else self.namespace
+        allowed, _reason = authorize(self.user, verb, self.kind.group, self.kind.plural, ns, name,
+                                     subresource)
+        if not allowed:
+            raise Forbidden(forbidden_message(self.user, verb, self.kind.group, self.kind.plural, ns,
+                                              name, subresource),
+                            details={"name": name or "", "group": self.kind.group,
+                                     "kind": self.kind.plural})
+
+    def respond(self, obj: Any, status: int = 200) -> Response:
+        return respond(obj, status, accept=self.accept)
+
+    # ------------------------------------------------------------- params
+    def dry_run(self, body: dict[str, Any] | None = None) -> bool:
+        values = list(self.query.getlist("dryRun"))
+        if isinstance(body, dict) and isinstance(body.get("dryRun"), list):
+            values += [str(v) for v in body["dryRun"]]
+        for value in values:
+            if value != "All":
+                raise BadRequest(f'dryRun: Unsupported value: "{value}": supported values: "All"')
+        return bool(values)
+
+    def int_param(self, name: str, value: Any = None) -> int | None:
+        raw = self.query.get(name) if value is None else value
+        if raw in (None, ""):
+            return None
+        try:
+            return int(raw)
+        except (TypeError, ValueError):
+            raise BadRequest(f'{name}: Invalid value: "{raw}": must be an integer') from None
+
+    def include_object(self) -> str:
+        value = self.query.get("includeObject") or "Metadata"
+        if value not in INCLUDE_OBJECT:
+            raise BadRequest(f'includeObject: Unsupported value: "{value}"')
+        return value
+
+    def present(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """The object as served at this endpoint's version."""
+        if obj.get("apiVersion") == self.kind.api_version and obj.get("kind") == self.kind.kind:
+            return obj
+        return {**obj, "apiVersion": self.kind.api_version, "kind": self.kind.kind}
+
+    def as_table(self, objects: list[dict[str, Any]], list_meta: dict[str, Any]) -> dict[str, Any]:
+        return table(self.kind, objects, now=self.ctx.twin.clock.now,
+                     include_object=self.include_object(), list_meta=list_meta)
+
+    def stored(self, name: str) -> dict[str, Any]:
+        obj = self.store.peek(self.kind, self.namespace, name)
+        if obj is None:
+            raise _not_found(self.kind, name)
+        return obj
+
+
+def _not_found(kind: ResourceKind, name: str) -> NotFound:
+    return NotFound(f'{kind.resource} "{name}" not found',
+                    details={"name": name, "group": kind.group, "kind": kind.plural})
+
+
+def unknown_resource() -> NotFound:
+    return NotFound("the server could not find the requested resource",
+                    details={"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]})
+
+
+# ---------------------------------------------------------------------- reads
+def get(call: Call, name: str) -> Response:
+    call.require("get", name)
+    obj = call.present(call.stored(name))
+    if wants_table(call.accept):
+        return call.respond(call.as_table([obj], {"resourceVersion": obj["metadata"].get(
+            "resourceVersion", "")}))
+    return call.respond(obj)
+
+
+def list_(call: Call) -> Response:
+    call.require("list")
+    store = call.store
+    check_list_resource_version(call)
+    limit = call.int_param("limit") or 0
+    page = list_page(store, call.kind, call.namespace,
+                     labels=label_selector_for(call.query.get("labelSelector")),
+                     fields=field_selector_for(call.kind, call.query.get("fieldSelector")),
+                     hidden_namespaces=hidden_namespaces(call.user), limit=max(0, limit),
+                     continue_token=call.query.get("continue"))
+    meta: dict[str, Any] = {"resourceVersion": str(store.resource_version)}
+    if page.continue_token:
+        meta["continue"] = page.continue_token
+        if page.remaining is not None:
+            meta["remainingItemCount"] = page.remaining
+    items = [call.present(o) for o in page.items]
+    if wants_table(call.accept):
+        return call.respond(call.as_table(items, meta))
+    return call.respond({"kind": call.kind.list_kind or f"{call.kind.kind}List",
+                         "apiVersion": call.kind.api_version, "metadata": meta, "items": items})
+
+
+def check_list_resource_version(call: Call) -> None:
+    rv = call.query.get("resourceVersion")
+    match = call.query.get("resourceVersionMatch")
+    if match and match not in ("NotOlderThan", "Exact"):
+        raise BadRequest(f'resourceVersionMatch: Unsupported value: "{match}": supported values: '
+                         '"Exact", "NotOlderThan"')
+    if match and not rv:
+        raise BadRequest("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden "
+                         "unless resourceVersion is provided")
+    if not rv:
+        return
+    try:
+        wanted = int(rv)
+    except ValueError:
+        raise BadRequest(f'resourceVersion: Invalid value: "{rv}": must be a valid resource version') \
+            from None
+    current = call.store.resource_version
+    if wanted > current:
+        raise Timeout(f"Too large resource version: {wanted}, current: {current}",
+                      details={"causes": [{"reason": "ResourceVersionTooLarge",
+                                           "message": "Too large resource version"}],
+                               "retryAfterSeconds": 1})
+    if match == "Exact" and wanted != current:
+        raise Gone(f"too old resource version: {wanted} ({current})")
+
+
+# --------------------------------------------------------------------- writes
+def _check_body(call: Call, body: Any, *, name: str | None = None) -> dict[str, Any]:
+    """Shape checks the decoder does before validation (mistyped fields are 400, not 422)."""
+    if not isinstance(body, dict):
+        raise BadRequest(f"Object of type {type(body).__name__} is not a {call.kind.kind}: "
+                         "the body must be a JSON or YAML object")
+    # Like the real decoder, an object without apiVersion/kind takes the endpoint's.
+    body = {"apiVersion": call.kind.api_version, "kind": call.kind.kind, **body}
+    if not isinstance(body["apiVersion"], str) or not isinstance(body["kind"], str):
+        raise BadRequest(f"Object 'Kind' is missing in '{_snippet(body)}'")
+    group, _, _version = body["apiVersion"].rpartition("/")
+    if group != call.kind.group:
+        raise BadRequest(f"the API version in the data ({body['apiVersion']}) does not match the "
+                         f"expected API version ({call.kind.api_version})")
+    if body["kind"] != call.kind.kind:
+        raise BadRequest(f"the kind in the data ({body['kind']}) does not match the expected kind "
+                         f"({call.kind.kind})")
+    meta = body.get("metadata")
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise BadRequest("json: cannot unmarshal into Go struct field .metadata of type v1.ObjectMeta")
+    for key in ("name", "generateName", "namespace", "resourceVersion", "uid"):
+        if key in meta and meta[key] is not None and not isinstance(meta[key], str):
+            raise BadRequest(f"json: cannot unmarshal {_json_type(meta[key])} into Go struct field "
+                             f"ObjectMeta.metadata.{key} of type string")
+    for key in ("labels", "annotations"):
+        value = meta.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise BadRequest(f"json: cannot unmarshal into Go struct field ObjectMeta.metadata.{key} "
+                             "of type map[string]string")
+    for key in ("finalizers",):
+        value = meta.get(key)
+        if value is not None and (not isinstance(value, list)
+                                  or not all(isinstance(v, str) for v in value)):
+            raise BadRequest(f"json: cannot unmarshal into Go struct field ObjectMeta.metadata.{key} "
+                             "of type []string")
+    if meta.get("ownerReferences") is not None and not (
+            isinstance(meta["ownerReferences"], list)
+            and all(isinstance(r, dict) for r in meta["ownerReferences"])):
+        raise BadRequest("json: cannot unmarshal into Go struct field ObjectMeta.metadata."
+                         "ownerReferences of type []v1.OwnerReference")
+    for key in ("spec", "status"):
+        if key in body and body[key] is not None and not isinstance(body[key], dict) \
+                and call.kind.key not in (("", "Event"),):
+            raise BadRequest(f"json: cannot unmarshal {_json_type(body[key])} into Go struct field "
+                             f"{call.kind.kind}.{key}")
+    new = dict(body)
+    new["metadata"] = dict(meta)
+    new["apiVersion"] = call.kind.api_version
+    if call.kind.namespaced:
+        body_ns = meta.get("namespace")
+        if body_ns and call.rp.namespace and body_ns != call.rp.namespace:
+            raise BadRequest("the namespace of the provided object does not match the namespace "
+                             "sent on the request")
+        new["metadata"]["namespace"] = call.rp.namespace
+    else:
+        new["metadata"].pop("namespace", None)
+    if name is not None and meta.get("name") not in (None, "", name):
+        raise BadRequest(f"the name of the object ({meta.get('name')}) does not match the name on "
+                         f"the URL ({name})")
+    if name is not None:
+        new["metadata"]["name"] = name
+    return new
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "string"
+
+
+def _snippet(body: Any) -> str:
+    import json
+
+    text = json.dumps(body, separators=(",", ":"), default=str)
+    return text if len(text) < 200 else text[:200] + "..."
+
+
+def _check_field_params(call: Call, *, apply: bool = False) -> None:
+    validation = call.query.get("fieldValidation")
+    if validation and validation not in ("Strict", "Warn", "Ignore"):
+        raise BadRequest(f"fieldValidation: Unsupported value: \"{validation}\": supported values: "
+                         '"Ignore", "Strict", "Warn"')
+    manager = call.query.get("fieldManager")
+    if apply and not manager:
+        raise BadRequest("PATCH, application/apply-patch+yaml requests must include fieldManager "
+                         "query parameter")
+    if manager is not None and len(manager) > 128:
+        raise BadRequest("fieldManager: Too long: may not be longer than 128")
+
+
+def create(call: Call, body: Any) -> Response:
+    if call.kind.namespaced and not call.rp.namespace:
+        raise unknown_resource()
+    call.require("create")
+    _check_field_params(call)
+    obj = _check_body(call, body)
+    created = call.store.create(obj, namespace=call.namespace, dry_run=call.dry_run(),
+                                user=call.user)
+    return call.respond(call.present(created), 201)
+
+
+def update(call: Call, name: str, body: Any, subresource: str | None = None) -> Response:
+    call.require("update", name, subresource)
+    _check_field_params(call)
+    obj = _check_body(call, body, name=name)
+    call.stored(name)
+    updated = call.store.update(obj, dry_run=call.dry_run(), user=call.user, subresource=subresource)
+    return call.respond(call.present(updated))
+
+
+def _apply_patch(current: dict[str, Any], patch: Any, patch_type: str,
+                 kind: ResourceKind) -> dict[str, Any]:
+    from sregym.twin.patch import apply_patch
+
+    return apply_patch(current, patch, patch_type, kind)
+
+
+def patch(call: Call, name: str, raw: Any, content_type: str | None,
+          subresource: str | None = None) -> Response:
+    patch_type = patch_type_of(content_type)
+    call.require("patch", name, subresource)
+    _check_field_params(call, apply=patch_type == "apply")
+    if patch_type == "strategic" and call.kind.custom:
+        from sregym.twin.api.kube.encoding import UnsupportedMediaType
+
+        raise UnsupportedMediaType("strategic merge patch is not supported for custom resources; "
+                                   "use a JSON merge patch or a JSON patch")
+    if patch_type == "json" and not isinstance(raw, list):
+        raise BadRequest("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+    if patch_type != "json" and not isinstance(raw, dict):
+        raise BadRequest(f"error decoding patch: the patch must be a JSON object, got "
+                         f"{_json_type(raw)}")
+    dry_run = call.dry_run()
+    stored = call.store.peek(call.kind, call.namespace, name)
+    if stored is None:
+        if patch_type == "apply" and subresource is None:
+            call.require("create", name)
+            obj = _check_body(call, raw, name=name)
+            created = call.store.create(obj, namespace=call.namespace, dry_run=dry_run,
+                                        user=call.user)
+            return call.respond(call.present(created), 201)
+        raise _not_found(call.kind, name)
+    if patch_type == "apply":
+        _check_body(call, raw, name=name)
+        patch_type = "merge" if call.kind.custom else "apply"
+    current = clone(stored)
+    patched = _apply_patch(current, raw, patch_type, call.kind)
+    _check_patched(call, stored, patched, name)
+    updated = call.store.update(patched, dry_run=dry_run, user=call.user, subresource=subresource)
+    return call.respond(call.present(updated))
+
+
+def _check_patched(call: Call, stored: dict[str, Any], patched: Any, name: str) -> None:
+    if not isinstance(patched, dict):
+        raise BadRequest("the patch produced something that is not an object")
+    meta = patched.get("metadata")
+    if not isinstance(meta, dict):
+        raise BadRequest("the patch removed or replaced metadata")
+    if meta.get("name") != name:
+        raise invalid(call.kind.kind, name, [("FieldValueInvalid", "metadata.name",
+                                              f'Invalid value: "{meta.get("name")}": field is immutable')],
+                      call.kind.group)
+    _check_body(call, {**patched, "apiVersion": patched.get("apiVersion", call.kind.api_version),
+                       "kind": patched.get("kind", call.kind.kind)}, name=name)
+    patched["apiVersion"] = stored.get("apiVersion", call.kind.api_version)
+    patched["kind"] = call.kind.kind
+    if call.kind.namespaced:
+        meta["namespace"] = stored["metadata"].get("namespace")
+
+
+def delete(call: Call, name: str, body: Any) -> Response:
+    call.require("delete", name)
+    options = body if isinstance(body, dict) else {}
+    if body is not None and not isinstance(body, dict):
+        raise BadRequest("the body of a DELETE must be a DeleteOptions object")
+    grace = call.int_param("gracePeriodSeconds", options.get("gracePeriodSeconds")) \
+        if call.query.get("gracePeriodSeconds") is None else call.int_param("gracePeriodSeconds")
+    policy = call.query.get("propagationPolicy") or options.get("propagationPolicy")
+    orphan = call.query.get("orphanDependents") or options.get("orphanDependents")
+    if policy is None and orphan is not None:
+        policy = "Orphan" if str(orphan).lower() == "true" else "Background"
+    if policy is not None and policy not in _PROPAGATION:
+        raise Invalid(f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: '
+                      f'"{policy}": supported values: "Foreground", "Background", "Orphan"')
+    if grace is not None and grace < 0:
+        grace = 0
+    preconditions = options.get("preconditions") or None
+    if preconditions is not None and not isinstance(preconditions, dict):
+        raise BadRequest("preconditions must be an object with uid and/or resourceVersion")
+    dry_run = call.dry_run(options)
+    stored = call.stored(name)
+    result = call.store.delete(call.kind, call.namespace, name, propagation=policy,
+                               grace_period=grace, dry_run=dry_run, user=call.user,
+                               preconditions=preconditions)
+    still = call.store.peek(call.kind, call.namespace, name)
+    if dry_run or (still is not None and still["metadata"].get("uid") == stored["metadata"].get("uid")) \
+            or call.kind.key in _RETURNS_DELETED:
+        return call.respond(call.present(result))
+    return call.respond(success_status({"name": name, "group": call.kind.group,
+                                        "kind": call.kind.plural,
+                                        "uid": stored["metadata"].get("uid", "")}))
+
+
+def delete_collection(call: Call, body: Any) -> Response:
+    if call.kind.namespaced and not call.rp.namespace:
+        raise unknown_resource()
+    call.require("deletecollection")
+    options = body if isinstance(body, dict) else {}
+    labels = label_selector_for(call.query.get("labelSelector"))
+    fields = field_selector_for(call.kind, call.query.get("fieldSelector"))
+    page = list_page(call.store, call.kind, call.namespace, labels=labels, fields=fields,
+                     hidden_namespaces=hidden_namespaces(call.user))
+    grace = call.int_param("gracePeriodSeconds") if call.query.get("gracePeriodSeconds") \
+        else call.int_param("gracePeriodSeconds", options.get("gracePeriodSeconds"))
+    policy = call.query.get("propagationPolicy") or options.get("propagationPolicy")
+    if policy is not None and policy not in _PROPAGATION:
+        raise Invalid(f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: '
+                      f'"{policy}": supported values: "Foreground", "Background", "Orphan"')
+    dry_run = call.dry_run(options)
+    deleted = []
+    for obj in list(page.items):
+        meta = obj["metadata"]
+        try:
+            deleted.append(call.present(call.store.delete(
+                call.kind, meta.get("namespace"), meta["name"], propagation=policy,
+                grace_period=grace, dry_run=dry_run, user=call.user)))
+        except NotFound:
+            continue
+    return call.respond({"kind": call.kind.list_kind or f"{call.kind.kind}List",
+                         "apiVersion": call.kind.api_version,
+                         "metadata": {"resourceVersion": str(call.store.resource_version)},
+                         "items": deleted})
+
+
+# ---------------------------------------------------------------- subresources
+def status(call: Call, method: str, name: str, body: Any, content_type: str | None) -> Response:
+    if "status" not in call.kind.subresources:
+        raise unknown_resource()
+    if method == "GET":
+        call.require("get", name, "status")
+        return call.respond(call.present(call.stored(name)))
+    if method == "PUT":
+        return update(call, name, body, subresource="status")
+    if method == "PATCH":
+        return patch(call, name, body, content_type, subresource="status")
+    raise _method_not_allowed(method)
+
+
+def _replicas_of(obj: dict[str, Any]) -> int:
+    replicas = (obj.get("spec") or {}).get("replicas")
+    return int(replicas) if isinstance(replicas, int) else 1
+
+
+def scale_of(obj: dict[str, Any]) -> dict[str, Any]:
+    """The autoscaling/v1 Scale view of a Deployment/ReplicaSet/StatefulSet/RC."""
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    selector = spec.get("selector")
+    if isinstance(selector, dict) and ("matchLabels" in selector or "matchExpressions" in selector):
+        selector_text = selector_to_string(selector)
+    elif isinstance(selector, dict):
+        selector_text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+    else:
+        selector_text = ""
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
+                                          "creationTimestamp") if k in meta},
+        "spec": {"replicas": _replicas_of(obj)},
+        "status": {"replicas": int((obj.get("status") or {}).get("replicas") or 0),
+                   "selector": selector_text},
+    }
+
+
+def scale(call: Call, method: str, name: str, body: Any, content_type: str | None) -> Response:
+    if "scale" not in call.kind.subresources:
+        raise unknown_resource()
+    if method == "GET":
+        call.require("get", name, "scale")
+        return call.respond(scale_of(call.stored(name)))
+    if method not in ("PUT", "PATCH"):
+        raise _method_not_allowed(method)
+    verb = "update" if method == "PUT" else "patch"
+    call.require(verb, name, "scale")
+    stored = call.stored(name)
+    current = scale_of(stored)
+    if method == "PUT":
+        if not isinstance(body, dict):
+            raise BadRequest("the body must be an autoscaling/v1 Scale object")
+        wanted = body
+    else:
+        patch_type = patch_type_of(content_type)
+        if patch_type == "json" and not isinstance(body, list):
+            raise BadRequest("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+        if patch_type != "json" and not isinstance(body, dict):
+            raise BadRequest("error decoding patch: the patch must be a JSON object")
+        wanted = _apply_patch(clone(current), body, "merge" if patch_type == "apply" else patch_type,
+                              SCALE_KIND)
+    wanted_meta = wanted.get("metadata") if isinstance(wanted.get("metadata"), dict) else {}
+    rv = wanted_meta.get("resourceVersion")
+    if rv and rv != stored["metadata"].get("resourceVersion"):
+        from sregym.errors import conflict
+
+        raise conflict(call.kind.resource, name)
+    replicas = (wanted.get("spec") or {}).get("replicas") if isinstance(wanted.get("spec"), dict) else None
+    if replicas is None:
+        replicas = 0
+    if isinstance(replicas, bool) or not isinstance(replicas, int):
+        raise BadRequest(f"json: cannot unmarshal {_json_type(replicas)} into Go struct field "
+                         "ScaleSpec.spec.replicas of type int32")
+    if replicas < 0:
+        raise invalid("Scale", name, [("FieldValueInvalid", "spec.replicas",
+                                       f"Invalid value: {replicas}: must be greater than or equal to 0")],
+                      "autoscaling")
+    new = clone(stored)
+    new.setdefault("spec", {})["replicas"] = replicas
+    updated = call.store.update(new, dry_run=call.dry_run(), user=call.user)
+    return call.respond(scale_of(updated))
+
+
+def _method_not_allowed(method: str) -> ApiError:
+    from sregym.errors import MethodNotAllowed
+
+    return MethodNotAllowed(f"the server does not allow this method on the requested resource "
+                            f"({method})")
+
+
+__all__ = ["SCALE_KIND", "Call", "create", "delete", "delete_collection", "get", "list_", "patch",
+           "scale", "scale_of", "status", "unknown_resource", "update"]

@@ -1,0 +1,83 @@
+"""Credentials and the kubeconfig file that points real clients at the twin's API server.
+
+The kubeconfig has the shape `kind` writes: one cluster, and two users with bearer tokens, each
+with its own context — `sregym-admin` (fault injectors, oracles, humans) and `sregym-agent` (the
+agent under evaluation, and the current context so a shell agent is the agent by default).
+
+Tokens are derived from the run seed (and an optional salt) rather than drawn at random, so a
+run is reproducible end to end; the salt lets a deployment that exposes the port make tokens
+unguessable from the seed alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sregym.twin.topology import CLUSTER_NAME
+
+USERS = ("admin", "agent")
+CURRENT_USER = "agent"
+
+
+def make_tokens(seed: int, *, salt: str = "") -> dict[str, str]:
+    """Bearer token → user name, for both credentials."""
+    tokens: dict[str, str] = {}
+    for user in USERS:
+        digest = hashlib.sha256(f"sregym-token:{salt}:{seed}:{user}".encode()).hexdigest()
+        tokens[f"sregym-{user}.{digest[:40]}"] = user
+    return tokens
+
+
+def token_for(tokens: dict[str, str], user: str) -> str:
+    for token, name in sorted(tokens.items()):
+        if name == user:
+            return token
+    raise KeyError(f"no token for user {user!r}")
+
+
+def context_name(user: str) -> str:
+    return f"{CLUSTER_NAME}-{user}"
+
+
+def kubeconfig_dict(server: str, tokens: dict[str, str], *, ca_pem: bytes | None = None,
+                    namespace: str = "default", current_user: str = CURRENT_USER) -> dict[str, Any]:
+    """The kubeconfig document (as a dict) for the API server at `server` (`https://host:port`),
+    trusting the CA `ca_pem` (client-go sends bearer tokens only over TLS)."""
+    users = [u for u in USERS if u in tokens.values()]
+    cluster: dict[str, Any] = {"server": server}
+    if ca_pem is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "preferences": {},
+        "clusters": [{"name": CLUSTER_NAME, "cluster": cluster}],
+        "users": [{"name": context_name(u), "user": {"token": token_for(tokens, u)}} for u in users],
+        "contexts": [{"name": context_name(u),
+                      "context": {"cluster": CLUSTER_NAME, "user": context_name(u),
+                                  "namespace": namespace}} for u in users],
+        "current-context": context_name(current_user),
+    }
+
+
+def write_kubeconfig(path: str | os.PathLike[str], server: str, tokens: dict[str, str], *,
+                     ca_pem: bytes | None = None, namespace: str = "default",
+                     current_user: str = CURRENT_USER) -> Path:
+    """Write the kubeconfig (mode 0600, as kubectl expects for files holding tokens)."""
+    target = Path(path).expanduser()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(kubeconfig_dict(server, tokens, ca_pem=ca_pem, namespace=namespace,
+                                          current_user=current_user), sort_keys=False)
+    target.write_text(text)
+    target.chmod(0o600)
+    return target
+
+
+__all__ = ["CURRENT_USER", "USERS", "context_name", "kubeconfig_dict", "make_tokens", "token_for",
+           "write_kubeconfig"]

@@ -1,0 +1,214 @@
+"""Run the twin's wire APIs: uvicorn and the simulated clock in ONE asyncio loop.
+
+The twin is single-threaded by design (no locks in the store or the controllers). Request handlers
+therefore touch it synchronously inside the loop, and the clock task calls `twin.step()` between
+requests, yielding to the loop after every tick. Anything from another thread (a test, a fault
+injector running in-process) must go through `TwinServer.call()`, which runs it on the loop.
+
+Time modes: `speed > 0` paces simulated time to wall time × speed (the only place sregym reads a
+wall clock, and only to pace: simulated timestamps still come from the twin's clock); `manual`
+(speed 0) never advances on its own, for tests and the stepped conductor (`advance()`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+    from sregym.twin.api.tls import ServingCert
+    from sregym.twin.twin import Twin
+
+log = logging.getLogger("sregym.twin.api")
+T = TypeVar("T")
+
+
+class TwinServer:
+    """The API server of one twin: binds the port, serves, paces the clock."""
+
+    def __init__(self, twin: Twin, *, tokens: dict[str, str], host: str = "127.0.0.1",
+                 port: int = 6443, speed: float = 1.0, app: ASGIApp | None = None,
+                 tls: ServingCert | bool = True, log_level: str = "warning",
+                 shutdown_grace: float = 2.0) -> None:
+        """`tls=True` generates a throwaway CA and serving certificate (kubectl sends tokens only
+        over TLS); pass a `ServingCert` to reuse one, or False for plain HTTP."""
+        self.twin = twin
+        if tls is True:
+            from sregym.twin.api.tls import generate
+
+            tls = generate()
+        self.tls: ServingCert | None = tls or None
+        self.tokens = tokens
+        self.host = host
+        self.speed = float(speed)
+        self.log_level = log_level
+        # Seconds to let open connections finish on stop (idle TLS clients hold it to the end).
+        self.shutdown_grace = shutdown_grace
+        self._app = app
+        self._sock = _bind(host, port)
+        self.port: int = self._sock.getsockname()[1]
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._started = threading.Event()
+        self._startup_error: BaseException | None = None
+
+    @property
+    def url(self) -> str:
+        scheme = "https" if self.tls is not None else "http"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{scheme}://{host}:{self.port}"
+
+    @property
+    def manual(self) -> bool:
+        return self.speed <= 0
+
+    def app(self) -> ASGIApp:
+        if self._app is None:
+            from sregym.twin.api.kube.server import create_app
+
+            self._app = create_app(self.twin, tokens=self.tokens)
+        return self._app
+
+    # ------------------------------------------------------------------ run
+    async def serve(self) -> None:
+        """Serve until stopped (Ctrl-C/SIGTERM when on the main thread, or `stop()`)."""
+        import uvicorn
+
+        self.loop = asyncio.get_running_loop()
+        config = uvicorn.Config(self.app(), log_level=self.log_level, lifespan="off",
+                                access_log=False,
+                                timeout_graceful_shutdown=self.shutdown_grace,  # type: ignore[arg-type]
+                                timeout_keep_alive=30,
+                                ssl_certfile=str(self.tls.cert_file) if self.tls else None,
+                                ssl_keyfile=str(self.tls.key_file) if self.tls else None)
+        self._server = uvicorn.Server(config)
+        clock = asyncio.create_task(self._clock(), name="sregym-clock")
+        ready = asyncio.create_task(self._announce_ready(), name="sregym-ready")
+        try:
+            await self._server.serve(sockets=[self._sock])
+        finally:
+            for task in (clock, ready):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            self._started.set()
+
+    async def _announce_ready(self) -> None:
+        """Signal readiness once the port answers; later, end watch streams as soon as a stop
+        is requested (Ctrl-C, SIGTERM or `stop()`), so shutdown does not wait for them."""
+        while not self._server.started:
+            await asyncio.sleep(0.005)
+        self._started.set()
+        while not self._server.should_exit:
+            await asyncio.sleep(0.05)
+        self._close_watches()
+
+    def _close_watches(self) -> None:
+        kube = getattr(getattr(self._app, "state", None), "kube", None)
+        if kube is not None:
+            kube.watches.close_all()
+
+    async def _clock(self) -> None:
+        """Pace simulated time to wall time × speed, one tick at a time."""
+        if self.manual:
+            return
+        loop = asyncio.get_running_loop()
+        tick = self.twin.clock.tick
+        wall0 = loop.time()
+        sim0 = self.twin.clock.elapsed
+        while True:
+            due = sim0 + (loop.time() - wall0) * self.speed
+            while self.twin.clock.elapsed + tick <= due:
+                try:
+                    self.twin.step()
+                except Exception:  # a controller bug must not stop the cluster's clock
+                    log.exception("twin step failed")
+                await asyncio.sleep(0)  # let waiting requests in between ticks
+            next_wall = wall0 + (self.twin.clock.elapsed + tick - sim0) / self.speed
+            await asyncio.sleep(max(0.0, next_wall - loop.time()))
+
+    def run(self) -> None:
+        """Blocking: serve on the current thread until stopped."""
+        asyncio.run(self.serve())
+
+    # --------------------------------------------------- background (tests)
+    def start_in_thread(self, timeout: float = 15.0) -> TwinServer:
+        """Start serving on a daemon thread; return once the port answers."""
+        def target() -> None:
+            try:
+                asyncio.run(self.serve())
+            except BaseException as exc:  # surfaced by start_in_thread
+                self._startup_error = exc
+                self._started.set()
+
+        self._thread = threading.Thread(target=target, name=f"sregym-api-{self.port}", daemon=True)
+        self._thread.start()
+        if not self._started.wait(timeout):
+            raise RuntimeError("the twin API server did not start in time")
+        if self._startup_error is not None:
+            raise RuntimeError("the twin API server failed to start") from self._startup_error
+        return self
+
+    def call(self, fn: Callable[..., T], *args: Any, timeout: float = 60.0) -> T:
+        """Run `fn(*args)` on the server's loop (between requests and ticks) and return its
+        result. Safe from any thread; on the loop thread itself it just calls `fn`."""
+        if self.loop is None or not self.loop.is_running():
+            return fn(*args)
+        if _on_loop(self.loop):
+            return fn(*args)
+        future: Future[T] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:
+                future.set_exception(exc)
+
+        self.loop.call_soon_threadsafe(run)
+        return future.result(timeout)
+
+    def advance(self, seconds: float) -> None:
+        """Advance simulated time by `seconds`, on the loop, so watchers see every tick."""
+        self.call(self.twin.advance, seconds)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self._server is not None and self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self._request_exit)
+        if self._thread is not None:
+            self._thread.join(timeout)
+        with contextlib.suppress(OSError):
+            self._sock.close()
+
+
+    def _request_exit(self) -> None:
+        """End open watch streams (they would hold the graceful shutdown), then stop."""
+        self._close_watches()
+        self._server.should_exit = True
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+__all__ = ["TwinServer"]
