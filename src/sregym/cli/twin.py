@@ -106,6 +106,14 @@ def up(
     typer.echo(f"sregym twin (seed {seed}) serving the Kubernetes API at {server.url}, "
                f"clock speed {speed:g}x")
     typer.echo(f"export KUBECONFIG={path}")
+    import signal
+
+    def _interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    # uvicorn shuts down gracefully on SIGTERM and then re-raises it to the previous handler;
+    # turning it into KeyboardInterrupt lets us finish like Ctrl-C (exit 0, "stopped").
+    signal.signal(signal.SIGTERM, _interrupt)
     with contextlib.suppress(KeyboardInterrupt):
         server.run()
     typer.echo("stopped")

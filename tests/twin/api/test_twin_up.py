@@ -1,0 +1,53 @@
+"""`sregym twin up`: the served twin as a user starts it, then stops it with SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_twin_up_serves_kubectl_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    port = _free_port()
+    kubeconfig = tmp_path / "kubeconfig.yaml"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sregym.cli.main", "twin", "up", "--port", str(port),
+         "--kubeconfig", str(kubeconfig), "--seed", "3", "--speed", "5"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    try:
+        lines: list[str] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline() if proc.stdout else ""
+            if not line:
+                break
+            lines.append(line)
+            if line.startswith("export KUBECONFIG="):
+                break
+        assert lines and lines[-1].strip() == f"export KUBECONFIG={kubeconfig}", lines
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+        nodes = subprocess.run(["kubectl", "get", "nodes", "-o", "name"], env=env, capture_output=True,
+                               text=True, timeout=60)
+        assert nodes.returncode == 0, nodes.stderr
+        assert "node/sregym-control-plane" in nodes.stdout.split()
+        whoami = subprocess.run(["kubectl", "config", "current-context"], env=env, capture_output=True,
+                                text=True, timeout=30)
+        assert whoami.stdout.strip() == "sregym-agent"
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 0
+        assert rest.strip().endswith("stopped")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
