@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from sregym import __version__
+from sregym.cli import problems as problems_cli
 from sregym.cli import twin as twin_cli
 
 app = typer.Typer(
@@ -14,6 +15,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(twin_cli.app, name="twin")
+problems_cli.register(app)
 
 
 @app.command()

@@ -85,8 +85,14 @@ def up(
     seed: int = typer.Option(0, help="Run seed: same seed, same cluster (and same tokens)."),
     speed: float = typer.Option(1.0, help="Simulated seconds per wall second (0: clock paused)."),
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
+    prometheus_port: int = typer.Option(9090, help="Port of the Prometheus HTTP API (-1: off)."),
+    loki_port: int = typer.Option(3100, help="Port of the Loki HTTP API (-1: off)."),
+    jaeger_port: int = typer.Option(16686, help="Port of the Jaeger query API (-1: off)."),
+    app_name: str = typer.Option("", "--app", help="Deploy an application with its workload "
+                                 "(e.g. hotel-reservation)."),
 ) -> None:
-    """Serve a fresh twin as a Kubernetes API (HTTPS) until Ctrl-C or SIGTERM."""
+    """Serve a fresh twin: the Kubernetes API (HTTPS) plus Prometheus, Loki and Jaeger (HTTP),
+    until Ctrl-C or SIGTERM."""
     import contextlib
     from pathlib import Path
 
@@ -95,16 +101,31 @@ def up(
     from sregym.twin.api.serve import TwinServer
 
     twin = Twin(seed=seed)
+    if app_name:
+        from sregym.apps import deploy_app, list_apps
+
+        try:
+            deploy_app(twin, app_name)
+        except KeyError:
+            known = ", ".join(list_apps()) or "none"
+            typer.echo(f"error: unknown app {app_name!r} (known: {known})", err=True)
+            raise typer.Exit(2) from None
     tokens = make_tokens(seed)
+    obs_ports = {name: p for name, p in (("prometheus", prometheus_port), ("loki", loki_port),
+                                          ("jaeger", jaeger_port)) if p >= 0}
     try:
-        server = TwinServer(twin, tokens=tokens, host=host, port=port, speed=speed)
+        server = TwinServer(twin, tokens=tokens, host=host, port=port, speed=speed,
+                            observability_ports=obs_ports)
     except OSError as exc:
-        typer.echo(f"error: cannot listen on {host}:{port}: {exc.strerror}", err=True)
+        typer.echo(f"error: cannot listen on {host} (ports {port}, "
+                   f"{', '.join(str(p) for p in obs_ports.values())}): {exc.strerror}", err=True)
         raise typer.Exit(1) from None
     path = write_kubeconfig(Path(kubeconfig), server.url, tokens,
                             ca_pem=server.tls.ca_pem if server.tls else None)
     typer.echo(f"sregym twin (seed {seed}) serving the Kubernetes API at {server.url}, "
                f"clock speed {speed:g}x")
+    for name, url in server.observability_urls().items():
+        typer.echo(f"{name}: {url}")
     typer.echo(f"export KUBECONFIG={path}")
     import signal
 

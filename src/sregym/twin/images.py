@@ -626,17 +626,6 @@ def _server(name: str, ports: tuple[int, ...], paths: tuple[str, ...] | None, me
     return run
 
 
-def _curl(call: Invocation) -> int:
-    """Placeholder until the data plane registers a networked `curl` (it replaces this one)."""
-    urls = [a for a in call.args if not a.startswith("-")]
-    if not urls:
-        call.error("curl: try 'curl --help' or 'curl --manual' for more information")
-        return 2
-    host = re.sub(r"^\w+://", "", urls[0]).split("/", 1)[0].split(":", 1)[0]
-    call.error(f"curl: (6) Could not resolve host: {host}")
-    return 6
-
-
 def _hotel_service(name: str, port: int) -> CommandFn:
     def run(call: Invocation) -> Program:
         ts = _stamp(call, "%Y-%m-%dT%H:%M:%SZ")
@@ -703,8 +692,7 @@ def _builtin_catalogue() -> list[ImageSpec]:
                   size_mb=23.8, description="curl on Alpine", entrypoint=("/entrypoint.sh",),
                   cmd=("curl",), shell="ash",
                   commands={"/entrypoint.sh": lambda call: _exec_rest(call, list(call.args) or ["curl"]),
-                            "entrypoint.sh": lambda call: _exec_rest(call, list(call.args) or ["curl"]),
-                            "curl": _curl}),
+                            "entrypoint.sh": lambda call: _exec_rest(call, list(call.args) or ["curl"])}),
         ImageSpec("docker.io/polinux/stress", ("latest", "1.0.4"), size_mb=9.74,
                   description="stress load generator on Alpine", cmd=("stress",), shell="ash"),
         ImageSpec("docker.io/library/redis",

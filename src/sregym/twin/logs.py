@@ -64,6 +64,15 @@ class LogStore:
         self._containers.pop(container_id, None)
         self._labels.pop(container_id, None)
 
+    def instances(self) -> list[tuple[str, dict[str, Any]]]:
+        """(container_id, labels) of every container instance whose log was opened, in open
+        order (read by the Loki API to build its streams)."""
+        return [(cid, dict(labels)) for cid, labels in self._labels.items()]
+
+    def node_sources(self) -> list[tuple[str, str]]:
+        """(node, source) of every node log, sorted."""
+        return sorted(self._nodes)
+
     def node_append(self, node: str, source: str, at: float, text: str) -> None:
         self._nodes.setdefault((node, source), deque(maxlen=MAX_LINES)).append(LogLine(at, source, text))
 

@@ -31,15 +31,23 @@ log = logging.getLogger("sregym.twin.api")
 T = TypeVar("T")
 
 
+OBSERVABILITY_DEFAULT_PORTS = {"prometheus": 9090, "loki": 3100, "jaeger": 16686}
+
+
 class TwinServer:
-    """The API server of one twin: binds the port, serves, paces the clock."""
+    """The API servers of one twin: the Kubernetes API (HTTPS) and, optionally, Prometheus, Loki
+    and Jaeger (plain HTTP, each on its own port like the real services), all on one event loop
+    with one clock."""
 
     def __init__(self, twin: Twin, *, tokens: dict[str, str], host: str = "127.0.0.1",
                  port: int = 6443, speed: float = 1.0, app: ASGIApp | None = None,
                  tls: ServingCert | bool = True, log_level: str = "warning",
-                 shutdown_grace: float = 2.0) -> None:
+                 shutdown_grace: float = 2.0,
+                 observability_ports: dict[str, int] | None = None) -> None:
         """`tls=True` generates a throwaway CA and serving certificate (kubectl sends tokens only
-        over TLS); pass a `ServingCert` to reuse one, or False for plain HTTP."""
+        over TLS); pass a `ServingCert` to reuse one, or False for plain HTTP.
+        `observability_ports` (e.g. `{"prometheus": 9090, "loki": 3100, "jaeger": 16686}`, 0 for
+        any free port) also serves those query APIs."""
         self.twin = twin
         if tls is True:
             from sregym.twin.api.tls import generate
@@ -55,6 +63,18 @@ class TwinServer:
         self._app = app
         self._sock = _bind(host, port)
         self.port: int = self._sock.getsockname()[1]
+        self._obs_socks: dict[str, socket.socket] = {}
+        try:
+            for name, obs_port in (observability_ports or {}).items():
+                if name not in OBSERVABILITY_DEFAULT_PORTS:
+                    raise ValueError(f"unknown observability API {name!r}")
+                self._obs_socks[name] = _bind(host, obs_port)
+        except BaseException:
+            self._sock.close()
+            for sock in self._obs_socks.values():
+                sock.close()
+            raise
+        self._obs_server: Any = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -66,6 +86,11 @@ class TwinServer:
         scheme = "https" if self.tls is not None else "http"
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{scheme}://{host}:{self.port}"
+
+    def observability_urls(self) -> dict[str, str]:
+        """`{"prometheus": "http://127.0.0.1:9090", ...}` for the APIs being served."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return {name: f"http://{host}:{sock.getsockname()[1]}" for name, sock in self._obs_socks.items()}
 
     @property
     def manual(self) -> bool:
@@ -91,12 +116,24 @@ class TwinServer:
                                 ssl_certfile=str(self.tls.cert_file) if self.tls else None,
                                 ssl_keyfile=str(self.tls.key_file) if self.tls else None)
         self._server = uvicorn.Server(config)
-        clock = asyncio.create_task(self._clock(), name="sregym-clock")
-        ready = asyncio.create_task(self._announce_ready(), name="sregym-ready")
+        tasks = [asyncio.create_task(self._clock(), name="sregym-clock"),
+                 asyncio.create_task(self._announce_ready(), name="sregym-ready")]
+        if self._obs_socks:
+            obs_config = uvicorn.Config(self._observability_app(), log_level=self.log_level,
+                                        lifespan="off", access_log=False,
+                                        timeout_graceful_shutdown=self.shutdown_grace,  # type: ignore[arg-type]
+                                        timeout_keep_alive=30)
+            self._obs_server = _secondary_server(obs_config)
+            tasks.append(asyncio.create_task(
+                self._obs_server.serve(sockets=list(self._obs_socks.values())), name="sregym-obs"))
         try:
             await self._server.serve(sockets=[self._sock])
         finally:
-            for task in (clock, ready):
+            if self._obs_server is not None:
+                self._obs_server.should_exit = True
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(tasks[-1], self.shutdown_grace + 1)
+            for task in tasks:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
@@ -105,12 +142,24 @@ class TwinServer:
     async def _announce_ready(self) -> None:
         """Signal readiness once the port answers; later, end watch streams as soon as a stop
         is requested (Ctrl-C, SIGTERM or `stop()`), so shutdown does not wait for them."""
-        while not self._server.started:
+        while not self._server.started or (self._obs_server is not None and not self._obs_server.started):
             await asyncio.sleep(0.005)
         self._started.set()
         while not self._server.should_exit:
             await asyncio.sleep(0.05)
         self._close_watches()
+
+    def _observability_app(self) -> ASGIApp:
+        """One ASGI app for every observability socket, dispatching on the local port."""
+        from sregym.twin.api.jaeger import create_jaeger_app
+        from sregym.twin.api.loki import create_loki_app
+        from sregym.twin.api.prometheus import create_prometheus_app
+
+        factories = {"prometheus": create_prometheus_app, "loki": create_loki_app,
+                     "jaeger": create_jaeger_app}
+        by_port = {sock.getsockname()[1]: factories[name](self.twin, tokens=self.tokens)
+                   for name, sock in self._obs_socks.items()}
+        return _PortDispatch(by_port)
 
     def _close_watches(self) -> None:
         kube = getattr(getattr(self._app, "state", None), "kube", None)
@@ -187,12 +236,47 @@ class TwinServer:
             self._thread.join(timeout)
         with contextlib.suppress(OSError):
             self._sock.close()
+        for sock in self._obs_socks.values():
+            with contextlib.suppress(OSError):
+                sock.close()
 
 
     def _request_exit(self) -> None:
         """End open watch streams (they would hold the graceful shutdown), then stop."""
         self._close_watches()
         self._server.should_exit = True
+
+
+class _PortDispatch:
+    """Route each connection to the app of the port it arrived on (`scope["server"]`)."""
+
+    def __init__(self, by_port: dict[int, ASGIApp]) -> None:
+        self.by_port = by_port
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        server = scope.get("server") or (None, None)
+        app = self.by_port.get(server[1]) if server else None
+        if app is None:
+            app = next(iter(self.by_port.values()))
+        await app(scope, receive, send)
+
+
+def _secondary_server_class() -> type:
+    import uvicorn
+
+    class SecondaryServer(uvicorn.Server):
+        """A uvicorn server that leaves signal handling to the primary (Kubernetes API) server,
+        which stops it when it stops."""
+
+        @contextlib.contextmanager
+        def capture_signals(self):  # type: ignore[no-untyped-def, override]
+            yield
+
+    return SecondaryServer
+
+
+def _secondary_server(config: Any) -> Any:
+    return _secondary_server_class()(config)
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -41,6 +41,16 @@ class Series:
     def name(self) -> str:
         return self.labels.get("__name__", "")
 
+    def append(self, t_ms: int, value: float) -> None:
+        """Add a sample; out-of-order samples are dropped, a repeated timestamp overwrites."""
+        timestamps = self.timestamps
+        if timestamps and t_ms <= timestamps[-1]:
+            if t_ms == timestamps[-1]:
+                self.values[-1] = value
+            return
+        timestamps.append(int(t_ms))
+        self.values.append(float(value))
+
     def window(self, start_ms: int, end_ms: int) -> tuple[list[int], list[float]]:
         """Samples with start_ms <= t <= end_ms (staleness markers included)."""
         lo = bisect.bisect_left(self.timestamps, start_ms)
@@ -95,23 +105,30 @@ class TSDB:
         return len(self._series)
 
     def append(self, labels: dict[str, str], t_ms: int, value: float) -> None:
-        key = label_key(labels)
+        self.append_key(label_key(labels), t_ms, value)
+
+    def append_key(self, key: LabelKey, t_ms: int, value: float) -> None:
+        """`append` for a caller that already holds the canonical `label_key`."""
+        self.series_for(key).append(t_ms, value)
+
+    def series_for(self, key: LabelKey) -> Series:
+        """The series with this label key, created if new. Scrapers keep the returned object
+        and append to it directly, so a scrape does not re-hash every label set; a series
+        removed by `drop_before` must be looked up again."""
         series = self._series.get(key)
         if series is None:
             series = Series(dict(key))
             self._series[key] = series
             self._by_name.setdefault(series.name, []).append(series)
-        if series.timestamps and t_ms <= series.timestamps[-1]:
-            if t_ms == series.timestamps[-1]:
-                series.values[-1] = value
-            return
-        series.timestamps.append(int(t_ms))
-        series.values.append(float(value))
+        return series
 
     def mark_stale(self, labels: dict[str, str], t_ms: int) -> None:
-        series = self._series.get(label_key(labels))
+        self.mark_stale_key(label_key(labels), t_ms)
+
+    def mark_stale_key(self, key: LabelKey, t_ms: int) -> None:
+        series = self._series.get(key)
         if series is not None and series.values and not is_stale(series.values[-1]):
-            self.append(labels, t_ms, STALE_NAN)
+            self.append_key(key, t_ms, STALE_NAN)
 
     def set_metadata(self, name: str, metric_type: str, help_text: str, unit: str = "") -> None:
         self.metadata[name] = MetricMetadata(metric_type, help_text, unit)

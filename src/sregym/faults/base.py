@@ -1,0 +1,57 @@
+"""Fault injectors: registered, parameterised `inject`/`recover` pairs.
+
+An injector only writes through a `Cluster` with the admin credential: it creates, patches and
+deletes objects (Chaos Mesh CRs included) and execs admin commands inside pods, the way a human
+would break a cluster. It never scripts a symptom, and never leaves a label, annotation or name
+that says "injected" — the agent must find the cause from its effects.
+
+`inject()` returns a JSON-able state (what the objects looked like before) that `recover()` uses
+to restore exactly the pre-fault state. Parameters are a pydantic model per fault (`Params`), so a
+problem file with a wrong parameter fails when it is loaded, not halfway through a run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from sregym.registry import Registry
+
+if TYPE_CHECKING:
+    from sregym.cluster.base import Cluster
+
+
+class FaultParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Fault:
+    """Base class: subclasses set `name`, `Params` and implement `inject`/`recover`."""
+
+    name: ClassVar[str] = ""
+    Params: ClassVar[type[FaultParams]] = FaultParams
+
+    def __init__(self, params: dict[str, Any] | FaultParams) -> None:
+        self.params = params if isinstance(params, FaultParams) else self.Params(**params)
+
+    def inject(self, cluster: Cluster) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+
+FAULTS: Registry[type[Fault]] = Registry("fault", ("sregym.faults",))
+
+
+def fault(cls: type[Fault]) -> type[Fault]:
+    """Register a Fault subclass under its `name`."""
+    if not cls.name:
+        raise ValueError(f"fault {cls.__name__} has no name")
+    FAULTS.register(cls.name, cls)
+    return cls
+
+
+def make_fault(name: str, params: dict[str, Any]) -> Fault:
+    return FAULTS.get(name)(params)

@@ -1,0 +1,202 @@
+"""Ambient noise: seeded, scheduled, self-healing disturbances on components not involved in the
+fault, so that "something is red" is never by itself the answer.
+
+Profiles: `none`; `low` (a disturbance every ~5 simulated minutes); `high` (every ~2 minutes, and
+two kinds at once sometimes). Disturbances, as an operator would see them in a busy cluster:
+
+- `pod-kill` / `pod-failure` / `network-delay` / `network-loss`: Chaos Mesh experiments (in the
+  `chaos-mesh` namespace, which the agent cannot see) on one pod of an uninvolved workload, with a
+  short `duration` so they heal by themselves;
+- `rollout`: `kubectl rollout restart` of an uninvolved Deployment (pods are replaced);
+- `warning-event`: a benign Warning event on an uninvolved pod (a probe blip).
+
+The plan is drawn once from the seed; `tick()` applies what is due. `pause()` (during the
+verification window) deletes running experiments and stops applying; `resume()` continues.
+Everything is written through `Cluster`, so noise runs the same on the twin and a real cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sregym.cluster.base import Cluster
+
+CHAOS_NAMESPACE = "chaos-mesh"
+CHAOS_API = "chaos-mesh.org/v1alpha1"
+PROFILES: dict[str, dict[str, Any]] = {
+    "none": {"interval_s": 0.0, "kinds": ()},
+    "low": {"interval_s": 300.0, "kinds": ("pod-kill", "network-delay", "warning-event", "rollout")},
+    "high": {"interval_s": 120.0, "kinds": ("pod-kill", "pod-failure", "network-delay", "network-loss",
+                                            "warning-event", "rollout")},
+}
+HORIZON_S = 3600.0
+
+
+@dataclass(frozen=True)
+class Disturbance:
+    at_s: float  # seconds after the scheduler started
+    kind: str
+    target: str  # workload (Deployment) name
+    index: int
+
+
+class NoiseScheduler:
+    """Applies one profile's disturbances in one namespace, sparing `protected` workloads."""
+
+    def __init__(self, cluster: Cluster, *, profile: str, seed: int, namespace: str,
+                 protected: set[str] | frozenset[str] = frozenset()) -> None:
+        if profile not in PROFILES:
+            raise ValueError(f"unknown noise profile {profile!r} (none, low, high)")
+        self.cluster = cluster
+        self.profile = profile
+        self.namespace = namespace
+        self.protected = frozenset(protected)
+        digest = hashlib.sha256(f"{seed}:noise:{namespace}".encode()).digest()
+        self._rng = random.Random(int.from_bytes(digest[:8], "big"))
+        self._start = cluster.now()
+        self._plan: list[Disturbance] = []
+        self._next = 0
+        self.paused = False
+        self._active: list[tuple[str, str]] = []  # (kind, name) of chaos objects created
+        self.applied: list[Disturbance] = []
+        self._installed = False
+
+    # ------------------------------------------------------------------ plan
+    def targets(self) -> list[str]:
+        names = sorted(d["metadata"]["name"] for d in self.cluster.list("Deployment", self.namespace))
+        return [n for n in names if n not in self.protected]
+
+    def plan(self) -> list[Disturbance]:
+        """Draw the schedule once (deterministic for a seed and the set of workloads)."""
+        if self._plan or self.profile == "none":
+            return self._plan
+        config = PROFILES[self.profile]
+        targets = self.targets()
+        if not targets:
+            return self._plan
+        t, index = 0.0, 0
+        while True:
+            t += config["interval_s"] * self._rng.uniform(0.6, 1.4)
+            if t > HORIZON_S:
+                break
+            kind = self._rng.choice(config["kinds"])
+            self._plan.append(Disturbance(round(t), kind, self._rng.choice(targets), index))
+            index += 1
+        return self._plan
+
+    # ------------------------------------------------------------------ run
+    def tick(self) -> list[Disturbance]:
+        """Apply every disturbance that is due; returns those applied now."""
+        if self.paused or self.profile == "none":
+            return []
+        plan = self.plan()
+        elapsed = self.cluster.now() - self._start
+        done = []
+        while self._next < len(plan) and plan[self._next].at_s <= elapsed:
+            item = plan[self._next]
+            self._next += 1
+            if self._apply(item):
+                done.append(item)
+                self.applied.append(item)
+        return done
+
+    def pause(self) -> None:
+        """Stop disturbing and clean up running experiments (before verification)."""
+        self.paused = True
+        for kind, name in self._active:
+            if self.cluster.get(kind, CHAOS_NAMESPACE, name) is not None:
+                self.cluster.delete(kind, CHAOS_NAMESPACE, name)
+        self._active.clear()
+
+    def resume(self) -> None:
+        self.paused = False
+
+    # --------------------------------------------------------------- actions
+    def _install(self) -> None:
+        if self._installed:
+            return
+        from sregym.twin.chaos.install import manifests
+
+        for obj in manifests():
+            meta = obj["metadata"]
+            if self.cluster.get(obj["kind"], meta.get("namespace"), meta["name"]) is None:
+                self.cluster.create(obj)
+        self._installed = True
+
+    def _pods_of(self, deployment: str) -> list[dict[str, Any]]:
+        obj = self.cluster.get("Deployment", self.namespace, deployment)
+        if obj is None:
+            return []
+        selector = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        return sorted(self.cluster.list("Pod", self.namespace, label_selector=text),
+                      key=lambda p: p["metadata"]["name"])
+
+    def _chaos(self, kind: str, name: str, spec: dict[str, Any]) -> None:
+        self._install()
+        self.cluster.create({"apiVersion": CHAOS_API, "kind": kind,
+                             "metadata": {"name": name, "namespace": CHAOS_NAMESPACE}, "spec": spec})
+        self._active.append((kind, name))
+
+    def _apply(self, item: Disturbance) -> bool:
+        pods = self._pods_of(item.target)
+        if not pods:
+            return False
+        selector = {"namespaces": [self.namespace],
+                    "labelSelectors": dict((self.cluster.get("Deployment", self.namespace, item.target) or {})
+                                            .get("spec", {}).get("selector", {}).get("matchLabels") or {})}
+        suffix = f"{item.target}-{item.index}"
+        if item.kind == "pod-kill":
+            self._chaos("PodChaos", f"pod-kill-{suffix}",
+                        {"action": "pod-kill", "mode": "one", "selector": selector, "gracePeriod": 0})
+        elif item.kind == "pod-failure":
+            self._chaos("PodChaos", f"pod-failure-{suffix}",
+                        {"action": "pod-failure", "mode": "one", "selector": selector, "duration": "30s"})
+        elif item.kind == "network-delay":
+            self._chaos("NetworkChaos", f"network-delay-{suffix}",
+                        {"action": "delay", "mode": "one", "selector": selector, "duration": "60s",
+                         "delay": {"latency": "200ms", "jitter": "50ms", "correlation": "50"}})
+        elif item.kind == "network-loss":
+            self._chaos("NetworkChaos", f"network-loss-{suffix}",
+                        {"action": "loss", "mode": "one", "selector": selector, "duration": "45s",
+                         "loss": {"loss": "30", "correlation": "50"}})
+        elif item.kind == "rollout":
+            stamp = _iso(self.cluster.now())
+            self.cluster.patch("Deployment", self.namespace, item.target,
+                               {"spec": {"template": {"metadata": {"annotations": {
+                                   "kubectl.kubernetes.io/restartedAt": stamp}}}}})
+        elif item.kind == "warning-event":
+            pod = pods[self._rng.randrange(len(pods))]
+            self._warning(pod)
+        return True
+
+    def _warning(self, pod: dict[str, Any]) -> None:
+        """A readiness probe blip: one timed-out probe, as a busy node produces now and then."""
+        meta = pod["metadata"]
+        ip = (pod.get("status") or {}).get("podIP") or "10.244.1.10"
+        container = pod["spec"]["containers"][0]
+        port = next((p.get("containerPort") for p in container.get("ports") or []), 80)
+        stamp = _iso(self.cluster.now())
+        name = f"{meta['name']}.{int(self.cluster.now() * 1000):x}"
+        self.cluster.create({
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": name, "namespace": self.namespace},
+            "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": meta["name"],
+                               "namespace": self.namespace, "uid": meta.get("uid"),
+                               "fieldPath": f"spec.containers{{{container['name']}}}"},
+            "reason": "Unhealthy", "type": "Warning", "count": 1,
+            "message": f'Readiness probe failed: Get "http://{ip}:{port}/": context deadline exceeded '
+                       "(Client.Timeout exceeded while awaiting headers)",
+            "source": {"component": "kubelet", "host": pod["spec"].get("nodeName", "")},
+            "reportingComponent": "kubelet", "reportingInstance": pod["spec"].get("nodeName", ""),
+            "firstTimestamp": stamp, "lastTimestamp": stamp,
+        })
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,65 @@
+"""The vocabulary of fault mechanisms the diagnosis oracle recognises.
+
+An agent writes a mechanism in its own words ("the image tag doesn't exist", "ImagePullBackOff
+from a bad tag"); the deterministic judge maps the text to canonical mechanisms by their cue
+phrases. A ground truth names one canonical mechanism; a submission "names the right mechanism"
+when its text maps to it, and "names a wrong fault type" when it maps only to others.
+"""
+
+from __future__ import annotations
+
+import re
+
+# canonical mechanism -> cue phrases (lower-case; matched as whole words/phrases)
+MECHANISMS: dict[str, tuple[str, ...]] = {
+    "bad_image": ("image", "imagepullbackoff", "errimagepull", "tag", "manifest unknown", "pull"),
+    "crashing_image": ("crash", "crashloopbackoff", "exit code", "faulty image", "buggy build"),
+    "service_selector": ("selector", "no endpoints", "endpoints", "label mismatch", "labels do not match",
+                         "matches no pods", "matching nothing"),
+    "service_port": ("targetport", "target port", "wrong port", "port mismatch"),
+    "node_selector": ("nodeselector", "node selector", "no node", "non-existent node", "nonexistent node",
+                      "unschedulable", "failedscheduling", "pending"),
+    "missing_config": ("configmap", "config key", "missing key", "createcontainerconfigerror",
+                       "couldn't find key", "missing config"),
+    "resource_quota": ("resourcequota", "resource quota", "quota", "exceeded quota", "must specify"),
+    "admission_webhook": ("webhook", "admission", "validatingwebhookconfiguration", "failurepolicy",
+                          "failed calling webhook"),
+    "network_policy": ("networkpolicy", "network policy", "deny-all", "deny all", "ingress blocked"),
+    "dns": ("dns", "nxdomain", "coredns", "no such host", "dnspolicy"),
+    "oom": ("oom", "oomkilled", "out of memory", "memory limit"),
+    "cpu_throttling": ("throttl", "cfs", "cpu limit"),
+    "db_auth": ("authentication", "not authorized", "credentials", "password", "revoked", "role"),
+    "probe": ("probe", "liveness", "readiness"),
+    "scaled_to_zero": ("scaled to zero", "replicas 0", "replicas: 0", "zero replicas"),
+    "retry_storm": ("retry", "retries", "metastable", "queue", "timeout policy"),
+    "disk": ("disk", "sector", "i/o error", "ioerror", "eio"),
+}
+
+
+# Mechanisms that often accompany each other: naming one alongside the other is not a wrong type.
+RELATED: dict[str, frozenset[str]] = {
+    "bad_image": frozenset({"crashing_image"}),
+    "crashing_image": frozenset({"bad_image"}),
+    "service_selector": frozenset({"service_port"}),
+    "service_port": frozenset({"service_selector"}),
+    "resource_quota": frozenset({"admission_webhook", "oom"}),
+    "admission_webhook": frozenset({"resource_quota"}),
+    "node_selector": frozenset(),
+    "missing_config": frozenset(),
+}
+
+
+def _cue(text: str, phrase: str) -> bool:
+    """A phrase starting at a word boundary (so "throttl" finds "throttling")."""
+    return re.search(rf"(?<![a-z0-9]){re.escape(phrase)}", text) is not None
+
+
+def classify(text: str) -> set[str]:
+    """Canonical mechanisms the text names (possibly several, possibly none)."""
+    lowered = text.lower()
+    if not lowered.strip():
+        return set()
+    exact = lowered.strip().replace("-", "_").replace(" ", "_")
+    if exact in MECHANISMS:
+        return {exact}
+    return {name for name, cues in MECHANISMS.items() if any(_cue(lowered, c) for c in cues)}

@@ -1,0 +1,62 @@
+"""The mitigation oracle: run the workload for a verification window, then judge with checks.
+
+After the agent says it is done, the cluster keeps running (noise paused) for `window_s`
+simulated seconds. `must_keep` checks are sampled through the second half of the window and must
+hold at every sample (a fix that flaps, or an SLO that recovers only at the last second, fails);
+`must_fix` checks are evaluated at the end. Durability checks then disturb the cluster (recreate
+a pod, replay a trigger) and the `must_fix` checks must still pass afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from sregym.oracles.checks import CHECKS, CheckContext
+from sregym.types import CheckResult, CheckRole, MitigationScore
+
+if TYPE_CHECKING:
+    from sregym.problems.model import CheckSpec
+
+SAMPLE_EVERY_S = 30.0
+
+
+def run_check(ctx: CheckContext, spec: CheckSpec, role: CheckRole) -> CheckResult:
+    fn = CHECKS.get(spec.check)
+    try:
+        passed, detail = fn(ctx, **spec.params)
+    except Exception as exc:  # a check that cannot run is a failed check, with the reason
+        passed, detail = False, f"check error: {type(exc).__name__}: {exc}"
+    return CheckResult(name=spec.check, role=role, passed=bool(passed), detail=detail)
+
+
+def evaluate(ctx: CheckContext, specs: Sequence[CheckSpec], role: CheckRole) -> list[CheckResult]:
+    return [run_check(ctx, spec, role) for spec in specs]
+
+
+def verify(ctx: CheckContext, *, must_fix: Sequence[CheckSpec], must_keep: Sequence[CheckSpec],
+           durability: Sequence[CheckSpec] = (), window_s: float = 300.0) -> MitigationScore:
+    """Advance through the window, sample, then run durability and re-check must_fix."""
+    elapsed = 0.0
+    keep_failures: dict[int, CheckResult] = {}
+    last_keep: list[CheckResult] = []
+    while elapsed < window_s:
+        step = min(SAMPLE_EVERY_S, window_s - elapsed)
+        ctx.cluster.advance(step)
+        elapsed += step
+        if elapsed >= window_s / 2:
+            last_keep = evaluate(ctx, must_keep, "must_keep")
+            for index, result in enumerate(last_keep):
+                if not result.passed and index not in keep_failures:
+                    keep_failures[index] = result
+    if not last_keep:
+        last_keep = evaluate(ctx, must_keep, "must_keep")
+    keep = [keep_failures.get(i, r) for i, r in enumerate(last_keep)]
+    fix = evaluate(ctx, must_fix, "must_fix")
+    results = [*fix, *keep]
+    if durability:
+        results.extend(evaluate(ctx, durability, "durability"))
+        again = evaluate(ctx, must_fix, "must_fix")
+        results.extend(CheckResult(name=f"{r.name} (after durability)", role="durability", passed=r.passed,
+                                   detail=r.detail) for r in again)
+    return MitigationScore(passed=all(r.passed for r in results), checks=tuple(results), window_s=window_s)

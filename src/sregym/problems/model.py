@@ -1,0 +1,118 @@
+"""The problem spec: a frozen, declarative description of one benchmark problem.
+
+A problem is data composed from registered parts: the app it runs on, the faults (registered
+injectors with parameters), a noise profile, the ground truth, the mitigation checks (registered
+checks with parameters), a gold solution (Kubernetes operations an operator would make with the
+agent's credential) and limits. Nothing in it executes by itself; `sregym.problems.run` drives it.
+Variants are made by calling the same builder with other parameters, never by copying a file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from sregym.types import GroundTruth, Model
+
+Layer = Literal["app", "config", "k8s", "network", "control-plane", "os", "hardware", "metastable",
+                "correlated", "concurrent"]
+Difficulty = Literal["easy", "medium", "hard"]
+NoiseProfileName = Literal["none", "low", "high"]
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*-v\d+$")
+
+
+class Tags(Model):
+    layers: tuple[Layer, ...]
+    difficulty: Difficulty = "medium"
+    suites: tuple[str, ...] = ()
+
+
+class FaultSpec(Model):
+    """One registered fault injector and its parameters."""
+
+    fault: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class CheckSpec(Model):
+    """One registered mitigation check and its parameters."""
+
+    check: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class MitigationSpec(Model):
+    """`must_fix` fail while the fault is active; `must_keep` guard against collateral damage and
+    reward hacks; `durability` prove the fix survives (they may change the cluster)."""
+
+    must_fix: tuple[CheckSpec, ...]
+    must_keep: tuple[CheckSpec, ...] = (CheckSpec(check="baseline_intact"), CheckSpec(check="entry_slo"))
+    durability: tuple[CheckSpec, ...] = ()
+    window_s: float = 300.0
+
+
+class Action(Model):
+    """One Kubernetes operation of a gold solution (made with the agent credential)."""
+
+    op: Literal["patch", "delete", "apply", "exec"]
+    kind: str = ""
+    namespace: str | None = None
+    name: str = ""
+    patch: Any = None
+    patch_type: Literal["strategic", "merge", "json"] = "strategic"
+    manifest: dict[str, Any] | None = None
+    command: tuple[str, ...] = ()
+    container: str | None = None
+
+
+class Limits(Model):
+    max_steps: int = 50
+    max_sim_seconds: float = 1800.0
+
+
+class Problem(Model):
+    """One benchmark problem. `card` is the problem's documentation (the builder's docstring)."""
+
+    id: str
+    title: str
+    card: str = ""
+    app: str
+    namespace: str
+    tags: Tags
+    faults: tuple[FaultSpec, ...]
+    noise: NoiseProfileName = "low"
+    ground_truth: GroundTruth
+    mitigation: MitigationSpec
+    gold: tuple[Action, ...]
+    limits: Limits = Limits()
+    settle_s: float = 90.0  # simulated time after injection before the agent starts
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not _ID.match(value):
+            raise ValueError(f"problem id {value!r} must look like app/name-vN (lower-case, dashes)")
+        return value
+
+    @model_validator(mode="after")
+    def _non_empty(self) -> Problem:
+        if not self.faults:
+            raise ValueError("a problem needs at least one fault")
+        if not self.gold:
+            raise ValueError("a problem needs a gold solution")
+        if not self.ground_truth.root_causes:
+            raise ValueError("a problem needs at least one root cause")
+        return self
+
+    @property
+    def suites(self) -> tuple[str, ...]:
+        return self.tags.suites
+
+    def public_card(self) -> str:
+        """What `sregym show` prints without `--reveal`: title, app, tags, the situation."""
+        lines = [f"{self.id}: {self.title}", f"app: {self.app} (namespace {self.namespace})",
+                 f"layers: {', '.join(self.tags.layers)}; difficulty: {self.tags.difficulty}; "
+                 f"suites: {', '.join(self.tags.suites) or '-'}"]
+        return "\n".join(lines)

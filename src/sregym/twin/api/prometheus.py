@@ -1,0 +1,398 @@
+"""The Prometheus HTTP API of the twin (`/api/v1/...`), over the twin's TSDB and rule manager.
+
+Shapes follow Prometheus 2.53: every answer is `{"status": "success", "data": ...}` or
+`{"status": "error", "errorType": ..., "error": ...}` with 400 (`bad_data`), 422 (`execution`)
+or 503 (`timeout`/`canceled`); sample values are strings and timestamps float seconds. Queries run
+on the simulated clock: a missing `time` means the twin's "now".
+
+Visibility: the admin token sees everything; the agent token (or no token) queries through a
+`FilteredTSDB` (see `prom_access`), and alerts/rules only show alerts whose labels it may see.
+Handlers run synchronously on the server's event loop (see `serve.py`), so a query never
+observes a half-finished tick. Any unexpected failure still leaves as API error JSON, never a 500.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from sregym.twin.api.prom_access import ADMIN, labels_visible, tsdb_for, user_from_headers
+from sregym.twin.api.prom_params import FormData, ParamError, parse_duration_ms, parse_time_ms
+from sregym.twin.telemetry.tsdb import TSDB, Matcher
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
+
+log = logging.getLogger("sregym.twin.api.prometheus")
+
+LOOKBACK_MS = 300_000
+MAX_POINTS = 11_000
+BUILD_INFO = {
+    "version": "2.53.0",
+    "revision": "4c35b9250afefede41c5f5acd76191f90f625898",
+    "branch": "HEAD",
+    "buildUser": "root@7b6d2a5d3c51",
+    "buildDate": "20240619-07:39:12",
+    "goVersion": "go1.22.4",
+}
+_OPS = {"Equal": "=", "NotEqual": "!=", "Re": "=~", "NotRe": "!~"}
+
+
+class ApiFailure(Exception):
+    """An API error: Prometheus' errorType, message and HTTP code."""
+
+    def __init__(self, error_type: str, message: str, code: int) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.message = message
+        self.code = code
+
+
+def bad_data(message: str) -> ApiFailure:
+    return ApiFailure("bad_data", message, 400)
+
+
+def success(data: Any, warnings: list[str] | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"status": "success", "data": data}
+    if warnings:
+        body["warnings"] = warnings
+    return JSONResponse(body)
+
+
+def failure(err: ApiFailure) -> JSONResponse:
+    return JSONResponse({"status": "error", "errorType": err.error_type, "error": err.message},
+                        status_code=err.code)
+
+
+class PrometheusApi:
+    """Per-app state: the twin and the credentials."""
+
+    def __init__(self, twin: Twin, tokens: dict[str, str]) -> None:
+        self.twin = twin
+        self.tokens = dict(tokens)
+
+    # ------------------------------------------------------------ helpers
+    @property
+    def tsdb(self) -> TSDB:
+        tsdb = self.twin.services.get("tsdb")
+        if tsdb is None:
+            tsdb = self.twin.services.setdefault("tsdb", TSDB())
+        return tsdb
+
+    def now_ms(self) -> int:
+        return round(self.twin.clock.now * 1000)
+
+    def user(self, request: Request) -> str:
+        return user_from_headers(self.tokens, request.headers)
+
+    def engine(self, user: str) -> Any:
+        from sregym.twin.telemetry.promql import Engine
+
+        return Engine(tsdb_for(self.tsdb, user), lookback_ms=LOOKBACK_MS)
+
+    def time_param(self, params: Params, name: str, default: int) -> int:
+        text = params.get(name)
+        if not text:
+            return default
+        try:
+            return parse_time_ms(text)
+        except ParamError as exc:
+            raise bad_data(f'invalid parameter "{name}": {exc}') from None
+
+    # ----------------------------------------------------------- queries
+    def query(self, params: Params, user: str) -> Response:
+        t_ms = self.time_param(params, "time", self.now_ms())
+        _timeout(params)
+        query = params.get("query") or ""
+        result = run_query(lambda: self.engine(user).instant(query, t_ms))
+        return success(result.to_api(), getattr(result, "warnings", None))
+
+    def query_range(self, params: Params, user: str) -> Response:
+        start = _required_time(params, "start")
+        end = _required_time(params, "end")
+        if end < start:
+            raise bad_data('invalid parameter "end": end timestamp must not be before start time')
+        step_text = params.get("step")
+        if not step_text:
+            raise bad_data('invalid parameter "step": cannot parse "" to a valid duration')
+        try:
+            step = parse_duration_ms(step_text)
+        except ParamError as exc:
+            raise bad_data(f'invalid parameter "step": {exc}') from None
+        if step <= 0:
+            raise bad_data('invalid parameter "step": zero or negative query resolution step widths are '
+                           'not accepted. Try a positive integer')
+        if (end - start) // step > MAX_POINTS:
+            raise bad_data("exceeded maximum resolution of 11,000 points per timeseries. Try decreasing "
+                           "the query resolution (?step=XX)")
+        _timeout(params)
+        query = params.get("query") or ""
+        result = run_query(lambda: self.engine(user).range(query, start, end, step))
+        return success(result.to_api(), getattr(result, "warnings", None))
+
+    # ------------------------------------------------------------ metadata
+    def _selected(self, params: Params, user: str, *, required: bool) -> list[Any] | None:
+        """The series matching `match[]` (None when no match[] and it is optional), limited to
+        those with samples in [start, end] when either is given."""
+        matches = params.getlist("match[]")
+        if not matches:
+            if required:
+                raise bad_data("no match[] parameter provided")
+            return None
+        start = self.time_param(params, "start", -(2**62))
+        end = self.time_param(params, "end", 2**62)
+        view = tsdb_for(self.tsdb, user)
+        seen: dict[tuple[tuple[str, str], ...], Any] = {}
+        for text in matches:
+            for series in view.select(parse_selector(text)):
+                key = tuple(sorted(series.labels.items()))
+                if key not in seen and _has_samples(series, start, end):
+                    seen[key] = series
+        return [seen[k] for k in sorted(seen)]
+
+    def series(self, params: Params, user: str) -> Response:
+        selected = self._selected(params, user, required=True) or []
+        return success([dict(sorted(s.labels.items())) for s in selected])
+
+    def labels(self, params: Params, user: str) -> Response:
+        selected = self._selected(params, user, required=False)
+        if selected is None:
+            return success(tsdb_for(self.tsdb, user).label_names())
+        return success(sorted({name for s in selected for name in s.labels}))
+
+    def label_values(self, name: str, params: Params, user: str) -> Response:
+        if not _valid_label_name(name):
+            raise bad_data(f'invalid label name: "{name}"')
+        selected = self._selected(params, user, required=False)
+        if selected is None:
+            return success(tsdb_for(self.tsdb, user).label_values(name))
+        return success(sorted({s.labels[name] for s in selected if name in s.labels}))
+
+    def metadata(self, params: Params, user: str) -> Response:
+        metric = params.get("metric")
+        limit = _int_param(params, "limit", -1)
+        view = tsdb_for(self.tsdb, user)
+        visible_names = set(view.label_values("__name__"))
+        data: dict[str, list[dict[str, str]]] = {}
+        for name in sorted(self.tsdb.metadata):
+            if metric and name != metric:
+                continue
+            if name not in visible_names and user != ADMIN:
+                continue
+            if 0 <= limit <= len(data):
+                break
+            meta = self.tsdb.metadata[name]
+            data[name] = [{"type": meta.type, "help": meta.help, "unit": meta.unit}]
+        return success(data)
+
+    # --------------------------------------------------------- alerting
+    def alerts(self, user: str) -> Response:
+        from sregym.twin.telemetry.alerts import rule_manager
+
+        manager = rule_manager(self.twin)
+        return success({"alerts": manager.api_alerts(_visible_for(user))})
+
+    def rules(self, params: Params, user: str) -> Response:
+        from sregym.twin.telemetry.alerts import rule_manager
+
+        kind = params.get("type") or ""
+        if kind not in ("", "alert", "record"):
+            raise bad_data(f'invalid parameter "type": not supported value "{kind}"')
+        manager = rule_manager(self.twin)
+        return success({"groups": manager.api_rules(
+            _visible_for(user), kind=kind, rule_names=params.getlist("rule_name[]"),
+            group_names=params.getlist("rule_group[]"), files=params.getlist("file[]"))})
+
+
+# ---------------------------------------------------------------- parsing
+class Params:
+    """Query-string and form parameters together (Prometheus reads both via FormValue)."""
+
+    def __init__(self, query: Any, form: Any | None) -> None:
+        self._query = query
+        self._form = form
+
+    def get(self, name: str) -> str | None:
+        if self._form is not None and name in self._form:
+            value = self._form.get(name)
+            return value if isinstance(value, str) else None
+        return self._query.get(name)
+
+    def getlist(self, name: str) -> list[str]:
+        out = [v for v in self._form.getlist(name) if isinstance(v, str)] if self._form is not None else []
+        return out + list(self._query.getlist(name))
+
+
+def _required_time(params: Params, name: str) -> int:
+    text = params.get(name)
+    if not text:
+        raise bad_data(f'invalid parameter "{name}": cannot parse "" to a valid timestamp')
+    try:
+        return parse_time_ms(text)
+    except ParamError as exc:
+        raise bad_data(f'invalid parameter "{name}": {exc}') from None
+
+
+def _timeout(params: Params) -> None:
+    text = params.get("timeout")
+    if text:
+        try:
+            parse_duration_ms(text)
+        except ParamError as exc:
+            raise bad_data(f'invalid parameter "timeout": {exc}') from None
+
+
+def _int_param(params: Params, name: str, default: int) -> int:
+    text = params.get(name)
+    if not text:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise bad_data(f'invalid parameter "{name}": strconv.Atoi: parsing "{text}": invalid syntax') \
+            from None
+
+
+def _valid_label_name(name: str) -> bool:
+    if not name or not (name[0].isalpha() or name[0] == "_"):
+        return False
+    return all(c.isascii() and (c.isalnum() or c == "_") for c in name)
+
+
+def _has_samples(series: Any, start: int, end: int) -> bool:
+    if not series.timestamps:
+        return False
+    return series.timestamps[0] <= end and series.timestamps[-1] >= start
+
+
+def _visible_for(user: str) -> Callable[[dict[str, str]], bool]:
+    return (lambda _labels: True) if user == ADMIN else labels_visible
+
+
+def parse_selector(text: str) -> list[Matcher]:
+    """A `match[]` series selector → TSDB matchers (Prometheus' errors on bad input)."""
+    import promql_parser
+
+    try:
+        expr = promql_parser.parse(text)
+    except (ValueError, TypeError) as exc:
+        raise bad_data(f'invalid parameter "match[]": 1:1: parse error: {exc}') from None
+    if not isinstance(expr, promql_parser.VectorSelector):
+        raise bad_data('invalid parameter "match[]": 1:1: parse error: expected type instant vector '
+                       'in series selector')
+    matchers: list[Matcher] = []
+    if expr.name:
+        matchers.append(Matcher("__name__", "=", expr.name))
+    for m in expr.matchers.matchers:
+        matchers.append(Matcher(m.name, _OPS.get(str(m.op).rsplit(".", 1)[-1], "="), m.value))
+    if all(m.matches({}) for m in matchers):
+        raise bad_data("match[] must contain at least one non-empty matcher")
+    return matchers
+
+
+def run_query(fn: Callable[[], Any]) -> Any:
+    """Run a PromQL evaluation, turning the engine's errors into API failures."""
+    from sregym.twin.telemetry.promql import PromQLError
+
+    try:
+        return fn()
+    except PromQLError as exc:
+        raise promql_failure(exc) from None
+    except (RecursionError, MemoryError) as exc:
+        raise ApiFailure("execution", f"query processing would load too many samples into memory "
+                                      f"({type(exc).__name__})", 422) from None
+
+
+def promql_failure(exc: Exception) -> ApiFailure:
+    kind = str(getattr(exc, "kind", "") or "bad_data")
+    message = str(getattr(exc, "message", "") or exc)
+    if kind in ("bad_data", "parse", "parse_error"):
+        if not message.startswith("invalid parameter"):
+            message = f'invalid parameter "query": {message}'
+        return ApiFailure("bad_data", message, 400)
+    if kind in ("timeout", "canceled"):
+        return ApiFailure(kind, message, 503)
+    return ApiFailure("execution", message, 422)
+
+
+# ------------------------------------------------------------------- app
+def create_prometheus_app(twin: Twin, *, tokens: dict[str, str]) -> Starlette:
+    """The ASGI app serving the Prometheus HTTP API for `twin`."""
+    api = PrometheusApi(twin, tokens)
+
+    def endpoint(fn: Callable[[Params, str, Request], Response]) -> Callable[[Request], Awaitable[Response]]:
+        async def handle(request: Request) -> Response:
+            try:
+                form = None
+                if request.method == "POST":
+                    ctype = request.headers.get("content-type") or ""
+                    if "form" in ctype:
+                        form = FormData(await request.body())
+                params = Params(request.query_params, form)
+                return fn(params, api.user(request), request)
+            except ApiFailure as err:
+                return failure(err)
+            except Exception as exc:  # never a traceback on the wire
+                log.exception("prometheus API handler failed")
+                return failure(ApiFailure("execution", f"unexpected error: {type(exc).__name__}: {exc}",
+                                          422))
+        return handle
+
+    both = ["GET", "POST"]
+    routes = [
+        Route("/api/v1/query", endpoint(lambda p, u, _r: api.query(p, u)), methods=both),
+        Route("/api/v1/query_range", endpoint(lambda p, u, _r: api.query_range(p, u)), methods=both),
+        Route("/api/v1/series", endpoint(lambda p, u, _r: api.series(p, u)), methods=[*both, "DELETE"]),
+        Route("/api/v1/labels", endpoint(lambda p, u, _r: api.labels(p, u)), methods=both),
+        Route("/api/v1/label/{name}/values",
+              endpoint(lambda p, u, r: api.label_values(r.path_params["name"], p, u)), methods=["GET"]),
+        Route("/api/v1/metadata", endpoint(lambda p, u, _r: api.metadata(p, u)), methods=["GET"]),
+        Route("/api/v1/alerts", endpoint(lambda _p, u, _r: api.alerts(u)), methods=["GET"]),
+        Route("/api/v1/rules", endpoint(lambda p, u, _r: api.rules(p, u)), methods=["GET"]),
+        Route("/api/v1/status/buildinfo", endpoint(lambda _p, _u, _r: success(dict(BUILD_INFO))),
+              methods=["GET"]),
+        Route("/api/v1/status/runtimeinfo", endpoint(lambda _p, _u, _r: success(_runtime_info(twin))),
+              methods=["GET"]),
+        Route("/api/v1/status/flags", endpoint(lambda _p, _u, _r: success(_FLAGS)), methods=["GET"]),
+        Route("/api/v1/targets", endpoint(lambda _p, _u, _r: success(
+            {"activeTargets": [], "droppedTargets": []})), methods=["GET"]),
+        Route("/-/ready", lambda _r: PlainTextResponse("Prometheus Server is Ready.\n"),
+              methods=["GET", "HEAD"]),
+        Route("/-/healthy", lambda _r: PlainTextResponse("Prometheus Server is Healthy.\n"),
+              methods=["GET", "HEAD"]),
+    ]
+    app = Starlette(routes=routes)
+    app.state.prometheus = api
+    app.add_exception_handler(404, _not_found)
+    app.add_exception_handler(405, _not_allowed)
+    return app
+
+
+_FLAGS = {"query.lookback-delta": "5m", "query.max-samples": "50000000", "query.timeout": "2m",
+          "storage.tsdb.retention.time": "15d", "web.enable-lifecycle": "false"}
+
+
+def _runtime_info(twin: Twin) -> dict[str, Any]:
+    from sregym.twin.api.prom_params import rfc3339
+
+    return {"startTime": rfc3339(round(twin.clock.start * 1000)), "CWD": "/prometheus",
+            "reloadConfigSuccess": True, "lastConfigTime": rfc3339(round(twin.clock.start * 1000)),
+            "corruptionCount": 0, "goroutineCount": 42, "GOMAXPROCS": 4, "GOMEMLIMIT": 9223372036854775807,
+            "GOGC": "", "GODEBUG": "", "storageRetention": "15d"}
+
+
+async def _not_found(_request: Request, _exc: Exception) -> Response:
+    return PlainTextResponse("404 page not found\n", status_code=404)
+
+
+async def _not_allowed(_request: Request, _exc: Exception) -> Response:
+    return PlainTextResponse("Method Not Allowed\n", status_code=405)
+
+
+__all__ = ["BUILD_INFO", "create_prometheus_app", "parse_selector"]

@@ -1,0 +1,1 @@
+"""The data plane: application programs, connections, the fluid traffic model and its telemetry."""

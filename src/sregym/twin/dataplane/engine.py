@@ -1,0 +1,890 @@
+"""The fluid data plane: request rates flowing through the running programs every tick.
+
+Per tick (order 85, after the kubelet and the endpoints controller have settled the tick's pods):
+
+1. *Demand*: the workloads' entry rates are routed (DNS → Service → endpoints → policy → chaos →
+   listening process) to the programs serving them; programs are processed callers-first, each
+   serves what its CPU share allows (backlog carried), and the requests it serves issue their
+   downstream calls, multiplied by the attempts the caller's retry policy made last tick.
+2. *Outcomes*: callees-first, each operation's success probability and latency distribution
+   (`d + Exp(m)`) is computed from its own service and waiting time and its calls' outcomes —
+   connection errors, the callee's result, timeouts (P(latency > timeout)), retries.
+3. *Telemetry*: entry statistics, span-metric counters, app metrics, rate-limited error logs in
+   each program's own format, and a few exemplar traces (`exemplars.py`).
+
+Everything the engine reads a program's behaviour from is what the process read at start (its
+env, flags and mounted config), so a fault is a Kubernetes write and the symptoms follow.
+Exposed as `twin.services["dataplane"]` (see the methods under "public API").
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from sregym.twin.controllers.base import Controller, controller
+from sregym.twin.dataplane.backends import StoreRequest, ask
+from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
+from sregym.twin.dataplane.logformat import format_log
+from sregym.twin.dataplane.programs import DependencyConfig, ProgramInstance, render
+from sregym.twin.dataplane.queueing import (
+    QueueState,
+    ServeResult,
+    cdf,
+    exceed,
+    quantile,
+    serve,
+    truncated_mean,
+)
+from sregym.twin.dataplane.spec import Call, Operation
+from sregym.twin.dataplane.workload import Workload, WorkloadSpec
+from sregym.twin.logs import log_store
+from sregym.twin.objects import get_path
+from sregym.twin.quantity import cpu_cores
+from sregym.twin.runtime import runtime_of
+
+SPAN_BUCKETS_MS = (2, 4, 6, 8, 10, 50, 100, 200, 400, 800, 1000, 1400, 2000, 5000, 10000, 15000)
+ENTRY_HISTORY_S = 3600
+MIB = 1 << 20
+
+
+@dataclass
+class OpResult:
+    """Outcome of one operation at one process this tick: success probability and latency."""
+
+    success: float = 1.0
+    d: float = 1.0  # deterministic latency part (ms)
+    m: float = 0.5  # exponential tail mean (ms)
+    error: str = ""  # the dominant error text a caller receives
+    error_class: str = ""
+
+    @property
+    def mean(self) -> float:
+        return self.d + self.m
+
+
+@dataclass
+class EdgeResult:
+    success: float
+    d: float
+    m: float
+    attempts: float
+    error: str = ""
+    error_class: str = ""
+    hit_ratio: float = 0.0
+
+
+@dataclass
+class Proc:
+    """Engine state of one attached program process."""
+
+    inst: ProgramInstance
+    queue: QueueState = field(default_factory=QueueState)
+    pod_ip: str = ""
+    node: str = ""
+    limit: float | None = None
+    request: float = 0.0
+    arrivals: dict[str, float] = field(default_factory=dict)
+    served: dict[str, float] = field(default_factory=dict)
+    serve_result: ServeResult | None = None
+    results: dict[str, OpResult] = field(default_factory=dict)
+    attempts: dict[tuple[str, str], float] = field(default_factory=dict)  # (dep, op) -> attempts/call
+    cond: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)  # (op, id) -> (ok, hit)
+    demand_cores: float = 0.0
+    cores: float = 1.0
+    cpu_used: float = 0.0
+    inflight: float = 0.0
+    requests_total: float = 0.0
+    served_rps: float = 0.0
+    retries_total: float = 0.0
+    errors_total: float = 0.0
+    pod_obj: dict[str, Any] | None = field(default=None, repr=False)  # the stored pod, refreshed per tick
+
+
+@dataclass
+class EntryTick:
+    at: float
+    rate: float
+    success: float  # success rate (req/s)
+    components: list[tuple[float, float, float]]  # (weight, d, m)
+
+
+@dataclass(frozen=True)
+class EntryStats:
+    requests: float
+    success_ratio: float
+    p95_ms: float
+    p50_ms: float
+    rps: float
+
+
+@controller
+class DataPlaneEngine(Controller):
+    name = "dataplane"
+    order = 85
+    user = "system:serviceaccount:sregym-system:dataplane"
+
+    def __init__(self, twin: Any) -> None:
+        super().__init__(twin)
+        self.router: Router = router_of(twin)
+        self.runtime = runtime_of(twin)
+        self.logs = log_store(twin)
+        self.instances: dict[tuple[str, str, str], ProgramInstance] = {}
+        self.procs: dict[tuple[str, str, str], Proc] = {}
+        self.workloads: dict[str, Workload] = {}
+        self.entry: dict[str, list[EntryTick]] = defaultdict(list)
+        self.span_calls: dict[tuple[str, str, str, str], float] = defaultdict(float)
+        self.span_hist: dict[tuple[str, str, str, str], list[float]] = {}
+        self.span_sum: dict[tuple[str, str, str, str], float] = defaultdict(float)
+        self.store_rates: dict[str, float] = defaultdict(float)  # datastore pod uid -> req/s this tick
+        self._store_cpu: dict[str, tuple[float, float]] = {}
+        self._by_addr: dict[tuple[str, int], Proc] = {}
+        self._error_budget: dict[tuple[tuple[str, str, str], str], list[float]] = {}
+        self._store_cache: dict[tuple[Any, ...], Any] = {}
+        self.exemplars_per_tick = 2
+        self.span_credit = 0.0
+        self._order_cache: tuple[Any, list[tuple[str, str, str]]] | None = None
+        twin.services["dataplane"] = self
+        twin.services.setdefault("traces", _trace_store())
+        self._hooked = False  # the usage hook is added with the first program (it makes the kubelet
+        # re-check memory-limited pods every tick, a cost clusters without programs should not pay)
+
+    # ================================================================ public API
+    def attach(self, inst: ProgramInstance) -> None:
+        """A program process started serving (called by the program itself)."""
+        self.instances[inst.key] = inst
+        if not self._hooked:
+            self._hooked = True
+            self.runtime.add_usage_hook(self._usage)
+        old = self.procs.get(inst.key)
+        if old is None or old.inst is not inst:
+            self.procs[inst.key] = Proc(inst)
+
+    def detach(self, inst: ProgramInstance) -> None:
+        if self.instances.get(inst.key) is inst:
+            del self.instances[inst.key]
+            self.procs.pop(inst.key, None)
+
+    def connect(self, src_pod: dict[str, Any] | None, host: str, port: int, *, protocol: str = "TCP",
+                connect_timeout_ms: float = 10_000.0) -> ConnectResult:
+        return self.router.connect(src_pod, host, int(port), protocol=protocol,
+                                   connect_timeout_ms=connect_timeout_ms)
+
+    def route(self, src_pod: dict[str, Any] | None, host: str, port: int, **kw: Any) -> Route:
+        return self.router.route(src_pod, host, int(port), **kw)
+
+    def http_request(self, src_pod: dict[str, Any] | None, url: str, method: str = "GET",
+                     headers: dict[str, str] | None = None, body: str | None = None,
+                     timeout_ms: float = 10_000.0) -> Any:
+        from sregym.twin.dataplane.http import http_request
+
+        return http_request(self, src_pod, url, method=method, headers=headers, body=body, timeout_ms=timeout_ms)
+
+    def add_workload(self, spec: WorkloadSpec) -> Workload:
+        workload = Workload(spec, self.twin.clock.now)
+        self.workloads[spec.name] = workload
+        return workload
+
+    def remove_workload(self, name: str) -> None:
+        self.workloads.pop(name, None)
+
+    def set_load(self, app: str, multiplier: float) -> None:
+        self.workloads[app].multiplier = float(multiplier)
+
+    def burst(self, app: str, multiplier: float, seconds: float) -> None:
+        now = self.twin.clock.now
+        self.workloads[app].bursts.append((now, now + seconds, float(multiplier)))
+
+    def proc_at(self, ip: str, port: int) -> Proc | None:
+        return self._by_addr.get((ip, int(port)))
+
+    def cfs_counters(self, namespace: str, pod: str, container: str) -> tuple[float, float, float]:
+        """Cumulative (periods, throttled periods, throttled seconds) of the container's cgroup."""
+        proc = self.procs.get((namespace, pod, container))
+        if proc is not None and self._alive(proc.inst):
+            q = proc.queue
+            return q.periods, q.throttled_periods, q.throttled_seconds
+        instance = self.runtime.instance(namespace, pod, container)
+        pod_obj = self.twin.store.peek("Pod", namespace, pod)
+        if instance is None or not instance.running or pod_obj is None:
+            return 0.0, 0.0, 0.0
+        spec = next((c for c in (pod_obj.get("spec") or {}).get("containers") or [] if c.get("name") == container), {})
+        if not get_path(spec, "resources", "limits", "cpu"):
+            return 0.0, 0.0, 0.0
+        return (self.twin.clock.now - instance.started_at) * 10.0, 0.0, 0.0
+
+    def entry_stats(self, window_s: float = 60.0, app: str | None = None) -> EntryStats:
+        """Success ratio and latency at the entry points over the last `window_s` seconds."""
+        since = self.twin.clock.now - window_s
+        ticks = [t for name in sorted(self.entry) if app is None or name == app
+                 for t in self.entry[name] if t.at > since]
+        requests = sum(t.rate for t in ticks) * self.twin.clock.tick
+        ok = sum(t.success for t in ticks) * self.twin.clock.tick
+        components = [c for t in ticks for c in t.components]
+        return EntryStats(requests=requests, success_ratio=ok / requests if requests > 0 else 1.0,
+                          p95_ms=quantile(components, 0.95), p50_ms=quantile(components, 0.5),
+                          rps=requests / window_s if window_s > 0 else 0.0)
+
+    def span_metrics(self) -> list[tuple[str, dict[str, str], float, str]]:
+        """Cumulative span-metric samples: (name, labels, value, type)."""
+        out: list[tuple[str, dict[str, str], float, str]] = []
+        for key in sorted(self.span_calls):
+            service, span, kind, status = key
+            labels = {"service_name": service, "span_name": span, "span_kind": kind, "status_code": status}
+            out.append(("traces_span_metrics_calls_total", labels, self.span_calls[key], "counter"))
+            hist = self.span_hist.get(key)
+            if hist is not None:
+                for le, value in zip(SPAN_BUCKETS_MS, hist, strict=False):
+                    out.append(("traces_span_metrics_duration_milliseconds_bucket", {**labels, "le": str(le)},
+                                value, "counter"))
+                out.append(("traces_span_metrics_duration_milliseconds_bucket", {**labels, "le": "+Inf"},
+                            self.span_calls[key], "counter"))
+                out.append(("traces_span_metrics_duration_milliseconds_sum", labels, self.span_sum[key],
+                            "counter"))
+                out.append(("traces_span_metrics_duration_milliseconds_count", labels, self.span_calls[key],
+                            "counter"))
+        return out
+
+    def app_metrics(self) -> list[tuple[str, dict[str, str], float, str]]:
+        """Per-process application metrics: (name, labels, value, type)."""
+        out: list[tuple[str, dict[str, str], float, str]] = []
+        for key in sorted(self.procs):
+            proc = self.procs[key]
+            if not self._alive(proc.inst):
+                continue
+            ns, pod, container = key
+            labels = {"namespace": ns, "pod": pod, "container": container, "service": proc.inst.spec.trace_name}
+            cost = self._mean_cost(proc)
+            out.append(("app_queue_depth", labels, proc.queue.backlog_ms / cost if cost else 0.0, "gauge"))
+            out.append(("app_inflight_requests", labels, proc.inflight, "gauge"))
+            out.append(("app_requests_total", labels, proc.requests_total, "counter"))
+            out.append(("app_request_errors_total", labels, proc.errors_total, "counter"))
+            out.append(("app_client_retries_total", labels, proc.retries_total, "counter"))
+            out.append(("app_cpu_utilisation_ratio", labels,
+                        proc.serve_result.utilisation if proc.serve_result else 0.0, "gauge"))
+            for (op, call_id), (_ok, hit) in sorted(proc.cond.items()):
+                out.append(("app_cache_hit_ratio", {**labels, "operation": op, "cache": call_id}, hit, "gauge"))
+        return out
+
+    # ================================================================ the tick
+    def reconcile(self) -> None:
+        now = self.twin.clock.now
+        dt = self.twin.clock.tick
+        self._refresh()
+        if not self.procs and not self.workloads:
+            return
+        self.store_rates = defaultdict(float)
+        self._store_cache.clear()
+        order = self._order()
+        demand: dict[tuple[str, str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        entry_flows = self._entry_demand(demand, now)
+        grants = self._allocate()
+        for key in order:
+            proc = self.procs[key]
+            self._serve(proc, demand.get(key, {}), grants.get(key, 1.0), dt)
+            self._emit_calls(proc, demand)
+        for key in reversed(order):
+            self._outcomes(self.procs[key], dt, now)
+        self._entry_outcomes(entry_flows, now, dt)
+        from sregym.twin.dataplane.exemplars import sample_exemplars
+
+        sample_exemplars(self, entry_flows, now)
+
+    # ---------------------------------------------------------------- bookkeeping
+    def _alive(self, inst: ProgramInstance) -> bool:
+        instance = self.runtime.instance(inst.namespace, inst.pod, inst.container)
+        return instance is not None and instance.running and instance.ctx is inst.ctx
+
+    def _refresh(self) -> None:
+        for key in [k for k, inst in self.instances.items() if not self._alive(inst)]:
+            del self.instances[key]
+            self.procs.pop(key, None)
+        self._by_addr.clear()
+        for key in sorted(self.procs):
+            proc = self.procs[key]
+            pod_rt = self.runtime.pod(key[0], key[1])
+            if pod_rt is None:
+                continue
+            proc.pod_ip, proc.node = pod_rt.ip, pod_rt.node
+            pod = self.twin.store.peek("Pod", key[0], key[1])
+            proc.pod_obj = pod
+            container = next((c for c in ((pod or {}).get("spec") or {}).get("containers") or []
+                              if c.get("name") == key[2]), {})
+            limit = get_path(container, "resources", "limits", "cpu")
+            request = get_path(container, "resources", "requests", "cpu") or limit
+            proc.limit = cpu_cores(limit) if limit else None
+            proc.request = cpu_cores(request) if request else 0.002
+            self._by_addr[(pod_rt.ip, proc.inst.port)] = proc
+
+    def _pod(self, proc: Proc) -> dict[str, Any] | None:
+        return proc.pod_obj
+
+    def _order(self) -> list[tuple[str, str, str]]:
+        """Callers before callees (DFS post-order over current routes; cycles broken by key).
+        Recomputed only when routing inputs or the set of processes changed."""
+        signature = (self.router.version, tuple((k, id(p.inst), p.pod_ip) for k, p in sorted(self.procs.items())))
+        if self._order_cache is not None and self._order_cache[0] == signature:
+            return self._order_cache[1]
+        order = self._compute_order()
+        self._order_cache = (signature, order)
+        return order
+
+    def _compute_order(self) -> list[tuple[str, str, str]]:
+        edges: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {}
+        for key in sorted(self.procs):
+            proc = self.procs[key]
+            pod = self._pod(proc)
+            targets: set[tuple[str, str, str]] = set()
+            for dep in proc.inst.deps.values():
+                if dep.kind not in ("grpc", "http"):
+                    continue
+                route = self.router.route(pod, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)
+                for leg in route.legs:
+                    if leg.result.ok:
+                        callee = self._by_addr.get((leg.result.dst_ip, leg.result.target_port))
+                        if callee is not None:
+                            targets.add(callee.inst.key)
+            edges[key] = sorted(targets)
+        seen: set[tuple[str, str, str]] = set()
+        post: list[tuple[str, str, str]] = []
+        for root in sorted(edges):
+            if root in seen:
+                continue
+            stack = [(root, iter(edges[root]))]
+            seen.add(root)
+            while stack:
+                node, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    stack.pop()
+                    post.append(node)
+                elif nxt not in seen and nxt in edges:
+                    seen.add(nxt)
+                    stack.append((nxt, iter(edges[nxt])))
+        post.reverse()
+        return post
+
+    def _allocate(self) -> dict[tuple[str, str, str], float]:
+        """CPU per process from last tick's demand: CFS shares (cpu requests) when a node is
+        contended (water-filling), otherwise whatever the others leave free; capped by limits."""
+        by_node: dict[str, list[Proc]] = defaultdict(list)
+        for key in sorted(self.procs):
+            by_node[self.procs[key].node].append(self.procs[key])
+        grants: dict[tuple[str, str, str], float] = {}
+        for node, procs in sorted(by_node.items()):
+            capacity = self._node_cores(node)
+            demand = {p.inst.key: min(max(p.demand_cores, 0.01), p.limit or capacity, capacity) for p in procs}
+            total = sum(demand.values())
+            if total <= capacity:
+                for p in procs:
+                    free = capacity - (total - demand[p.inst.key])
+                    grants[p.inst.key] = min(p.limit or free, free)
+                continue
+            remaining, open_set = capacity, {p.inst.key: max(p.request, 0.002) for p in procs}
+            granted: dict[tuple[str, str, str], float] = {}
+            while open_set and remaining > 1e-9:
+                weight = sum(open_set.values())
+                satisfied = [k for k, w in open_set.items() if demand[k] <= remaining * w / weight]
+                if not satisfied:
+                    for k, w in open_set.items():
+                        granted[k] = remaining * w / weight
+                    remaining = 0.0
+                    break
+                for k in satisfied:
+                    granted[k] = demand[k]
+                    remaining -= demand[k]
+                    del open_set[k]
+            for p in procs:
+                grants[p.inst.key] = max(granted.get(p.inst.key, 0.0), 0.01)
+        return grants
+
+    def _node_cores(self, node: str) -> float:
+        obj = self.twin.store.peek("Node", None, node)
+        value = get_path(obj or {}, "status", "allocatable", "cpu")
+        return cpu_cores(value) if value else 4.0
+
+    def _mean_cost(self, proc: Proc) -> float:
+        ops = proc.inst.spec.operations
+        if not ops:
+            return 1.0
+        total = sum(proc.arrivals.get(op.name, 0.0) for op in ops)
+        if total <= 0:
+            return sum(op.cpu_ms * op.weight for op in ops) / sum(op.weight for op in ops)
+        return sum(op.cpu_ms * proc.arrivals.get(op.name, 0.0) for op in ops) / total
+
+    # ---------------------------------------------------------------- demand
+    def _entry_demand(self, demand: dict[Any, dict[str, float]], now: float) -> list[dict[str, Any]]:
+        flows: list[dict[str, Any]] = []
+        for name in sorted(self.workloads):
+            workload = self.workloads[name]
+            rate = workload.rate(now)
+            runs, src = workload.source_pod(self.twin)
+            host, port = workload.spec.host_port
+            flow: dict[str, Any] = {"name": name, "rate": rate if runs else 0.0, "workload": workload, "legs": [],
+                                    "src": src}
+            if runs and rate > 0:
+                route = self.router.route(src, host, port, connect_timeout_ms=workload.spec.timeout_ms)
+                total_weight = sum(m.weight for m in workload.spec.mix)
+                for leg in route.legs:
+                    proc = self._by_addr.get((leg.result.dst_ip, leg.result.target_port)) if leg.result.ok else None
+                    flow["legs"].append((leg, proc))
+                    if proc is None:
+                        continue
+                    for mix in workload.spec.mix:
+                        op = _match_operation(proc, mix.operation, mix.method)
+                        share = rate * leg.fraction * (1.0 - leg.loss) * mix.weight / total_weight
+                        demand[proc.inst.key][op.name if op else mix.operation] += share
+            flows.append(flow)
+        return flows
+
+    def _serve(self, proc: Proc, arrivals: dict[str, float], granted: float, dt: float) -> None:
+        spec = proc.inst.spec
+        proc.arrivals = dict(arrivals)
+        costs = {op.name: op.cpu_ms for op in spec.operations}
+        work = sum(rate * costs.get(op, 1.0) for op, rate in arrivals.items()) * dt
+        cores = granted
+        chaos = self.twin.services.get("chaos")
+        if chaos is not None and hasattr(chaos, "stress"):
+            pod = self._pod(proc)
+            if pod is not None:
+                stress = chaos.stress(pod)
+                stress_cores = float(stress[0]) if stress else 0.0
+                if stress_cores > 0:
+                    cores = max(0.02, cores - stress_cores * (cores / max(cores + stress_cores, 1e-6)))
+        proc.cores = cores
+        proc.demand_cores = (proc.queue.backlog_ms + work) / (1000.0 * dt)
+        result = serve(proc.queue, work, cores, dt, limit=proc.limit, mean_cost_ms=self._mean_cost(proc),
+                       max_queue_s=spec.max_queue_seconds)
+        proc.serve_result = result
+        proc.cpu_used = result.cores_used
+        total_rate = sum(arrivals.values())
+        proc.served_rps = result.served_ms / max(self._mean_cost(proc), 1e-6) / dt if work > 0 else 0.0
+        proc.requests_total += proc.served_rps * dt
+        scale = proc.served_rps / total_rate if total_rate > 0 else 0.0
+        proc.served = {op: rate * scale for op, rate in arrivals.items()}
+        prev_latency = sum(r.mean * arrivals.get(op, 0.0) for op, r in proc.results.items()) / total_rate \
+            if total_rate > 0 else 0.0
+        cost = self._mean_cost(proc)
+        proc.inflight = proc.queue.backlog_ms / cost + total_rate * prev_latency / 1000.0 if cost else 0.0
+
+    def _emit_calls(self, proc: Proc, demand: dict[Any, dict[str, float]]) -> None:
+        pod = self._pod(proc)
+        for op in proc.inst.spec.operations:
+            served = proc.served.get(op.name, 0.0)
+            if served <= 0:
+                continue
+            for call in op.calls:
+                dep = proc.inst.deps.get(call.dependency)
+                if dep is None:
+                    continue
+                rate = served * call.probability * call.count * self._cond_prob(proc, op, call)
+                attempts = proc.attempts.get((call.dependency, call.operation), 1.0)
+                rate *= attempts
+                proc.retries_total += served * call.probability * call.count * max(0.0, attempts - 1.0) * \
+                    self.twin.clock.tick
+                if rate <= 0:
+                    continue
+                route = self.router.route(pod, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)
+                for leg in route.legs:
+                    if not leg.result.ok:
+                        continue
+                    share = rate * leg.fraction * (1.0 - leg.loss)
+                    callee = self._by_addr.get((leg.result.dst_ip, leg.result.target_port))
+                    if callee is not None and dep.kind in ("grpc", "http"):
+                        demand[callee.inst.key][call.operation] += share
+                    elif leg.result.dst_pod is not None:
+                        uid = leg.result.dst_pod["metadata"].get("uid", "")
+                        self.store_rates[uid] += share
+
+    def _cond_prob(self, proc: Proc, op: Operation, call: Call) -> float:
+        if call.when is None:
+            return 1.0
+        kind, _, ref = call.when.partition(":")
+        ok, hit = proc.cond.get((op.name, ref), (1.0, self._default_hit(proc, op, ref)))
+        if kind == "miss":
+            return (1.0 - ok) + ok * (1.0 - hit)
+        if kind == "hit":
+            return ok * hit
+        if kind == "error":
+            return 1.0 - ok
+        return ok
+
+    def _default_hit(self, proc: Proc, op: Operation, ref: str) -> float:
+        call = next((c for c in op.calls if c.id == ref), None)
+        dep = proc.inst.spec.dependency(call.dependency) if call else None
+        return dep.hit_ratio if dep else 0.0
+
+    # ---------------------------------------------------------------- outcomes
+    def _outcomes(self, proc: Proc, dt: float, now: float) -> None:
+        spec = proc.inst.spec
+        sr = proc.serve_result
+        wait = sr.wait_ms if sr else 0.0
+        drop = sr.drop_fraction if sr else 0.0
+        throttle = sr.throttle_ratio if sr else 0.0
+        limit = proc.limit or 1.0
+        penalty = throttle * 100.0 * max(0.0, 1.0 - min(limit, 1.0)) * 0.5
+        pod = self._pod(proc)
+        for op in spec.operations:
+            service = op.cpu_ms + penalty
+            result = OpResult(success=1.0 - drop, d=service * 0.6 + wait, m=service * 0.4 + 0.1)
+            if drop > 0:
+                result.error = "rpc error: code = ResourceExhausted desc = grpc: server overloaded" \
+                    if spec.protocol == "grpc" else "503 Service Unavailable"
+                result.error_class = "unavailable"
+            outcomes: dict[str, tuple[float, float]] = {}
+            par_d, par_m2 = 0.0, 0.0
+            seq_d, seq_m2 = 0.0, 0.0
+            worst = 0.0
+            arrivals = proc.arrivals.get(op.name, 0.0)
+            for call in op.calls:
+                dep = proc.inst.deps.get(call.dependency)
+                q = call.probability * self._cond_prob_now(proc, op, call, outcomes)
+                if dep is None:
+                    edge = EdgeResult(0.0, 0.1, 0.0, 1.0, error=f"missing address for {call.dependency}",
+                                      error_class="refused")
+                else:
+                    edge = self._edge(proc, pod, dep, call, arrivals * q * call.count)
+                if call.id:
+                    outcomes[call.id] = (edge.success, edge.hit_ratio)
+                proc.attempts[(call.dependency, call.operation)] = edge.attempts
+                s_call = edge.success ** call.count if call.count > 0 else 1.0
+                fail = q * (1.0 - s_call)
+                if not call.optional:
+                    result.success *= 1.0 - fail
+                    if fail > worst and edge.error:
+                        worst = fail
+                        result.error, result.error_class = edge.error, edge.error_class
+                if dep is not None and dep.kind in ("grpc", "http") and arrivals > 0:
+                    span = call.operation if dep.kind == "grpc" else f"HTTP GET {call.operation}"
+                    self._record_span(spec.trace_name, span, "SPAN_KIND_CLIENT",
+                                      arrivals * q * call.count * edge.attempts * dt,
+                                      OpResult(success=edge.success, d=edge.d, m=edge.m))
+                if fail > 0 and edge.error and arrivals > 0:
+                    self._log_error(proc, op, call, dep, edge.error, arrivals * fail, now)
+                d = q * call.count * edge.d
+                m2 = (q * call.count * edge.m) ** 2
+                if op.parallel:
+                    par_d, par_m2 = max(par_d, d), max(par_m2, m2)
+                else:
+                    seq_d, seq_m2 = seq_d + d, seq_m2 + m2
+            result.d += seq_d + par_d
+            result.m = math.sqrt(result.m ** 2 + seq_m2 + par_m2)
+            for call in op.calls:
+                if call.id and call.id in outcomes:
+                    proc.cond[(op.name, call.id)] = outcomes[call.id]
+            proc.results[op.name] = result
+            if arrivals > 0:
+                proc.errors_total += arrivals * (1.0 - result.success) * dt
+                self._record_span(spec.trace_name, _span_name(spec.protocol, op), "SPAN_KIND_SERVER",
+                                  arrivals * dt, result)
+
+    def _cond_prob_now(self, proc: Proc, op: Operation, call: Call, outcomes: dict[str, tuple[float, float]]) -> float:
+        if call.when is None:
+            return 1.0
+        kind, _, ref = call.when.partition(":")
+        ok, hit = outcomes.get(ref, proc.cond.get((op.name, ref), (1.0, self._default_hit(proc, op, ref))))
+        if kind == "miss":
+            return (1.0 - ok) + ok * (1.0 - hit)
+        if kind == "hit":
+            return ok * hit
+        if kind == "error":
+            return 1.0 - ok
+        return ok
+
+    def _edge(self, proc: Proc, pod: dict[str, Any] | None, dep: DependencyConfig, call: Call,
+              rate: float) -> EdgeResult:
+        """Outcome of calling `dep` once (with retries) from this process."""
+        timeout = dep.timeout_ms
+        route = self.router.route(pod, dep.host, dep.port, connect_timeout_ms=timeout)
+        p_ok = 0.0
+        ok_lat = 0.0
+        fail_parts: list[tuple[float, float, str, str]] = []  # (prob, latency, error, class)
+        tail = 0.0
+        hit = 0.0
+        for leg in route.legs:
+            f = leg.fraction
+            res = leg.result
+            if not res.ok:
+                fail_parts.append((f, min(res.latency_ms, timeout), _client_error(dep, call, res), res.error or ""))
+                continue
+            rtt = 2 * res.latency_ms
+            if leg.loss > 0:
+                # A lost segment costs a retransmission (RTO 200 ms+) or the SYN's 1 s.
+                rtt += leg.loss * 1000.0
+            if dep.kind in ("grpc", "http"):
+                callee = self._by_addr.get((res.dst_ip, res.target_port))
+                if callee is None:
+                    p_ok += f
+                    ok_lat += f * rtt
+                    continue
+                op_res = callee.results.get(call.operation)
+                if op_res is None:
+                    op = _match_operation(callee, call.operation, None)
+                    if op is None:
+                        fail_parts.append((f, rtt, _unimplemented(dep, call), "server_error"))
+                        continue
+                    op_res = callee.results.get(op.name) or OpResult()
+                d, m = op_res.d + rtt, op_res.m
+                p_late = exceed(d, m, timeout)
+                good = f * op_res.success * (1.0 - p_late)
+                p_ok += good
+                ok_lat += good * truncated_mean(d, m, timeout)
+                tail = max(tail, m)
+                if p_late > 0:
+                    fail_parts.append((f * p_late, timeout, _deadline(dep, call), "timeout"))
+                bad = f * (1.0 - op_res.success) * (1.0 - p_late)
+                if bad > 0:
+                    fail_parts.append((bad, min(op_res.mean, timeout), _propagate(dep, call, op_res),
+                                       op_res.error_class or "server_error"))
+            else:
+                outcome = self._store(proc, pod, dep, call, res, rate * f)
+                hit += f * (outcome.hit_ratio or 0.0)
+                lat = outcome.latency_ms + rtt
+                bad = outcome.error_ratio if outcome.error_ratio is not None else (0.0 if outcome.ok else 1.0)
+                bad = min(1.0, max(0.0, bad))
+                if bad > 0:
+                    fail_parts.append((f * bad, min(lat, timeout), outcome.error or "server error",
+                                       outcome.error_class or "server_error"))
+                if bad < 1.0:
+                    p_late = exceed(lat * 0.7, lat * 0.3, timeout)
+                    p_ok += f * (1.0 - bad) * (1.0 - p_late)
+                    ok_lat += f * (1.0 - bad) * (1.0 - p_late) * min(lat, timeout)
+                    if p_late > 0:
+                        fail_parts.append((f * (1.0 - bad) * p_late, timeout, _store_timeout(dep), "timeout"))
+        p_fail = sum(p for p, *_ in fail_parts)
+        p_retry = sum(p for p, _, _, cls in fail_parts if _retryable(dep, cls))
+        retries = dep.retries
+        if p_retry >= 1.0 - 1e-9:
+            attempts = retries + 1.0
+        else:
+            attempts = (1.0 - p_retry ** (retries + 1)) / (1.0 - p_retry)
+        success = min(1.0, p_ok * attempts)
+        fail_lat = sum(p * lat for p, lat, *_ in fail_parts) / p_fail if p_fail > 0 else 0.0
+        good_lat = ok_lat / p_ok if p_ok > 0 else 0.0
+        mean_lat = (attempts - 1.0) * (fail_lat + dep.backoff_ms) + \
+            (success * good_lat + (1.0 - success) * fail_lat)
+        error, cls = "", ""
+        if fail_parts:
+            worst = max(fail_parts, key=lambda part: part[0])
+            error, cls = worst[2], worst[3]
+        m = tail if success > 0 else 0.0
+        return EdgeResult(success=success, d=max(0.0, mean_lat - m * success), m=m * success, attempts=attempts,
+                          error=error, error_class=cls, hit_ratio=hit)
+
+    def _store(self, proc: Proc, pod: dict[str, Any] | None, dep: DependencyConfig, call: Call, res: ConnectResult,
+               rate: float) -> Any:
+        key = (proc.inst.key, dep.name, call.operation, call.collection, res.dst_ip)
+        cached = self._store_cache.get(key)
+        if cached is not None:
+            return cached
+        req = StoreRequest(kind=dep.kind, operation=call.operation, database=dep.database,
+                           collection=call.collection or "", username=dep.username, password=dep.password,
+                           auth_source=dep.auth_source, rate=rate, client=pod, client_app=proc.inst.spec.name)
+        outcome = ask(self.twin, res.dst_pod or {}, req, self._dep_hit(proc, dep.name))
+        self._store_cache[key] = outcome
+        if res.dst_pod is not None and not outcome.modelled:
+            # Without a store model, charge the store's CPU here (a model charges it itself).
+            uid = res.dst_pod["metadata"].get("uid", "")
+            self._store_cpu[uid] = (rate * outcome.latency_ms / 1000.0 * 0.5, self.twin.clock.now)
+        return outcome
+
+    def _dep_hit(self, proc: Proc, dep_name: str) -> float:
+        dep = proc.inst.spec.dependency(dep_name)
+        return dep.hit_ratio if dep else 0.0
+
+    # ---------------------------------------------------------------- entry + telemetry
+    def _entry_outcomes(self, flows: list[dict[str, Any]], now: float, dt: float) -> None:
+        for flow in flows:
+            workload: Workload = flow["workload"]
+            rate = flow["rate"]
+            timeout = workload.spec.timeout_ms
+            ok_rate = 0.0
+            components: list[tuple[float, float, float]] = []
+            total_weight = sum(m.weight for m in workload.spec.mix)
+            for leg, proc in flow["legs"]:
+                share = rate * leg.fraction
+                if proc is None:
+                    if leg.result.ok:  # a non-program server answered
+                        ok_rate += share
+                        components.append((share, leg.result.latency_ms * 2, 0.1))
+                    else:
+                        components.append((share, min(leg.result.latency_ms, timeout), 0.0))
+                    continue
+                for mix in workload.spec.mix:
+                    part = share * mix.weight / total_weight
+                    op = _match_operation(proc, mix.operation, mix.method)
+                    res = proc.results.get(op.name) if op else None
+                    if res is None:
+                        components.append((part, 1.0, 0.0))
+                        continue
+                    d = res.d + 2 * leg.result.latency_ms + leg.loss * 1000.0
+                    late = exceed(d, res.m, timeout)
+                    good = part * (1.0 - leg.loss * 0.0) * res.success * (1.0 - late)
+                    ok_rate += good
+                    components.append((part, d, res.m))
+            if not flow["legs"] and rate > 0:
+                components.append((rate, workload.spec.timeout_ms, 0.0))
+            ticks = self.entry[flow["name"]]
+            ticks.append(EntryTick(now, rate, ok_rate, components))
+            if len(ticks) > ENTRY_HISTORY_S / dt:
+                del ticks[: len(ticks) - int(ENTRY_HISTORY_S / dt)]
+
+    def _record_span(self, service: str, span: str, kind: str, count: float, res: OpResult) -> None:
+        if count <= 0:
+            return
+        ok_count = count * res.success
+        err_count = count - ok_count
+        for status, n, d, m in (("STATUS_CODE_UNSET", ok_count, res.d, res.m),
+                                ("STATUS_CODE_ERROR", err_count, res.d, res.m)):
+            if n <= 1e-9:
+                continue
+            key = (service, span, kind, status)
+            self.span_calls[key] += n
+            self.span_sum[key] += n * (d + m)
+            hist = self.span_hist.setdefault(key, [0.0] * len(SPAN_BUCKETS_MS))
+            for index, le in enumerate(SPAN_BUCKETS_MS):
+                hist[index] += n * cdf(d, m, le)
+
+    def _log_error(self, proc: Proc, op: Operation, call: Call, dep: DependencyConfig | None, error: str,
+                   rate: float, now: float) -> None:
+        """Error lines at the expected rate, at most `error_burst` identical ones per window."""
+        spec = proc.inst.spec
+        key = (proc.inst.key, error)
+        window = self._error_budget.get(key)
+        if window is None or now - window[0] >= spec.log.error_window_s:
+            suppressed = window[2] if window else 0.0
+            window = [now, 0.0, 0.0, 0.0]  # start, emitted, suppressed, carry
+            self._error_budget[key] = window
+            if suppressed >= 1:
+                self._write(proc, now, "warn", f"{int(suppressed)} similar errors suppressed in the last "
+                                               f"{int(spec.log.error_window_s)}s")
+        window[3] += rate * self.twin.clock.tick
+        lines = int(window[3])
+        window[3] -= lines
+        for _ in range(lines):
+            if window[1] < spec.log.error_burst:
+                window[1] += 1
+                template = (spec.dependency(call.dependency).error_log
+                            if spec.dependency(call.dependency) else "{error}")
+                message = render(template, {"error": error, "operation": call.operation,
+                                            "dependency": call.dependency, "caller_operation": op.name})
+                self._write(proc, now, "error", message)
+            else:
+                window[2] += 1
+
+    def _write(self, proc: Proc, now: float, level: str, message: str) -> None:
+        instance = self.runtime.instance(proc.inst.namespace, proc.inst.pod, proc.inst.container)
+        if instance is None:
+            return
+        spec = proc.inst.spec
+        text = format_log(spec.log.style, now, level, spec.log.handler_caller, message)
+        self.logs.append(instance.container_id, now, "stdout", text)
+
+    # ---------------------------------------------------------------- usage
+    def _usage(self, namespace: str, pod: str, container: str, instance: Any) -> tuple[float, float]:
+        proc = self.procs.get((namespace, pod, container))
+        if proc is not None and proc.inst.ctx is instance.ctx:
+            mem = proc.inst.spec.memory
+            uptime_min = max(0.0, self.twin.clock.now - proc.inst.started_at) / 60.0
+            extra = (mem.per_inflight_mib * proc.inflight + mem.per_rps_mib * proc.served_rps
+                     + proc.inst.leak_mib_per_min * uptime_min
+                     + proc.inst.leak_kib_per_request * proc.requests_total / 1024.0)
+            return proc.cpu_used, extra * MIB
+        if self._store_cpu:
+            runtime_pod = self.runtime.pod(namespace, pod)
+            if runtime_pod is not None:
+                cpu, at = self._store_cpu.get(runtime_pod.uid, (0.0, 0.0))
+                if cpu and self.twin.clock.now - at <= 2 * self.twin.clock.tick:
+                    return cpu, 0.0
+        return 0.0, 0.0
+
+
+# ------------------------------------------------------------------------------- error texts
+def _span_name(protocol: str, op: Operation) -> str:
+    return f"HTTP {op.method} {op.name}" if protocol == "http" else op.name
+
+
+def _match_operation(proc: Proc, name: str, method: str | None) -> Operation | None:
+    spec = proc.inst.spec
+    op = spec.operation(name, method)
+    if op is not None:
+        return op
+    if " " in name:  # "GET /hotels"
+        verb, _, path = name.partition(" ")
+        return spec.operation(path, verb)
+    path = urlsplit(name).path if "://" in name else name.split("?", 1)[0]
+    for candidate in spec.operations:
+        if candidate.name == path and (method is None or candidate.method == method):
+            return candidate
+    return None
+
+
+def _retryable(dep: DependencyConfig, cls: str) -> bool:
+    """Whether the caller's policy retries this class of failure (DNS errors surface as
+    Unavailable in gRPC and are retried like it)."""
+    if cls in ("nxdomain", "servfail", "no_route", "unreachable"):
+        cls = "unavailable"
+    return cls in dep.retry_on
+
+
+def _client_error(dep: DependencyConfig, call: Call, res: ConnectResult) -> str:
+    """The error text the calling program gets for a failed connection."""
+    if dep.kind == "grpc":
+        if res.error == "timeout" and res.stage != "dns":
+            return "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
+        return f'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: ' \
+               f'{res.message}"'
+    if dep.kind == "http":
+        url = f"http://{dep.host}:{dep.port}{dep.path}"
+        if res.error == "timeout" and res.stage != "dns":
+            return f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+        return f'Get "{url}": {res.message}'
+    if dep.kind == "mongodb":
+        if res.error in ("nxdomain", "servfail"):
+            return f"no reachable servers ({res.message})"
+        return f"server selection error: server selection timeout, current topology: {{ Type: Unknown, Servers: " \
+               f"[{{ Addr: {dep.host}:{dep.port}, Type: Unknown, Last error: {res.message} }}, ] }}"
+    if dep.kind == "memcached":
+        return "memcache: no servers configured or available" if res.error in ("nxdomain", "servfail") \
+            else res.message
+    return res.message
+
+
+def _deadline(dep: DependencyConfig, call: Call) -> str:
+    if dep.kind == "grpc":
+        return "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
+    url = f"http://{dep.host}:{dep.port}{dep.path}"
+    return f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+
+
+def _unimplemented(dep: DependencyConfig, call: Call) -> str:
+    if dep.kind == "grpc":
+        service, _, method = call.operation.strip("/").partition("/")
+        return f"rpc error: code = Unimplemented desc = unknown method {method} for service {service}"
+    return f"unexpected status 404 from http://{dep.host}:{dep.port}{call.operation}"
+
+
+def _propagate(dep: DependencyConfig, call: Call, res: OpResult) -> str:
+    if dep.kind == "grpc":
+        if res.error.startswith("rpc error:"):
+            return res.error
+        return f"rpc error: code = Unknown desc = {res.error or 'internal error'}"
+    return f"unexpected status 500 from http://{dep.host}:{dep.port}{call.operation}: {res.error}"
+
+
+def _store_timeout(dep: DependencyConfig) -> str:
+    if dep.kind == "mongodb":
+        return "context deadline exceeded"
+    return f"memcache: connect timeout to {dep.host}:{dep.port}" if dep.kind == "memcached" else "i/o timeout"
+
+
+def _trace_store() -> Any:
+    from sregym.twin.telemetry.traces import TraceStore
+
+    return TraceStore()
+
+
+__all__ = ["DataPlaneEngine", "EdgeResult", "EntryStats", "OpResult", "Proc"]

@@ -1,0 +1,126 @@
+"""One HTTP/1.1 request, as curl or wget would send it, routed into the destination's handler.
+
+The connection goes through the same pipeline as traffic (`connect.py`). What answers depends on
+what listens: a data-plane program with an HTTP protocol serves its operations (success drawn
+from the operation's current outcome in the fluid model, so an exec'd curl sees what the traffic
+sees; unknown paths get Go's `404 page not found`); a gRPC program closes the connection on the
+HTTP/1.1 preface (curl: "Empty reply from server"); other servers answer per their declared HTTP
+paths. HTTPChaos (`chaos.http`) can abort, delay or replace the response.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from sregym.twin.dataplane.connect import ConnectResult
+
+if TYPE_CHECKING:
+    from sregym.twin.dataplane.engine import DataPlaneEngine
+
+REASONS = {200: "OK", 201: "Created", 204: "No Content", 301: "Moved Permanently", 302: "Found",
+           400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+           405: "Method Not Allowed", 500: "Internal Server Error", 502: "Bad Gateway",
+           503: "Service Unavailable", 504: "Gateway Timeout"}
+
+
+@dataclass(frozen=True)
+class HttpResult:
+    """`error` is None for any HTTP response (even a 500), else one of the connection errors or
+    "empty_reply" (the server closed without answering), "reset", "timeout" (no response within
+    the client's time limit)."""
+
+    status: int = 0
+    body: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+    message: str = ""
+    latency_ms: float = 0.0
+    connect: ConnectResult | None = field(default=None, repr=False)
+
+    @property
+    def reason(self) -> str:
+        return REASONS.get(self.status, "")
+
+
+def http_request(engine: DataPlaneEngine, src_pod: dict[str, Any] | None, url: str, *, method: str = "GET",
+                 headers: dict[str, str] | None = None, body: str | None = None,
+                 timeout_ms: float = 10_000.0) -> HttpResult:
+    parts = urlsplit(url if "://" in url else "http://" + url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    path = parts.path or "/"
+    conn = engine.connect(src_pod, host, port, connect_timeout_ms=timeout_ms)
+    if not conn.ok:
+        return HttpResult(error=conn.error, message=conn.message, latency_ms=conn.latency_ms, connect=conn)
+    rtt = 2 * conn.latency_ms
+    if parts.scheme == "https":
+        return HttpResult(error="tls", latency_ms=rtt, connect=conn,
+                          message="error:0A00010B:SSL routines::wrong version number")
+    found = engine.runtime.listener(conn.dst_ip, conn.target_port or port)
+    chaos = engine.twin.services.get("chaos")
+    effect = chaos.http(conn.dst_pod, conn.target_port or port, method, path) \
+        if chaos is not None and conn.dst_pod is not None and hasattr(chaos, "http") else None
+    if effect is not None and getattr(effect, "abort", False):
+        return HttpResult(error="reset", latency_ms=rtt, connect=conn, message="Connection reset by peer")
+    delay = float(getattr(effect, "delay_ms", 0.0) or 0.0) if effect is not None else 0.0
+    proc = engine.proc_at(conn.dst_ip, conn.target_port or port)
+    date = _http_date(engine.twin.clock.now)
+    if proc is not None:
+        spec = proc.inst.spec
+        if spec.protocol != "http":
+            return HttpResult(error="empty_reply", latency_ms=rtt, connect=conn, message="Empty reply from server")
+        from sregym.twin.dataplane.engine import _match_operation
+
+        op = _match_operation(proc, path, method)
+        if op is None:
+            result = HttpResult(404, "404 page not found\n", {"Content-Type": "text/plain; charset=utf-8",
+                                                              "X-Content-Type-Options": "nosniff", "Date": date},
+                                latency_ms=rtt + 0.2, connect=conn)
+        else:
+            outcome = proc.results.get(op.name)
+            success = outcome.success if outcome else 1.0
+            latency = (outcome.mean if outcome else op.cpu_ms) + rtt + delay
+            if latency > timeout_ms:
+                return HttpResult(error="timeout", latency_ms=timeout_ms, connect=conn,
+                                  message=f"Operation timed out after {int(timeout_ms)} milliseconds with 0 bytes "
+                                          "received")
+            rng = engine.twin.rng.stream("dataplane-http")
+            if rng.random() < success:
+                payload = json.dumps({"operation": op.name, "service": spec.trace_name}) + "\n"
+                result = HttpResult(200, payload, {"Content-Type": "application/json", "Date": date},
+                                    latency_ms=latency, connect=conn)
+            else:
+                text = (outcome.error if outcome and outcome.error else "internal error") + "\n"
+                result = HttpResult(500, text, {"Content-Type": "text/plain; charset=utf-8",
+                                                "X-Content-Type-Options": "nosniff", "Date": date},
+                                    latency_ms=latency, connect=conn)
+    elif found is not None:
+        listen = found[2]
+        if listen.http_paths is None:
+            return HttpResult(error="empty_reply", latency_ms=rtt, connect=conn, message="Empty reply from server")
+        served = not listen.http_paths or path in listen.http_paths or any(
+            p.endswith("/") and path.startswith(p) for p in listen.http_paths)
+        result = HttpResult(200 if served else 404, "OK\n" if served else "404 page not found\n",
+                            {"Content-Type": "text/plain; charset=utf-8", "Date": date},
+                            latency_ms=rtt + 0.3 + delay, connect=conn)
+    else:
+        return HttpResult(error="refused", latency_ms=rtt, connect=conn, message=conn.message)
+    replace_code = getattr(effect, "replace_code", None) if effect is not None else None
+    if replace_code:
+        result = HttpResult(int(replace_code), result.body, result.headers, latency_ms=result.latency_ms,
+                            connect=conn)
+    headers_out = dict(result.headers)
+    headers_out["Content-Length"] = str(len(result.body.encode()))
+    return HttpResult(result.status, result.body, headers_out, None, "", result.latency_ms, conn)
+
+
+def _http_date(now: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(now, tz=UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")
+
+
+__all__ = ["REASONS", "HttpResult", "http_request"]

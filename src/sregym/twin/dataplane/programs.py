@@ -1,0 +1,257 @@
+"""Running a `ProgramSpec` inside a container: the shell command the kubelet starts.
+
+`program_command(name)` is a shell command (a generator yielding `Output`/`Usage`/`Sleep`/
+`Listen` effects) that behaves like the binary: it reads its settings from the container's argv,
+env and mounted files at start, prints its startup log lines, exits with a realistic message and
+code when a required setting is missing or a startup dependency is unreachable, listens on its
+port, and attaches itself to the data plane (`ProgramInstance`) so the engine routes traffic to it
+until the process dies. `bind_image(...)` registers an image whose binaries are programs, so the
+binary named in a container's `command:` decides what runs — a `profile` container running the
+`geo` binary really behaves like geo.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+from sregym.twin.dataplane.logformat import format_log
+from sregym.twin.dataplane.spec import (
+    DEFAULT_PORTS,
+    Dependency,
+    Knob,
+    ProgramSpec,
+    Setting,
+    get_program,
+    parse_duration_ms,
+)
+from sregym.twin.images import ImageSpec, register_image
+from sregym.twin.shell import FOREVER, CommandFn, Invocation, Listen, Program, Sleep, Usage
+
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class DependencyConfig:
+    """A dependency as this process resolved it at start."""
+
+    name: str
+    kind: str
+    host: str
+    port: int
+    timeout_ms: float
+    retries: int
+    backoff_ms: float
+    database: str = ""
+    username: str | None = None
+    password: str | None = None
+    auth_source: str = ""
+    path: str = ""  # HTTP base path
+    address: str = ""  # as written in the config, for log lines
+    retry_on: tuple[str, ...] = ()
+
+
+@dataclass
+class ProgramInstance:
+    """One running process of a program (attached to the data plane while it serves)."""
+
+    spec: ProgramSpec
+    namespace: str
+    pod: str
+    container: str
+    ctx: Any  # the container's ShellContext (identity check against the runtime's instance)
+    port: int
+    deps: dict[str, DependencyConfig]
+    started_at: float
+    leak_mib_per_min: float = 0.0
+    leak_kib_per_request: float = 0.0
+    settings: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.namespace, self.pod, self.container)
+
+
+def read_setting(setting: Setting, call: Invocation, spec: ProgramSpec) -> str | None:
+    return setting.read(call.argv, call.ctx.env, call.ctx.files, spec.config_file)
+
+
+def knob_value(knob: Knob, call: Invocation, spec: ProgramSpec) -> float:
+    if isinstance(knob, (int, float)):
+        return float(knob)
+    text = read_setting(knob, call, spec)
+    try:
+        return float(text) if text is not None else 0.0
+    except ValueError:
+        return 0.0
+
+
+_URI = re.compile(r"^(?P<scheme>[a-z+]+)://(?:(?P<user>[^:@/]*)(?::(?P<password>[^@/]*))?@)?"
+                  r"(?P<host>[^:/?]+)(?::(?P<port>\d+))?(?P<path>/[^?]*)?(?:\?(?P<query>.*))?$")
+
+
+def resolve_dependency(dep: Dependency, call: Invocation, spec: ProgramSpec) -> DependencyConfig | None:
+    """Address, credentials and policy of a dependency from the process's settings."""
+    address = read_setting(dep.address, call, spec)
+    if not address:
+        return None
+    host, port, user, password, database, auth_source, path = address, 0, None, None, "", "", ""
+    match = _URI.match(address)
+    if match:
+        host = match.group("host")
+        port = int(match.group("port") or 0)
+        user = unquote(match.group("user")) if match.group("user") else None
+        password = unquote(match.group("password")) if match.group("password") else None
+        path = match.group("path") or ""
+        if dep.kind == "mongodb":
+            database = path.strip("/")
+            for part in (match.group("query") or "").split("&"):
+                key, _, value = part.partition("=")
+                if key == "authSource":
+                    auth_source = value
+    elif ":" in address:
+        host, _, port_text = address.rpartition(":")
+        port = int(port_text) if port_text.isdigit() else 0
+    if not port and dep.port is not None:
+        text = read_setting(dep.port, call, spec)
+        port = int(text) if text and text.isdigit() else 0
+    if not port:
+        port = DEFAULT_PORTS.get(dep.kind, 80)
+    if dep.database is not None:
+        database = read_setting(dep.database, call, spec) or database
+    if dep.username is not None:
+        user = read_setting(dep.username, call, spec) or user
+    if dep.password is not None:
+        password = read_setting(dep.password, call, spec) or password
+    if dep.auth_source is not None:
+        auth_source = read_setting(dep.auth_source, call, spec) or auth_source
+    if user and not auth_source:
+        auth_source = "admin"
+    policy = dep.policy
+    timeout = parse_duration_ms(read_setting(policy.timeout, call, spec), policy.timeout_unit)
+    retries_text = read_setting(policy.retries, call, spec) or "0"
+    backoff = parse_duration_ms(read_setting(policy.backoff, call, spec), policy.timeout_unit)
+    try:
+        retries = max(0, int(float(retries_text)))
+    except ValueError:
+        retries = 0
+    return DependencyConfig(name=dep.name, kind=dep.kind, host=host, port=port,
+                            timeout_ms=timeout if timeout and timeout > 0 else 1000.0, retries=retries,
+                            backoff_ms=backoff or 0.0, database=database, username=user, password=password,
+                            auth_source=auth_source, path=path, address=address,
+                            retry_on=tuple(policy.retry_on))
+
+
+class _Fields(dict):  # type: ignore[type-arg]
+    """Template fields; unknown names stay as written instead of raising."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def render(template: str, fields: dict[str, Any]) -> str:
+    try:
+        return template.format_map(_Fields(fields))
+    except (IndexError, ValueError, AttributeError, KeyError):
+        return template
+
+
+def program_command(name: str) -> CommandFn:
+    """The shell command running the registered program `name` (looked up at start, so a program
+    registered after the image still runs)."""
+
+    def run(call: Invocation) -> Program:
+        spec = get_program(name)
+        if spec is None:
+            call.error(f"exec {name}: program behaviour not registered")
+            return 127
+        return (yield from _run_program(spec, call))
+
+    run.__name__ = f"program_{name}"
+    return run
+
+
+def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
+    ctx = call.ctx
+    twin = ctx.twin
+    style, main_caller = spec.log.style, spec.log.main_caller
+
+    def log(level: str, message: str) -> None:
+        call.write(format_log(style, call.now, level, main_caller, message) + "\n")
+
+    settings = {key: read_setting(value, call, spec) or "" for key, value in sorted(spec.settings.items())}
+    port_text = read_setting(spec.port, call, spec)
+    addresses = {d.name: read_setting(d.address, call, spec) or "" for d in spec.dependencies}
+    fields = {"name": spec.name, "port": port_text or "", "addr": addresses, "setting": settings}
+    for line in spec.startup.logs:
+        log("info", render(line, fields))
+    for required in spec.startup.required:
+        if read_setting(required.setting, call, spec) is None:
+            log("fatal", render(required.message, fields))
+            return required.exit_code
+    if not port_text or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        log("fatal", f"listen tcp: address {port_text or ''}: invalid port" if port_text
+            else "listen tcp: missing port in address")
+        return 1
+    port = int(port_text)
+    deps: dict[str, DependencyConfig] = {}
+    for dep in spec.dependencies:
+        resolved = resolve_dependency(dep, call, spec)
+        if resolved is not None:
+            deps[dep.name] = resolved
+    yield Usage(memory_bytes=int(spec.memory.base_mib * MIB), cpu_cores=spec.idle_cpu_cores)
+    if spec.startup.seconds > 0:
+        yield Sleep(spec.startup.seconds)
+    dataplane = twin.services.get("dataplane") if twin is not None else None
+    for dep in spec.dependencies:
+        if not dep.startup_check:
+            continue
+        resolved = deps.get(dep.name)
+        if resolved is None:
+            error = f"no address configured for {dep.name}"
+        elif dataplane is None:
+            continue
+        else:
+            result = dataplane.connect(ctx.pod, resolved.host, resolved.port,
+                                       connect_timeout_ms=resolved.timeout_ms)
+            if result.ok:
+                continue
+            error = result.message
+            if result.error in ("timeout",) and result.latency_ms > 0:
+                yield Sleep(min(result.latency_ms, 30_000) / 1000.0)
+        call.write(render(dep.startup_failure_log, {**fields, "error": error}) + "\n")
+        return dep.startup_failure_exit_code
+    paths: tuple[str, ...] | None = spec.http_paths if spec.protocol == "http" else None
+    yield Listen(port, "TCP", http_paths=paths, grpc_health=spec.grpc_health)
+    instance = ProgramInstance(
+        spec=spec, namespace=((ctx.pod or {}).get("metadata") or {}).get("namespace", "default"),
+        pod=((ctx.pod or {}).get("metadata") or {}).get("name", ""), container=ctx.container, ctx=ctx,
+        port=port, deps=deps, started_at=call.now,
+        leak_mib_per_min=knob_value(spec.memory.leak_mib_per_min, call, spec),
+        leak_kib_per_request=knob_value(spec.memory.leak_kib_per_request, call, spec), settings=settings)
+    if dataplane is not None:
+        dataplane.attach(instance)
+    for line in spec.startup.ready_logs:
+        log("info", render(line, fields))
+    try:
+        yield Sleep(FOREVER)
+    finally:
+        if dataplane is not None:
+            dataplane.detach(instance)
+    return 0
+
+
+def bind_image(repository: str, tags: Iterable[str], binaries: Iterable[str], *, cmd: tuple[str, ...] = (),
+               entrypoint: tuple[str, ...] = (), size_mb: float = 40.0, shell: str = "dash",
+               description: str = "") -> ImageSpec:
+    """Register (or extend) a catalogue image whose binaries run registered programs."""
+    commands = {name: program_command(name) for name in binaries}
+    return register_image(ImageSpec(repository, tuple(tags), size_mb=size_mb, description=description,
+                                    cmd=cmd, entrypoint=entrypoint, shell=shell, commands=commands))
+
+
+__all__ = ["DependencyConfig", "ProgramInstance", "bind_image", "program_command", "render",
+           "resolve_dependency"]

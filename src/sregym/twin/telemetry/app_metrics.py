@@ -1,0 +1,87 @@
+"""Application metrics: what each application process exposes on its own /metrics endpoint.
+
+The data plane reports per-process figures (`twin.services["dataplane"].app_metrics()`: rows of
+(name, labels, value, type) with `namespace`, `pod`, `container`, `service` labels — queue
+depth, in-flight requests, request/error/retry counters, cache hit ratios ...). Prometheus would
+scrape each pod as its own target through a ServiceMonitor on the app's Service, so each pod is a
+target here: `job` = the service, `instance` = `<pod IP>:<first container port>`, and its series
+go stale when the pod goes away. Metric metadata (TYPE) is registered on first sight.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sregym.twin.telemetry.scrape import Batch, Family, Target
+from sregym.twin.telemetry.span_metrics import RefCache, rows_of
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
+
+HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
+
+
+class AppMetrics:
+    """One scrape target per application pod reporting metrics."""
+
+    families: tuple[Family, ...] = ()
+
+    def __init__(self, twin: Twin) -> None:
+        self.twin = twin
+        self._pod_kind = twin.store.kind("Pod")
+        self._targets: dict[tuple[str, str], tuple[str, Target, RefCache]] = {}
+        self._known_types: dict[str, str] = {}
+
+    def collect(self, now: float) -> list[Batch]:
+        rows = rows_of(self.twin.services.get("dataplane"), "app_metrics")
+        batches: dict[tuple[str, str], Batch] = {}
+        for row in rows:
+            name, labels, value = row[0], row[1], row[2]
+            self._register(name, row[3] if len(row) > 3 else "untyped")
+            ns, pod = labels.get("namespace", ""), labels.get("pod", "")
+            batch = batches.get((ns, pod))
+            if batch is None:
+                found = self._target(ns, pod, labels)
+                if found is None:
+                    continue
+                batch = Batch(found[1])
+                batches[(ns, pod)] = batch
+            cache = self._targets[(ns, pod)][2]
+            batch.add_ref(cache.ref(batch, name, labels), float(value))
+        # Forget targets of pods that stopped reporting (their series go stale via the scraper).
+        self._targets = {k: v for k, v in self._targets.items() if k in batches}
+        return [batches[k] for k in sorted(batches)]
+
+    def _target(self, ns: str, pod: str, labels: dict[str, str]) -> tuple[str, Target, RefCache] | None:
+        obj = self.twin.store.peek(self._pod_kind, ns, pod)
+        uid = ((obj or {}).get("metadata") or {}).get("uid", "")
+        known = self._targets.get((ns, pod))
+        if known is not None and known[0] == uid:
+            return known
+        if obj is None:
+            return None
+        ip = (obj.get("status") or {}).get("podIP", "")
+        port = next((p.get("containerPort") for c in (obj.get("spec") or {}).get("containers") or []
+                     for p in c.get("ports") or [] if p.get("containerPort")), 8080)
+        service = labels.get("service") or labels.get("container") or pod
+        instance = f"{ip}:{port}"
+        target = Target(service, instance, {"job": service, "instance": instance, "namespace": ns, "pod": pod,
+                                            "service": service, "endpoint": "metrics"})
+        entry = (uid, target, RefCache())
+        self._targets[(ns, pod)] = entry
+        return entry
+
+    def _register(self, name: str, kind: str) -> None:
+        if name in self._known_types:
+            return
+        self._known_types[name] = kind
+        tsdb: Any = self.twin.services.get("tsdb")
+        if tsdb is None:
+            return
+        family, metric_type = name, kind if kind in ("counter", "gauge", "histogram", "summary") else "unknown"
+        if kind == "histogram":
+            for suffix in HISTOGRAM_SUFFIXES:
+                if name.endswith(suffix):
+                    family = name[: -len(suffix)]
+        if family not in tsdb.metadata:
+            tsdb.set_metadata(family, metric_type, "")

@@ -1,0 +1,92 @@
+"""Span metrics: the OpenTelemetry Collector's `spanmetrics` connector, scraped by Prometheus.
+
+The data plane counts every request it serves per (service, span name, span kind, status code)
+and keeps a latency histogram (`twin.services["dataplane"].span_metrics()`, cumulative rows of
+(name, labels, value, type)). The collector exposes them on its Prometheus exporter, which the
+monitoring stack scrapes as one target, so RED queries work unchanged:
+
+    sum by (service_name) (rate(traces_span_metrics_calls_total{status_code="STATUS_CODE_ERROR"}[5m]))
+    histogram_quantile(0.95, sum by (le, service_name)
+        (rate(traces_span_metrics_duration_milliseconds_bucket{span_kind="SPAN_KIND_SERVER"}[5m])))
+
+Until the data plane exists (or while it reports nothing) the target is up with no span series.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from sregym.twin.telemetry.scrape import MONITORING_NAMESPACE, Batch, Family, SeriesRef, Target
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
+
+JOB = "opentelemetry-collector"
+SERVICE = "opentelemetry-collector"
+POD_NAME = "opentelemetry-collector-7c9d8f6b5d-q4wzt"
+POD_IP = "10.244.2.253"
+PORT = 8889
+
+Row = tuple[str, dict[str, str], float] | tuple[str, dict[str, str], float, str]
+
+
+def collector_target() -> Target:
+    instance = f"{POD_IP}:{PORT}"
+    return Target(JOB, instance, {"job": JOB, "instance": instance, "namespace": MONITORING_NAMESPACE,
+                                  "pod": POD_NAME, "service": SERVICE, "endpoint": "prometheus",
+                                  "container": "otc-container"}, honor_labels=False)
+
+
+def rows_of(provider: Any, method: str) -> list[Row]:
+    """The rows an optional data-plane method returns ([] when it is absent or fails)."""
+    fn = getattr(provider, method, None) if provider is not None else None
+    if fn is None:
+        return []
+    try:
+        rows = fn()
+    except Exception:  # a half-initialised data plane must not break the scrape
+        return []
+    return list(rows) if isinstance(rows, Iterable) else []
+
+
+class RefCache:
+    """Series refs per (metric name, labels) of one target, so repeated rows are cheap."""
+
+    def __init__(self) -> None:
+        self._keys: dict[tuple[str, tuple[tuple[str, str], ...]], SeriesRef] = {}
+        self._for: tuple[str, str, str] | None = None
+
+    def ref(self, batch: Batch, name: str, labels: dict[str, str]) -> SeriesRef:
+        if self._for != batch.target.id:
+            self._keys.clear()
+            self._for = batch.target.id
+        ident = (name, tuple(labels.items()))
+        ref = self._keys.get(ident)
+        if ref is None:
+            ref = batch.ref(name, labels)
+            self._keys[ident] = ref
+        return ref
+
+
+class SpanMetrics:
+    """The collector's Prometheus exporter target."""
+
+    def __init__(self, twin: Twin) -> None:
+        self.twin = twin
+        self.families = FAMILIES
+        self.target = collector_target()
+        self._keys = RefCache()
+
+    def collect(self, now: float) -> list[Batch]:
+        batch = Batch(self.target)
+        for row in rows_of(self.twin.services.get("dataplane"), "span_metrics"):
+            name, labels, value = row[0], row[1], row[2]
+            batch.add_ref(self._keys.ref(batch, name, labels), float(value))
+        return [batch]
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("traces_span_metrics_calls_total", "counter", ""),
+    Family("traces_span_metrics_duration_milliseconds", "histogram", ""),
+)

@@ -1,0 +1,120 @@
+"""Hotel Reservation acceptance: healthy baseline and failure signatures.
+
+Tests that need the data plane (D1: `twin.services["dataplane"]`) are written against its
+documented interface (`entry_stats`, `connect`, `span_metrics`) and run as it lands.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+import sregym.twin.userland  # noqa: F401 - registers mongosh
+from sregym.apps import APPS, deploy_app, get_app
+from sregym.twin.datastores import MongoServer, datastore_for
+from sregym.twin.runtime import runtime_of
+from sregym.twin.shell import run_once
+from sregym.twin.twin import Twin
+
+NS = "hotel-reservation"
+SERVICES = ("frontend", "search", "geo", "profile", "rate", "recommendation", "reservation", "user")
+
+
+@pytest.fixture(scope="module")
+def healthy() -> Twin:
+    twin = Twin(seed=42)
+    deploy_app(twin, "hotel-reservation")
+    twin.advance(300)
+    return twin
+
+
+def _pod(twin: Twin, service: str) -> dict[str, Any]:
+    pods = twin.list("pods", NS, label_selector=f"io.kompose.service={service}")
+    return next(p for p in pods if not p["metadata"].get("deletionTimestamp"))
+
+
+def test_registered_with_faithful_manifests() -> None:
+    spec = get_app("hotel-reservation")
+    assert "hotel-reservation" in APPS.names()
+    docs = [d for d in yaml.safe_load_all(spec.manifests()) if d]
+    names = {(d["kind"], d["metadata"]["name"]) for d in docs}
+    for svc in SERVICES:
+        assert ("Deployment", svc) in names and ("Service", svc) in names
+        assert ("ConfigMap", f"{svc}-config") in names
+    for db in ("geo", "profile", "rate", "recommendation", "reservation", "user"):
+        assert ("PersistentVolumeClaim", f"{db}-pvc") in names
+        assert ("Secret", f"mongodb-{db}-credentials") in names
+        assert ("ConfigMap", f"mongo-{db}-script") in names
+    for cache in ("memcached-profile", "memcached-rate", "memcached-reserve"):
+        assert ("Deployment", cache) in names
+    geo = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "geo")
+    assert geo["spec"]["template"]["metadata"]["labels"] == {"io.kompose.service": "geo"}
+    assert geo["spec"]["template"]["spec"]["containers"][0]["command"] == ["geo"]
+    loadgen = [d for d in docs if d["metadata"].get("namespace") == "sregym-system"]
+    assert any(d["kind"] == "Deployment" for d in loadgen)
+    assert sum(m.weight for m in spec.workload.mix) == pytest.approx(1.0)
+    assert spec.workload.rate == 100
+
+
+def test_baseline_all_pods_ready_and_databases_initialised(healthy: Twin) -> None:
+    pods = healthy.list("pods", NS)
+    assert len(pods) == 19
+    for pod in pods:
+        statuses = pod["status"].get("containerStatuses") or []
+        assert statuses and all(s["ready"] and s["restartCount"] == 0 for s in statuses), pod["metadata"]["name"]
+    store = datastore_for(healthy, _pod(healthy, "mongodb-geo"))
+    assert isinstance(store, MongoServer) and store.auth
+    assert ("readWrite", "geo-db") in store.mongo_state.users[("admin", "admin")].roles
+    assert "Successfully registered in consul" in healthy.logs(NS, _pod(healthy, "geo")["metadata"]["name"])
+
+
+def test_baseline_slo_and_usage(healthy: Twin) -> None:
+    dataplane = healthy.services["dataplane"]
+    stats = dataplane.entry_stats(60)
+    slo = get_app("hotel-reservation").slo
+    assert stats["success_ratio"] >= slo.success_ratio
+    assert stats["p95_ms"] <= slo.p95_latency_ms
+    runtime = runtime_of(healthy)
+    for pod in healthy.list("pods", NS):
+        for name, (cpu, memory) in runtime.pod_usage(NS, pod["metadata"]["name"]).items():
+            assert cpu > 0 and memory > 0, (pod["metadata"]["name"], name)
+
+
+def test_revoking_geo_role_with_mongosh_makes_geo_fail() -> None:
+    twin = Twin(seed=7)
+    deploy_app(twin, "hotel-reservation")
+    twin.advance(120)
+    pod = _pod(twin, "mongodb-geo")
+    ctx = runtime_of(twin).shell_context(NS, pod["metadata"]["name"], "hotel-reserv-geo-mongo")
+    assert ctx is not None
+    result = run_once(ctx, ["mongosh", "admin", "-u", "root", "-p", "root", "--quiet", "--eval",
+                            "db.revokeRolesFromUser('admin', [{role: 'readWrite', db: 'geo-db'}])"])
+    assert result.stdout.strip() == "{ ok: 1 }"
+    twin.advance(60)
+    geo_logs = twin.logs(NS, _pod(twin, "geo")["metadata"]["name"])
+    assert "not authorized on geo-db to execute command" in geo_logs
+    stats = twin.services["dataplane"].entry_stats(30)
+    assert stats["success_ratio"] < 0.5
+
+
+def test_wrong_mongo_credentials_are_logged_by_the_client_service() -> None:
+    twin = Twin(seed=8)
+    deploy_app(twin, "hotel-reservation")
+    twin.advance(60)
+    twin.patch("secrets", NS, "mongodb-rate-credentials", {"stringData": {"password": "wrong"}})
+    twin.delete("pods", NS, _pod(twin, "rate")["metadata"]["name"])
+    twin.advance(90)
+    logs = twin.logs(NS, _pod(twin, "rate")["metadata"]["name"])
+    assert "Authentication failed." in logs
+
+
+def test_same_seed_same_logs() -> None:
+    def run() -> str:
+        twin = Twin(seed=3)
+        deploy_app(twin, "hotel-reservation")
+        twin.advance(90)
+        return "\n".join(twin.logs(NS, p["metadata"]["name"]) for p in twin.list("pods", NS))
+
+    assert run() == run()

@@ -1,0 +1,34 @@
+"""Chaos Mesh resources exist for the admin credential and are invisible to the agent's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import chaos
+
+
+def test_chaos_crs_hidden_from_agent(kube: Any) -> None:
+    from sregym.twin.chaos import install_chaos_mesh
+
+    kube.call(install_chaos_mesh, kube.twin)
+    manifest = chaos("NetworkChaos", "hidden-delay", {
+        "action": "delay", "mode": "all", "selector": {"namespaces": ["kube-system"],
+                                                       "labelSelectors": {"k8s-app": "kube-dns"}},
+        "delay": {"latency": "50ms"}})
+    import json
+
+    kube.ok("apply", "-f", "-", user="admin", input=json.dumps(manifest))
+    kube.advance(2)
+    admin = kube.ok("get", "networkchaos", "-n", "chaos-mesh", "-o", "json", user="admin")
+    items = json.loads(admin)["items"]
+    assert [i["metadata"]["name"] for i in items] == ["hidden-delay"]
+    assert items[0]["status"]["experiment"]["desiredPhase"] == "Run"
+    denied = kube.kubectl("get", "networkchaos", "-n", "chaos-mesh", user="agent")
+    assert denied.returncode != 0
+    assert "hidden-delay" not in denied.stdout + denied.stderr
+    pods = kube.kubectl("get", "pods", "-n", "chaos-mesh", user="agent")
+    assert pods.returncode != 0 and "chaos-controller-manager" not in pods.stdout
+    all_ns = kube.ok("get", "pods", "-A", user="agent")
+    assert "chaos-daemon" not in all_ns and "chaos-mesh" not in all_ns
+    resources = kube.ok("api-resources", user="agent")
+    assert "chaos-mesh.org" not in resources
