@@ -304,6 +304,18 @@ class Defaulting(AdmissionPlugin):
     def _secret(self, op: Operation, obj: dict[str, Any]) -> None:
         if not obj.get("type"):
             obj["type"] = "Opaque"
+        # The API server folds write-only `stringData` into `data` (base64), stringData winning.
+        string_data = obj.get("stringData")
+        data = obj.get("data") if obj.get("data") is not None else {}
+        if isinstance(string_data, dict) and isinstance(data, dict) and \
+                all(isinstance(v, str) for v in string_data.values()):
+            import base64
+
+            merged = dict(data)
+            for key, value in string_data.items():
+                merged[key] = base64.b64encode(value.encode()).decode()
+            obj["data"] = merged
+            del obj["stringData"]
 
     # -- apps/v1
     def _deployment(self, op: Operation, obj: dict[str, Any]) -> None:
