@@ -270,19 +270,20 @@ def getent(call: Invocation) -> int:
 
 
 # ====================================================================================== ping
-def _icmp_target(call: Invocation, ip: str) -> tuple[bool, float, int]:
-    """(answers?, rtt ms, ttl) for an echo request from this container to ip."""
+def _icmp_target(call: Invocation, ip: str) -> tuple[bool, float, int, float, float]:
+    """(answers?, base rtt ms, ttl, netem delay ms, netem jitter ms) for an echo request from this
+    container to ip. The base round trip varies per packet; a netem delay is a floor on top."""
     twin, src = call.ctx.twin, call.ctx.pod
     if ip.startswith("127."):
-        return True, 0.03, 64
+        return True, 0.03, 64, 0.0, 0.0
     src_ip = str(get_path(src, "status", "podIP", default="") or "")
     src_node = str(get_path(src, "spec", "nodeName", default="") or "")
     if ip == src_ip:
-        return True, 0.03, 64
+        return True, 0.03, 64, 0.0, 0.0
     for node in twin.store.scan("Node"):
         for address in get_path(node, "status", "addresses", default=None) or []:
             if address.get("address") == ip:
-                return True, 0.06 if node["metadata"]["name"] == src_node else 0.15, 64
+                return True, 0.06 if node["metadata"]["name"] == src_node else 0.15, 64, 0.0, 0.0
     dst = None
     for pod in twin.store.scan("Pod"):
         if get_path(pod, "status", "podIP") == ip and not get_path(pod, "spec", "hostNetwork", default=False) \
@@ -290,21 +291,22 @@ def _icmp_target(call: Invocation, ip: str) -> tuple[bool, float, int]:
             dst = pod
             break
     if dst is None:
-        return False, 0.0, 0  # ClusterIPs (iptables mode) and unknown addresses do not answer
+        return False, 0.0, 0, 0.0, 0.0  # ClusterIPs (iptables mode) and unknown addresses do not answer
     from sregym.twin.dataplane.netpolicy import allowed
 
     if not allowed(twin, src, src_ip, dst, 0, "ICMP"):
-        return False, 0.0, 0
-    extra = 0.0
+        return False, 0.0, 0, 0.0, 0.0
+    delay = jitter = 0.0
     chaos = twin.services.get("chaos")
     if chaos is not None and src is not None and hasattr(chaos, "network"):
         effect = chaos.network(src, dst)
         if effect is not None:
             if getattr(effect, "partition", False) or float(getattr(effect, "loss", 0) or 0) >= 1.0:
-                return False, 0.0, 0
-            extra = float(getattr(effect, "delay_ms", 0.0) or 0.0)
+                return False, 0.0, 0, 0.0, 0.0
+            delay = float(getattr(effect, "delay_ms", 0.0) or 0.0)
+            jitter = float(getattr(effect, "jitter_ms", 0.0) or 0.0)
     same = get_path(dst, "spec", "nodeName") == src_node
-    return True, (0.07 if same else 0.22) + extra, 63 if same else 62
+    return True, 0.07 if same else 0.22, 63 if same else 62, delay, jitter
 
 
 def _number(text: str, default: float) -> float:
@@ -361,11 +363,13 @@ def ping(call: Invocation) -> Program:
         count = int(deadline / interval) if deadline else 3600
     replies, rtts = 0, []
     rng = call.ctx.twin.rng.stream("userland.ping")
-    answers, base_rtt, ttl = _icmp_target(call, ip)
+    answers, base_rtt, ttl, delay, jitter = _icmp_target(call, ip)
     call.write(f"PING {shown} ({ip}): 56 data bytes\n" if bb else f"PING {shown} ({ip}) 56(84) bytes of data.\n")
     for seq in range(count):
         if answers:
-            rtt = round(base_rtt * (0.8 + 0.4 * rng.random()), 3)
+            # netem adds its delay (± jitter, never below zero) on top of the varying base RTT.
+            netem = max(0.0, delay + jitter * (2 * rng.random() - 1)) if delay else 0.0
+            rtt = round(base_rtt * (0.8 + 0.4 * rng.random()) + netem, 3)
             rtts.append(rtt)
             replies += 1
             if not quiet:

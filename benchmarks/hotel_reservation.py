@@ -1,0 +1,132 @@
+"""Hotel Reservation speed: simulated seconds per wall second and peak memory, at 100 and
+5,000 requests/s, next to the 500-service synthetic app.
+
+    python benchmarks/hotel_reservation.py [--seconds 300] [--only SCENARIO] [--json]
+
+Each scenario runs in its own subprocess (so one scenario's heap does not inflate the next one's
+peak RSS): it deploys the app exactly as `sregym twin up --app` does, lets it start and warm up
+(not timed), sets the load with `dataplane.set_load` (the wrk2 generator's multiplier), lets the
+new load settle (not timed), then times `--seconds` of simulated time with the full cluster
+running (controllers, kubelet, data plane, scrapers, alert rules). Besides speed it prints what
+the app did over the timed window (entry rate, success ratio, p95), so a fast but broken run is
+visible in the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+HOTEL_BASE_RPS = 100.0
+SCENARIOS = ("hotel-100", "hotel-5000", "hotel-5000-scaled", "synthetic-500svc")
+# `hotel-5000` is the stock app (one replica per service, 3 workers x 4 cores): 5,000 req/s need
+# ~16 cores, so it saturates and collapses, which is what the real deployment would do. The
+# scaled variant gives the load room (8 workers, 8 replicas of every stateless service) so the
+# table also shows the cost of a healthy high-rate run.
+SCALED_REPLICAS = 8
+STATEFUL = ("mongodb-", "consul", "jaeger")  # RWO volumes / singletons: not scaled
+
+
+def _deploy(scenario: str) -> tuple[Any, str]:
+    """Build the twin for a scenario; returns (twin, workload name)."""
+    from sregym.twin.topology import Topology
+    from sregym.twin.twin import Twin
+
+    if scenario.startswith("hotel"):
+        from sregym.apps import deploy_app
+
+        scaled = scenario.endswith("-scaled")
+        twin = Twin(seed=1, topology=Topology.default(workers=8) if scaled else None)
+        deploy_app(twin, "hotel-reservation")
+        if scaled:
+            for deployment in twin.list("deployments", "hotel-reservation"):
+                name = deployment["metadata"]["name"]
+                if not name.startswith(STATEFUL):
+                    twin.patch("deployments", "hotel-reservation", name, {"spec": {"replicas": SCALED_REPLICAS}})
+        return twin, "hotel-reservation"
+    from sregym.twin.dataplane.synthetic import synthetic_app
+
+    # 500 pods need more than kind's three workers (110 pods per node).
+    twin = Twin(seed=1, topology=Topology.default(workers=6))
+    synthetic_app("bench", layers=(1, 10, 40, 100, 349), fanout=0, rps=100, cpu_ms=0.05, cpu_limit=None,
+                  memory_limit=None, cpu_request="10m").deploy(twin)
+    return twin, "bench"
+
+
+def run(scenario: str, seconds: float) -> dict[str, Any]:
+    setup_start = time.perf_counter()
+    twin, workload = _deploy(scenario)
+    twin.advance(120)  # pull images, start databases, register, warm caches
+    dataplane = twin.services["dataplane"]
+    if scenario.startswith("hotel-5000"):
+        dataplane.set_load(workload, 5000.0 / HOTEL_BASE_RPS)
+    twin.advance(30)
+    setup_wall = time.perf_counter() - setup_start
+    start = time.perf_counter()
+    twin.advance(seconds)
+    wall = time.perf_counter() - start
+    stats = dataplane.entry_stats(seconds)
+    pods = sum(1 for _ in twin.store.scan("Pod"))
+    tsdb = twin.services.get("tsdb")
+    return {"scenario": scenario, "pods": pods, "simulated_s": seconds, "setup_wall_s": round(setup_wall, 2),
+            "wall_s": round(wall, 2), "sim_s_per_wall_s": round(seconds / wall, 1),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "entry_rps": round(stats.rps, 1), "success_ratio": round(stats.success_ratio, 4),
+            "p95_ms": round(stats.p95_ms, 1), "series": len(tsdb) if tsdb is not None else 0}
+
+
+COLUMNS = (("scenario", "scenario", "<18"), ("pods", "pods", ">5"), ("sim s", "simulated_s", ">6.0f"),
+           ("wall s", "wall_s", ">7.2f"), ("sim s/wall s", "sim_s_per_wall_s", ">12.1f"),
+           ("peak RSS MB", "peak_rss_mb", ">11.1f"), ("entry rps", "entry_rps", ">9.1f"),
+           ("success", "success_ratio", ">7.4f"), ("p95 ms", "p95_ms", ">7.1f"), ("series", "series", ">7"),
+           ("setup s", "setup_wall_s", ">7.2f"))
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    widths = [max([len(title)] + [len(format(row[key], fmt)) for row in rows if key in row])
+              for title, key, fmt in COLUMNS]
+    header = "  ".join(f"{title:{'<' if fmt[0] == '<' else '>'}{w}}"
+                       for (title, _key, fmt), w in zip(COLUMNS, widths, strict=True))
+    lines = [header, "-" * len(header)]
+    for row in rows:
+        if "error" in row:
+            lines.append(f"{row['scenario']:<{widths[0]}}  ERROR: {row['error']}")
+            continue
+        lines.append("  ".join(f"{format(row[key], fmt):{'<' if fmt[0] == '<' else '>'}{w}}"
+                               for (_title, key, fmt), w in zip(COLUMNS, widths, strict=True)))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=300)
+    parser.add_argument("--only", choices=SCENARIOS)
+    parser.add_argument("--child", choices=SCENARIOS, help=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true", help="print one JSON object per scenario")
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(run(args.child, args.seconds)))
+        return
+    rows = []
+    for scenario in [args.only] if args.only else list(SCENARIOS):
+        proc = subprocess.run([sys.executable, __file__, "--child", scenario, "--seconds", str(args.seconds)],
+                              capture_output=True, text=True, check=False)
+        out = proc.stdout.strip().splitlines()
+        if proc.returncode == 0 and out:
+            row = json.loads(out[-1])
+        else:
+            row = {"scenario": scenario, "error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
+        rows.append(row)
+        if args.json:
+            print(json.dumps(row), flush=True)
+    if not args.json:
+        print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
