@@ -105,4 +105,11 @@ def deploy_app(twin: Twin, name: str) -> AppSpec:
     """What `sregym twin up --app <name>` does: apply the app and its workload generator."""
     spec = get_app(name)
     spec.deploy(twin)
+    if spec.extra_manifests is not None:  # the app ships its load generator: declare its workload
+        from sregym.twin.dataplane.loadgen import ensure_workload
+        from sregym.twin.dataplane.workload import RequestMix
+
+        mix = tuple(RequestMix(operation=m.operation or m.path.split("?", 1)[0], method=m.method, weight=m.weight)
+                    for m in spec.workload.mix)
+        ensure_workload(twin, spec.name, spec.workload.target, spec.workload.rate, mix)
     return spec

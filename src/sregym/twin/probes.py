@@ -39,13 +39,36 @@ def _path_served(paths: tuple[str, ...] | None, path: str) -> bool:
     return bare in paths or any(p.endswith("/") and p != "/" and bare.startswith(p) for p in paths)
 
 
+def server_latency_ms(twin: Any, probe: dict[str, Any], container: dict[str, Any], pod_ip: str) -> float:
+    """How long the application server takes to answer an HTTP/gRPC probe right now.
+
+    The hook that lets load reach probes: a probe request waits in the same queue as user
+    requests, so the data plane (`twin.services["dataplane"].probe_latency_ms(ip, port)`, when it
+    offers it) reports the server's current queueing delay. TCP and exec probes are answered by
+    the kernel / a separate process and do not see it. 0 when nothing reports a delay."""
+    dataplane = twin.services.get("dataplane") if twin is not None else None
+    hook = getattr(dataplane, "probe_latency_ms", None)
+    if hook is None:
+        return 0.0
+    if "httpGet" in probe:
+        port = resolve_port(container, (probe.get("httpGet") or {}).get("port"))
+    elif "grpc" in probe:
+        port = int((probe.get("grpc") or {}).get("port") or 0)
+    else:
+        return 0.0
+    return float(hook(pod_ip, port)) if port else 0.0
+
+
 def run_probe(probe: dict[str, Any], container: dict[str, Any], instance: ContainerInstance,
-              pod_ip: str, hosts: set[str] | None = None) -> tuple[bool, str]:
+              pod_ip: str, hosts: set[str] | None = None, latency_ms: float = 0.0) -> tuple[bool, str]:
     """Evaluate one probe now; returns (success, failure detail as the kubelet prints it).
 
     `hosts` are the addresses that reach the container (its pod IP; also loopback for
-    host-network pods, whose probes often target 127.0.0.1)."""
+    host-network pods, whose probes often target 127.0.0.1). `latency_ms` is the server's
+    current answer time (`server_latency_ms`): an HTTP or gRPC probe whose `timeoutSeconds` it
+    exceeds fails with the kubelet's timeout message."""
     reach = hosts or {pod_ip}
+    timeout_ms = 1000.0 * float(probe.get("timeoutSeconds") or 1)
     if "exec" in probe:
         command = [str(a) for a in (probe.get("exec") or {}).get("command") or []]
         ctx = instance.ctx
@@ -76,6 +99,8 @@ def run_probe(probe: dict[str, Any], container: dict[str, Any], instance: Contai
         if listen.http_paths is None:
             return False, (f'Get "{url}": net/http: HTTP/1.x transport connection broken: '
                            "malformed HTTP response")
+        if latency_ms >= timeout_ms:
+            return False, f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
         if not _path_served(listen.http_paths, path):
             return False, "HTTP probe failed with statuscode: 404"
         return True, ""
@@ -97,5 +122,7 @@ def run_probe(probe: dict[str, Any], container: dict[str, Any], instance: Contai
         if not listen.grpc_health and listen.http_paths is not None:
             return False, (f'timeout: failed to connect service "{pod_ip}:{port}" within {timeout}s: '
                            "context deadline exceeded")
+        if latency_ms >= timeout_ms:
+            return False, f"timeout: health rpc did not complete within {timeout}s"
         return True, ""
     return True, ""

@@ -24,6 +24,7 @@ from sregym.twin.dataplane.spec import (
     MemoryModel,
     Operation,
     ProgramSpec,
+    RequiredSetting,
     RetryPolicy,
     Setting,
     Startup,
@@ -40,6 +41,8 @@ DEFAULT_PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081,
 MONGO_KEYS = {"geo": "GeoMongoAddress", "profile": "ProfileMongoAddress", "rate": "RateMongoAddress",
               "recommendation": "RecommendMongoAddress", "reservation": "ReserveMongoAddress",
               "user": "UserMongoAddress"}
+STARTUP_COLLECTIONS = {"geo": "geo", "profile": "hotels", "rate": "inventory", "recommendation": "recommendation",
+                       "reservation": "reservation", "user": "user"}
 MEMC_KEYS = {"profile": "ProfileMemcAddress", "rate": "RateMemcAddress", "reservation": "ReserveMemcAddress"}
 GRPC_POLICY = RetryPolicy(timeout=Setting(env="GRPC_CLIENT_TIMEOUT", default="1s"),
                           retries=Setting(env="GRPC_CLIENT_RETRIES_ON_ERROR", default="1"),
@@ -47,7 +50,8 @@ GRPC_POLICY = RetryPolicy(timeout=Setting(env="GRPC_CLIENT_TIMEOUT", default="1s
 
 
 def _grpc(peer: str) -> Dependency:
-    return Dependency(name=peer, kind="grpc", address=Setting(default=peer),
+    # `<PEER>_ADDR` ("profile:8081") overrides the Service name, as deployments may set it.
+    return Dependency(name=peer, kind="grpc", address=Setting(env=f"{peer.upper()}_ADDR", default=peer),
                       port=Setting(config=PORT_KEYS[peer], default=str(DEFAULT_PORTS[peer])), policy=GRPC_POLICY)
 
 
@@ -58,7 +62,10 @@ def _mongo(service: str) -> Dependency:
                       password=Setting(env="MONGO_PASSWORD"),
                       auth_source=Setting(env="MONGO_AUTH_SOURCE", default="admin"),
                       policy=RetryPolicy(timeout=Setting(env="MONGO_TIMEOUT", default="10s"),
-                                         retries=Setting(default="0")))
+                                         retries=Setting(default="0")),
+                      # initializeDatabase: inserts the test data at start; log.Fatal on error.
+                      startup_query=STARTUP_COLLECTIONS[service], startup_failure_log="{error}",
+                      startup_failure_exit_code=1)
 
 
 def _memc(service: str) -> Dependency:
@@ -68,13 +75,17 @@ def _memc(service: str) -> Dependency:
 
 
 def _cached_read(collection: str) -> tuple[Call, ...]:
-    """Cache-aside: memcached get; on a miss read MongoDB and set the cache (best effort)."""
-    return (Call(dependency="memc", operation="get", id="cache"),
+    """Cache-aside: memcached get; on a miss (or a cache error) read MongoDB and set the cache
+    (best effort), so a memcached outage moves the reads to MongoDB instead of failing them."""
+    return (Call(dependency="memc", operation="get", id="cache", optional=True),
             Call(dependency="mongo", operation="find", collection=collection, when="miss:cache"),
             Call(dependency="memc", operation="set", when="miss:cache", optional=True))
 
 
 def _startup(name: str, db: bool) -> Startup:
+    # Without its database address the service dials "mongodb://" and panics at start.
+    required = (RequiredSetting(setting=Setting(config=MONGO_KEYS[name]),
+                                message="error parsing uri: must have at least 1 host", exit_code=2),) if db else ()
     logs = ["Reading config...",
             "Read database URL: {addr[mongo]}" if db else "Read consul address: consul:8500",
             "Initializing DB connection..." if db else "Initializing gRPC clients...",
@@ -82,11 +93,11 @@ def _startup(name: str, db: bool) -> Startup:
             "Jaeger agent initialized", "Starting server..."]
     return Startup(seconds=1.0, logs=tuple(logs),
                    ready_logs=("Successfully registered in consul",),
-                   shutdown_logs=("Shutting down server...",))
+                   shutdown_logs=("Shutting down server...",), required=required)
 
 
 def _spec(name: str, operations: tuple[Operation, ...], deps: tuple[Dependency, ...], *,
-          protocol: str = "grpc", memory: float = 14.0) -> ProgramSpec:
+          protocol: str = "grpc", memory: float = 14.0, settings: dict[str, Setting] | None = None) -> ProgramSpec:
     return ProgramSpec(
         name=name, protocol=protocol,  # type: ignore[arg-type]
         port=Setting(config=PORT_KEYS[name], default=str(DEFAULT_PORTS[name])),
@@ -95,13 +106,15 @@ def _spec(name: str, operations: tuple[Operation, ...], deps: tuple[Dependency, 
         startup=_startup(name, any(d.kind == "mongodb" for d in deps)),
         log=LogFormat(style="zerolog", main_caller=f"cmd/{name}/main.go:37",
                       handler_caller=f"services/{name}/server.go:112"),
-        grpc_health=protocol == "grpc")
+        grpc_health=protocol == "grpc", settings=settings or {})
 
 
 def hotel_programs() -> list[ProgramSpec]:
     frontend = _spec("frontend", (
         Operation(name="/hotels", method="GET", cpu_ms=1.2, weight=0.6, calls=(
-            Call(dependency="search", operation="/search.Search/Nearby"),
+            Call(dependency="search", operation="/search.Search/Nearby", feature="search_backend!=v2"),
+            # The unreleased v2 search path calls a method the deployed search does not serve.
+            Call(dependency="search", operation="/search.Search/NearbyV2", feature="search_backend=v2"),
             Call(dependency="reservation", operation="/reservation.Reservation/CheckAvailability"),
             Call(dependency="profile", operation="/profile.Profile/GetProfiles"))),
         Operation(name="/recommendations", method="GET", cpu_ms=1.0, weight=0.39, calls=(
@@ -113,7 +126,8 @@ def hotel_programs() -> list[ProgramSpec]:
             Call(dependency="user", operation="/user.User/CheckUser"),
             Call(dependency="reservation", operation="/reservation.Reservation/MakeReservation"))),
     ), tuple(_grpc(p) for p in ("search", "reservation", "profile", "recommendation", "user")),
-        protocol="http", memory=18.0)
+        protocol="http", memory=18.0,
+        settings={"search_backend": Setting(env="SEARCH_BACKEND_VERSION", default="v1")})
     search = _spec("search", (
         Operation(name="/search.Search/Nearby", cpu_ms=0.6, calls=(
             Call(dependency="geo", operation="/geo.Geo/Nearby"),

@@ -631,6 +631,11 @@ def _register_images() -> None:
         startup_logs=('{"level":"info","msg":"resource defaulter starting","addr":":8443"}',
                       '{"level":"info","msg":"serving admission webhook","path":"/mutate"}'),
         extras={WEBHOOK_EXTRA: resource_defaulter}))
+    # The entrypoint binaries run the declared server behaviour (ports, startup logs).
+    for repository, binary in ((POLICY_REPOSITORY, "pod-policy-webhook"), (DEFAULTER_REPOSITORY, "resource-defaulter")):
+        spec, _ref = lookup(f"{repository}:latest")
+        if spec is not None:
+            spec.commands.setdefault(binary, spec.main())
 
 
 _register_images()

@@ -25,7 +25,7 @@ from sregym.twin.images import PullResult, container_argv, preloaded_images, res
 from sregym.twin.logs import log_store
 from sregym.twin.objects import get_path, set_condition
 from sregym.twin.podconfig import ConfigError, container_files, expand, resolve_env, volume_errors
-from sregym.twin.probes import PROBE_KINDS, PROBE_LABEL, run_probe
+from sregym.twin.probes import PROBE_KINDS, PROBE_LABEL, run_probe, server_latency_ms
 from sregym.twin.quantity import memory_bytes
 from sregym.twin.runtime import (
     ContainerInstance,
@@ -686,7 +686,8 @@ class Kubelet(Controller):
             probe = container.get(kind) or {}
             period = float(probe.get("periodSeconds") or 10)
             while state.next_at <= now and instance.running:
-                ok, detail = run_probe(probe, container, instance, runtime.ip, hosts)
+                ok, detail = run_probe(probe, container, instance, runtime.ip, hosts,
+                                       server_latency_ms(self.twin, probe, container, runtime.ip))
                 state.next_at += period
                 if state.next_at <= now:  # never run probes in the past more than once
                     state.next_at = now + period

@@ -75,6 +75,9 @@ class EdgeResult:
     error: str = ""
     error_class: str = ""
     hit_ratio: float = 0.0
+    # Attempts per call that reach a server (a refused or unroutable attempt costs it nothing),
+    # the factor by which the caller's retries amplify the load on its callee.
+    delivered: float | None = None
 
 
 @dataclass
@@ -92,6 +95,7 @@ class Proc:
     serve_result: ServeResult | None = None
     results: dict[str, OpResult] = field(default_factory=dict)
     attempts: dict[tuple[str, str], float] = field(default_factory=dict)  # (dep, op) -> attempts/call
+    delivered: dict[tuple[str, str], float] = field(default_factory=dict)  # (dep, op) -> attempts reaching a server
     cond: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)  # (op, id) -> (ok, hit)
     demand_cores: float = 0.0
     cores: float = 1.0
@@ -200,6 +204,14 @@ class DataPlaneEngine(Controller):
 
     def proc_at(self, ip: str, port: int) -> Proc | None:
         return self._by_addr.get((ip, int(port)))
+
+    def probe_latency_ms(self, ip: str, port: int) -> float:
+        """The probe hook (`twin.probes.server_latency_ms`): how long a health request to the
+        program at ip:port waits now (its queueing delay behind user requests), in ms."""
+        proc = self._by_addr.get((ip, int(port)))
+        if proc is None or proc.serve_result is None:
+            return 0.0
+        return float(proc.serve_result.wait_ms)
 
     def cfs_counters(self, namespace: str, pod: str, container: str) -> tuple[float, float, float]:
         """Cumulative (periods, throttled periods, throttled seconds) of the container's cgroup."""
@@ -482,7 +494,7 @@ class DataPlaneEngine(Controller):
                     continue
                 rate = served * call.probability * call.count * self._cond_prob(proc, op, call)
                 attempts = proc.attempts.get((call.dependency, call.operation), 1.0)
-                rate *= attempts
+                rate *= proc.delivered.get((call.dependency, call.operation), attempts)
                 proc.retries_total += served * call.probability * call.count * max(0.0, attempts - 1.0) * \
                     self.twin.clock.tick
                 if rate <= 0:
@@ -500,6 +512,8 @@ class DataPlaneEngine(Controller):
                         self.store_rates[uid] += share
 
     def _cond_prob(self, proc: Proc, op: Operation, call: Call) -> float:
+        if call.feature is not None and not call.feature_enabled(proc.inst.settings):
+            return 0.0
         if call.when is None:
             return 1.0
         kind, _, ref = call.when.partition(":")
@@ -550,6 +564,8 @@ class DataPlaneEngine(Controller):
                 if call.id:
                     outcomes[call.id] = (edge.success, edge.hit_ratio)
                 proc.attempts[(call.dependency, call.operation)] = edge.attempts
+                proc.delivered[(call.dependency, call.operation)] = \
+                    edge.attempts if edge.delivered is None else edge.delivered
                 s_call = edge.success ** call.count if call.count > 0 else 1.0
                 fail = q * (1.0 - s_call)
                 if not call.optional:
@@ -582,6 +598,8 @@ class DataPlaneEngine(Controller):
                                   arrivals * dt, result)
 
     def _cond_prob_now(self, proc: Proc, op: Operation, call: Call, outcomes: dict[str, tuple[float, float]]) -> float:
+        if call.feature is not None and not call.feature_enabled(proc.inst.settings):
+            return 0.0
         if call.when is None:
             return 1.0
         kind, _, ref = call.when.partition(":")
@@ -604,11 +622,14 @@ class DataPlaneEngine(Controller):
         fail_parts: list[tuple[float, float, str, str]] = []  # (prob, latency, error, class)
         tail = 0.0
         hit = 0.0
+        unsent = 0.0  # retryable connection failures: those attempts never reach a server
         for leg in route.legs:
             f = leg.fraction
             res = leg.result
             if not res.ok:
                 fail_parts.append((f, min(res.latency_ms, timeout), _client_error(dep, call, res), res.error or ""))
+                if _retryable(dep, res.error or ""):
+                    unsent += f
                 continue
             rtt = 2 * res.latency_ms
             if leg.loss > 0:
@@ -656,11 +677,16 @@ class DataPlaneEngine(Controller):
                         fail_parts.append((f * (1.0 - bad) * p_late, timeout, _store_timeout(dep), "timeout"))
         p_fail = sum(p for p, *_ in fail_parts)
         p_retry = sum(p for p, _, _, cls in fail_parts if _retryable(dep, cls))
+        # Failures that never reached a server: their retries add no load to it (while a callee is
+        # down the retries are refused; once it is back, the first attempt finds it).
         retries = dep.retries
         if p_retry >= 1.0 - 1e-9:
             attempts = retries + 1.0
         else:
             attempts = (1.0 - p_retry ** (retries + 1)) / (1.0 - p_retry)
+        delivered = attempts
+        if p_retry > 0 and unsent > 0:
+            delivered = 1.0 + (attempts - 1.0) * max(0.0, 1.0 - unsent / p_retry)
         success = min(1.0, p_ok * attempts)
         fail_lat = sum(p * lat for p, lat, *_ in fail_parts) / p_fail if p_fail > 0 else 0.0
         good_lat = ok_lat / p_ok if p_ok > 0 else 0.0
@@ -672,7 +698,7 @@ class DataPlaneEngine(Controller):
             error, cls = worst[2], worst[3]
         m = tail if success > 0 else 0.0
         return EdgeResult(success=success, d=max(0.0, mean_lat - m * success), m=m * success, attempts=attempts,
-                          error=error, error_class=cls, hit_ratio=hit)
+                          error=error, error_class=cls, hit_ratio=hit, delivered=delivered)
 
     def _store(self, proc: Proc, pod: dict[str, Any] | None, dep: DependencyConfig, call: Call, res: ConnectResult,
                rate: float) -> Any:

@@ -88,7 +88,8 @@ def _serve(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc,
     elif depth < MAX_DEPTH:
         outcomes: dict[str, tuple[bool, bool]] = {}
         for call in op.calls:
-            if rng.random() >= call.probability or not _condition(call.when, outcomes):
+            if rng.random() >= call.probability or not _condition(call.when, outcomes) \
+                    or not call.feature_enabled(proc.inst.settings):
                 if call.id:
                     outcomes[call.id] = (True, True)
                 continue

@@ -13,7 +13,7 @@ binary named in a container's `command:` decides what runs — a `profile` conta
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -224,6 +224,13 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
                 yield Sleep(min(result.latency_ms, 30_000) / 1000.0)
         call.write(render(dep.startup_failure_log, {**fields, "error": error}) + "\n")
         return dep.startup_failure_exit_code
+    for dep in spec.dependencies:
+        if dep.startup_query is None or dataplane is None or dep.name not in deps:
+            continue
+        error = yield from _startup_query(call, dataplane, dep, deps[dep.name], spec)
+        if error:
+            log("fatal", render(dep.startup_failure_log, {**fields, "error": error}))
+            return dep.startup_failure_exit_code
     paths: tuple[str, ...] | None = spec.http_paths if spec.protocol == "http" else None
     yield Listen(port, "TCP", http_paths=paths, grpc_health=spec.grpc_health)
     instance = ProgramInstance(
@@ -242,6 +249,33 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
         if dataplane is not None:
             dataplane.detach(instance)
     return 0
+
+
+def _startup_query(call: Invocation, dataplane: Any, dep: Dependency, resolved: DependencyConfig,
+                   spec: ProgramSpec) -> Generator[Any, None, str]:
+    """Wait for the store like the driver's server selection, then run the start-up query;
+    returns the driver's error text ("" when it worked)."""
+    from sregym.twin.dataplane.backends import StoreRequest, ask
+
+    waited = 0.0
+    while True:
+        result = dataplane.connect(call.ctx.pod, resolved.host, resolved.port, connect_timeout_ms=1000.0)
+        if result.ok:
+            break
+        if waited >= dep.startup_wait_s:
+            if result.error in ("nxdomain", "servfail"):
+                return f"no reachable servers ({result.message})"
+            return (f"server selection error: server selection timeout, current topology: {{ Type: Unknown, "
+                    f"Servers: [{{ Addr: {resolved.host}:{resolved.port}, Type: Unknown, Last error: "
+                    f"{result.message} }}, ] }}")
+        yield Sleep(1.0)
+        waited += 1.0
+    request = StoreRequest(kind=dep.kind, operation="find", database=resolved.database,
+                           collection=dep.startup_query or "", username=resolved.username,
+                           password=resolved.password, auth_source=resolved.auth_source, rate=0.0,
+                           client=call.ctx.pod, client_app=spec.name)
+    outcome = ask(call.ctx.twin, result.dst_pod or {}, request, dep.hit_ratio)
+    return "" if outcome.ok else outcome.error or "server error"
 
 
 def bind_image(repository: str, tags: Iterable[str], binaries: Iterable[str], *, cmd: tuple[str, ...] = (),

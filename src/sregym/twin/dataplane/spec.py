@@ -177,6 +177,12 @@ class Dependency(_Frozen):
     startup_check: bool = False
     startup_failure_log: str = "panic: {error}"
     startup_failure_exit_code: int = 2
+    # A store collection the program queries at start (Hotel Reservation's `initializeDatabase`
+    # inserts its test data): the driver waits up to `startup_wait_s` for a reachable server, then
+    # a connection, authentication or authorization error is fatal — logged at fatal level in the
+    # program's format with `startup_failure_log` and exit `startup_failure_exit_code`.
+    startup_query: str | None = None
+    startup_wait_s: float = 30.0
     tls: bool = False
     # Default cache hit ratio for memcached/redis gets when no datastore model answers.
     hit_ratio: float = 0.9
@@ -205,9 +211,21 @@ class Call(_Frozen):
     id: str | None = None
     when: CallWhen | None = None
     optional: bool = False
+    # A feature flag choosing a code path: "NAME=value" (or "NAME!=value") makes the call only
+    # while the program's setting NAME (`ProgramSpec.settings`, read at start) has (not) that value.
+    feature: str | None = None
+
+    def feature_enabled(self, settings: dict[str, str]) -> bool:
+        if not self.feature:
+            return True
+        negate = "!=" in self.feature
+        name, _, value = self.feature.partition("!=" if negate else "=")
+        return (settings.get(name.strip(), "") == value.strip()) != negate
 
     @model_validator(mode="after")
     def _check_when(self) -> Call:
+        if self.feature is not None and "=" not in self.feature:
+            raise ValueError(f"feature must be NAME=value or NAME!=value, got {self.feature!r}")
         if self.when is not None:
             kind, _, ref = self.when.partition(":")
             if kind not in ("miss", "hit", "error", "ok") or not ref:
