@@ -5,7 +5,9 @@ from __future__ import annotations
 import typer
 
 from sregym import __version__
+from sregym.cli import mcp as mcp_cli
 from sregym.cli import problems as problems_cli
+from sregym.cli import run as run_cli
 from sregym.cli import twin as twin_cli
 
 app = typer.Typer(
@@ -16,6 +18,8 @@ app = typer.Typer(
 )
 app.add_typer(twin_cli.app, name="twin")
 problems_cli.register(app)
+run_cli.register(app)
+mcp_cli.register(app)
 
 
 @app.command()

@@ -163,4 +163,22 @@ def apply_action(cluster: Cluster, action: Action) -> None:
         assert action.manifest is not None, "an apply action needs a manifest"
         cluster.apply(action.manifest)
     elif action.op == "exec":
-        cluster.exec(action.namespace or "default", action.name, list(action.command), container=action.container)
+        pod = action.name
+        if action.kind and action.kind not in ("Pod", "pod", "pods", "po"):
+            pod = exec_target(cluster, action.kind, action.namespace or "default", action.name)
+        cluster.exec(action.namespace or "default", pod, list(action.command), container=action.container)
+
+
+def exec_target(cluster: Cluster, kind: str, namespace: str, name: str) -> str:
+    """The pod `kubectl exec <kind>/<name>` picks: a running pod of the workload (first by name)."""
+    obj = cluster.get(kind, namespace, name)
+    if obj is None:
+        raise LookupError(f"{kind} {name} not found in namespace {namespace}")
+    labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    pods = sorted(cluster.list("Pod", namespace, label_selector=selector), key=lambda p: p["metadata"]["name"])
+    running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"
+               and not p["metadata"].get("deletionTimestamp")]
+    if not running:
+        raise LookupError(f"{kind} {name} has no running pod to exec into")
+    return str(running[0]["metadata"]["name"])

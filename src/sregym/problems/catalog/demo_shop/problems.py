@@ -35,7 +35,7 @@ def _variant(image: str) -> Problem:
         id="demo-shop/bad-image-tag-v1" if image == "nginx:1.27.99" else f"demo-shop/bad-image-tag-{image.rsplit(':', 1)[-1].replace('.', '-')}-v1",
         title="catalog rollout stuck on an image tag that does not exist",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("config",), difficulty="easy", suites=("lite", "demo")),
+        tags=Tags(layers=("config",), difficulty="easy", suites=("demo",)),
         faults=(FaultSpec(fault="set_image", params={"namespace": NAMESPACE, "name": "catalog", "image": image}),),
         ground_truth=GroundTruth(
             root_causes=(_deploy_cause("catalog"),), mechanism="bad_image",
@@ -74,7 +74,7 @@ def service_selector_mismatch() -> Problem:
         id="demo-shop/service-selector-mismatch-v1",
         title="catalog Service selects no pods",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("network",), difficulty="easy", suites=("lite", "demo")),
+        tags=Tags(layers=("network",), difficulty="easy", suites=("demo",)),
         faults=(FaultSpec(fault="set_service_selector",
                           params={"namespace": NAMESPACE, "name": "catalog",
                                   "selector": {"app": "catalog", "version": "v2"}}),),
@@ -102,7 +102,7 @@ def nonexistent_node_selector() -> Problem:
         id="demo-shop/nonexistent-node-selector-v1",
         title="catalog pods cannot be scheduled",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("k8s",), difficulty="easy", suites=("lite", "demo")),
+        tags=Tags(layers=("k8s",), difficulty="easy", suites=("demo",)),
         faults=(FaultSpec(fault="set_node_selector",
                           params={"namespace": NAMESPACE, "name": "catalog", "node_selector": {"disktype": "ssd"}}),),
         ground_truth=GroundTruth(
@@ -129,7 +129,7 @@ def missing_configmap_key() -> Problem:
         id="demo-shop/missing-configmap-key-v1",
         title="catalog pods cannot start after a config change",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("config",), difficulty="medium", suites=("lite", "demo")),
+        tags=Tags(layers=("config",), difficulty="medium", suites=("demo",)),
         faults=(FaultSpec(fault="remove_configmap_key",
                           params={"namespace": NAMESPACE, "name": "catalog-config", "key": "CATALOG_MODE"}),
                 FaultSpec(fault="delete_pods", params={"namespace": NAMESPACE, "label_selector": "app=catalog"})),
@@ -165,7 +165,7 @@ def resourcequota_blocks_recreation() -> Problem:
         id="demo-shop/resourcequota-blocks-recreation-v1",
         title="catalog pods are not recreated",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("control-plane",), difficulty="medium", suites=("lite", "demo")),
+        tags=Tags(layers=("control-plane",), difficulty="medium", suites=("demo",)),
         faults=(FaultSpec(fault="create_objects", params={"objects": [QUOTA]}),
                 FaultSpec(fault="delete_pods", params={"namespace": NAMESPACE, "label_selector": "app=catalog"})),
         ground_truth=GroundTruth(
@@ -209,7 +209,7 @@ def validating_webhook_outage() -> Problem:
         id="demo-shop/validating-webhook-outage-v1",
         title="no new pods can be created in demo-shop",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("control-plane",), difficulty="hard", suites=("lite", "demo")),
+        tags=Tags(layers=("control-plane",), difficulty="hard", suites=("demo",)),
         faults=(FaultSpec(fault="create_objects", params={"objects": [
                     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "policy-system"}}, WEBHOOK]}),
                 FaultSpec(fault="delete_pods", params={"namespace": NAMESPACE, "label_selector": "app=catalog"})),

@@ -40,6 +40,7 @@ from sregym.twin.api.kube.handlers import RequestContext, subresource, websocket
 from sregym.twin.objects import get_path
 
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
+EXEC_START_SECONDS = 0.15  # wall time before the first frame (see `handle_exec`)
 V5 = "v5.channel.k8s.io"
 V4 = "v4.channel.k8s.io"
 V4_BASE64 = "v4.base64.channel.k8s.io"
@@ -247,6 +248,11 @@ async def exec_websocket(websocket: WebSocket, ctx: RequestContext, namespace: s
             f"server accepts {list(SUPPORTED)}"))
         return
     await websocket.accept(subprotocol=protocol)
+    # client-go starts reading frames before it has registered its streams and drops frames for
+    # streams it does not know yet ("Unknown stream id 3, discarding message"). A real exec spends
+    # tens of milliseconds starting the process before anything is written, which hides that race;
+    # wait as long before the first frame.
+    await asyncio.sleep(EXEC_START_SECONDS)
     channels = ChannelSocket(websocket, protocol or "channel.k8s.io")
     try:
         await _serve(channels, ctx, pod, opts)

@@ -1,0 +1,86 @@
+"""`sregym run`: evaluate an agent on problems × seeds and leave a results directory.
+
+A thin shell over `sregym.runner.run`: it turns flags into the run's configuration, prints the
+summary table at the end, and says how to resume when interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+
+def _agent_options(model: str | None, base_url: str | None, api_key_env: str | None,
+                   options: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in (("model", model), ("base_url", base_url), ("api_key_env", api_key_env)):
+        if value is not None:
+            out[key] = value
+    for item in options or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"agent option {item!r} must look like KEY=VALUE", param_hint="--option")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except ValueError:
+            out[key.strip()] = raw
+    return out
+
+
+def run_command(
+    problem: list[str] = typer.Option(None, "--problem", "-p", help="Problem id (repeatable)."),
+    suite: str = typer.Option(None, "--suite", help="Run every problem of a suite, e.g. lite."),
+    tag: str = typer.Option(None, "--tag", help="Run every problem with a layer or difficulty tag."),
+    problems_dir: list[Path] = typer.Option(None, "--problems-dir", help="Load extra problem files (*.py)."),
+    agent: str = typer.Option("noop", "--agent", help="Registered agent name (e.g. noop, gold)."),
+    agents_dir: list[Path] = typer.Option(None, "--agents-dir", help="Load extra agent files (*.py)."),
+    model: str = typer.Option(None, "--model", help="Model name, for agents that use one."),
+    base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint, for LLM agents."),
+    api_key_env: str = typer.Option(None, "--api-key-env", help="Environment variable holding the API key."),
+    option: list[str] = typer.Option(None, "--option", "-o", help="Extra agent option KEY=VALUE (JSON value)."),
+    seeds: int = typer.Option(1, "--seeds", help="Attempts per problem, with seeds 0..N-1."),
+    noise: str = typer.Option("none", "--noise", help="Noise profile: none, low or high."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Parallel worker processes."),
+    out: Path = typer.Option(None, "--out", help="Results directory (default runs/<timestamp>)."),
+    resume: Path = typer.Option(None, "--resume", help="Finish an earlier run in DIR (its own settings)."),
+    max_steps: int = typer.Option(None, "--max-steps", help="Step limit per phase (default: the problem's)."),
+    seconds_per_call: float = typer.Option(15.0, "--seconds-per-call", help="Simulated seconds per tool call."),
+    phases: str = typer.Option("diagnosis,mitigation", "--phases", help="Phases to run, comma-separated."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Run an agent on problems × seeds; write results.jsonl, trajectories/ and summary.json."""
+    from rich.console import Console
+
+    from sregym.runner import render_table, run
+
+    if noise not in ("none", "low", "high"):
+        raise typer.BadParameter("must be none, low or high", param_hint="--noise")
+    phase_list = tuple(p.strip() for p in phases.split(",") if p.strip())
+    if not phase_list or set(phase_list) - {"diagnosis", "mitigation"}:
+        raise typer.BadParameter("phases are diagnosis and/or mitigation", param_hint="--phases")
+    if resume is not None and (problem or suite or tag or out):
+        typer.echo("note: --resume runs the stored settings of that run; --problem/--suite/--tag/--out are "
+                   "ignored", err=True)
+    try:
+        summary = run(problem or [], agent=agent, agent_options=_agent_options(model, base_url, api_key_env, option),
+                      seeds=seeds, noise=noise, jobs=jobs, out_dir=out, resume=resume, suite=suite, tag=tag,
+                      problems_dirs=problems_dir or [], agents_dirs=agents_dir or [],
+                      seconds_per_call=seconds_per_call,
+                      limits={"max_steps": max_steps} if max_steps is not None else {}, phases=phase_list,
+                      progress=not no_progress)
+    except (KeyError, ValueError, FileNotFoundError) as err:
+        typer.echo(f"sregym run: {str(err).strip(chr(34) + chr(39))}", err=True)
+        raise typer.Exit(2) from None
+    Console().print(render_table(summary))
+    typer.echo(f"results: {summary.out_dir}")
+    if summary.interrupted or summary.missing:
+        typer.echo(f"incomplete ({summary.missing} attempts missing): finish with "
+                   f"`sregym run --resume {summary.out_dir}`", err=True)
+        raise typer.Exit(130 if summary.interrupted else 1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)

@@ -1,0 +1,564 @@
+"""The conductor: one attempt of one agent on one problem, from a fresh twin to a scored result.
+
+Sequence (issue 7): a fresh twin with the run seed; deploy the app and its workload; a healthy
+baseline period (the SLO must hold, otherwise the attempt is an *environment* failure, never
+charged to the agent); record the baseline; start noise; inject; let the fault take hold; then
+the agent's phases — diagnosis (ends with `submit_diagnosis`) and mitigation (ends with
+`submit_mitigation_done`) — each with its own budget of steps, tool calls, simulated and wall
+time; finally the verification window and scoring.
+
+During the phases the twin is served by `TwinServer` (manual clock in `stepped` mode, paced to
+wall time in `realtime` mode), so kubectl is the real binary talking HTTPS with a kubeconfig
+that holds only the agent credential, and the query tools go through the same HTTP APIs with
+the agent token. In `stepped` mode the simulated clock advances `seconds_per_call` after every
+tool call, so an attempt is fully deterministic for a given seed and sequence of calls.
+
+The agent only ever gets the `ToolSession` and the `Brief`; this object (which holds the
+problem) stays with whoever runs the attempt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from sregym.cluster.twin import TwinCluster
+from sregym.env.models import (
+    AttemptResult,
+    Brief,
+    DiagnosisOutcome,
+    Limits,
+    MitigationOutcome,
+    TrajectoryEntry,
+)
+from sregym.problems.model import CheckSpec, Problem
+from sregym.problems.run import ProblemRun
+from sregym.tools.session import AppContext, Phase, QueryApi, ToolError, ToolSession
+from sregym.tools.spec import ToolResult
+from sregym.types import DiagnosisSubmission, EntityRef, MitigationScore
+
+ClockMode = Literal["stepped", "realtime"]
+PHASES = ("diagnosis", "mitigation")
+BASELINE_CHECKS = (CheckSpec(check="baseline_intact"), CheckSpec(check="entry_slo"))
+
+
+class EnvironmentFailure(RuntimeError):
+    """The environment, not the agent, failed (the app never became healthy, the API server did
+    not start ...). The attempt is reported with `environment_failure=True`."""
+
+
+class Conductor:
+    """Runs one attempt. Use: `brief = c.start()`, give `c.session` and `brief` to the agent,
+    then `c.result()` (which finishes the attempt if the agent stopped early) and `c.close()`."""
+
+    def __init__(self, problem: str | Problem, *, seed: int = 0, noise: str = "none",
+                 clock: ClockMode = "stepped", seconds_per_call: float = 15.0, limits: Limits | None = None,
+                 phases: tuple[str, ...] = PHASES, baseline_s: float = 300.0, realtime_speed: float = 1.0,
+                 agent_name: str = "", model: str | None = None, verify_window_s: float | None = None,
+                 judge: Any = None, judge_name: str = "deterministic", judge_model: str | None = None) -> None:
+        if isinstance(problem, str):
+            from sregym.problems import get_problem
+
+            problem = get_problem(problem)
+        bad = [p for p in phases if p not in PHASES]
+        if bad or not phases:
+            raise ValueError(f"phases must be a non-empty subset of {PHASES}, got {phases}")
+        if clock not in ("stepped", "realtime"):
+            raise ValueError(f"clock must be 'stepped' or 'realtime', got {clock!r}")
+        self._problem = problem
+        self.seed = int(seed)
+        self.noise = noise
+        self.clock: ClockMode = clock
+        self.seconds_per_call = float(seconds_per_call)
+        self.limits = limits or Limits()
+        self.phases = tuple(p for p in PHASES if p in phases)
+        self.baseline_s = float(baseline_s)
+        self.realtime_speed = float(realtime_speed)
+        self.agent_name = agent_name
+        self.model = model
+        self.verify_window_s = verify_window_s
+        self._judge = judge
+        self._judge_name = judge_name
+        self._judge_model = judge_model
+
+        self._phase: Phase = "done"
+        self._started = False
+        self._finished = False
+        self._closed = False
+        self._pending_finish = False
+        self._truncation: str | None = None
+        self._env_failure: str | None = None
+        self._agent_error: str | None = None
+        self._trajectory: list[TrajectoryEntry] = []
+        self._submission: DiagnosisSubmission | None = None
+        self._declared_done = False
+        self._diag_s: float | None = None
+        self._mitig_s: float | None = None
+        self._diag_score: Any = None
+        self._mitig_score: MitigationScore | None = None
+        self._phase_start: dict[str, Any] = {}
+        self._wall0 = time.perf_counter()
+        self._wall_total: float | None = None
+        self._inject_at = 0.0
+
+        self._run: ProblemRun | None = None
+        self._server: Any = None
+        self._http: Any = None
+        self._urls: dict[str, str] = {}
+        self._token = ""
+        self._workdir: Path | None = None
+        self._kubectl: Any = None
+        self.session = ToolSession(_Backend(self))
+
+    # ================================================================ public
+    @property
+    def finished(self) -> bool:
+        return self._finished or self._pending_finish
+
+    @property
+    def truncated(self) -> bool:
+        return self._truncation is not None
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    @property
+    def trajectory(self) -> list[TrajectoryEntry]:
+        return list(self._trajectory)
+
+    @property
+    def kubeconfig(self) -> Path | None:
+        """The agent kubeconfig (for shell agents), while the attempt is running."""
+        return self._kubectl.kubeconfig if self._kubectl is not None else None
+
+    @property
+    def urls(self) -> dict[str, str]:
+        """Query API base URLs (prometheus, loki, jaeger), while the attempt is running."""
+        return dict(self._urls)
+
+    @property
+    def agent_token(self) -> str:
+        return self._token
+
+    def start(self) -> Brief:
+        """Prepare the incident and open the first phase. Raises `EnvironmentFailure` when the
+        environment could not be brought to a healthy baseline (see `result()`)."""
+        if self._started:
+            raise RuntimeError("this conductor was already started; make a new one per attempt")
+        self._started = True
+        self._wall0 = time.perf_counter()
+        try:
+            self._prepare()
+            self._serve()
+        except EnvironmentFailure as exc:
+            self._env_failure = str(exc)
+            self._finish_now()
+            raise
+        except Exception as exc:
+            self._env_failure = f"{type(exc).__name__}: {exc}"
+            self._finish_now()
+            raise EnvironmentFailure(self._env_failure) from exc
+        self._open_phase(self.phases[0])  # type: ignore[arg-type]
+        return self._brief()
+
+    def poll(self) -> bool:
+        """Enforce the limits without a tool call (for shell agents in realtime mode, which act
+        through kubectl directly): truncates the attempt when a budget ran out. Returns
+        `finished`."""
+        if self._started and not self.finished:
+            reason = self._limit_reached()
+            if reason is not None:
+                self._truncate(reason)
+                self._finish_now()
+        return self.finished
+
+    def result(self, *, agent_error: str | None = None) -> AttemptResult:
+        """Finish the attempt if needed (an agent that returned without submitting stopped
+        early; `agent_error` says it crashed) and score it."""
+        if agent_error is not None and self._agent_error is None:
+            self._agent_error = agent_error
+        if not self._finished:
+            if self._started and self._truncation is None and self._phase != "done":
+                self._truncation = ("agent failed: " + agent_error if agent_error
+                                    else "agent stopped before finishing every phase")
+            self._finish_now()
+        return self._result()
+
+    def close(self) -> None:
+        """Stop serving and remove temporary files (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop_serving()
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+    def __enter__(self) -> Conductor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ================================================================ setup
+    def _prepare(self) -> None:
+        cluster = TwinCluster.new(self.seed)
+        run = ProblemRun(self._problem, cluster, seed=self.seed, noise=self.noise)
+        self._run = run
+        try:
+            run.deploy()
+        except RuntimeError as exc:
+            raise EnvironmentFailure(f"deploy failed: {exc}") from None
+        run.advance(self.baseline_s)
+        run.record_baseline()
+        from sregym.oracles.mitigation import evaluate
+
+        bad = [c for c in evaluate(run.check_context(), BASELINE_CHECKS, "must_keep") if not c.passed]
+        if bad:
+            raise EnvironmentFailure("baseline unhealthy: " + "; ".join(f"{c.name}: {c.detail}" for c in bad))
+        run.start_noise()
+        run.inject()
+        self._inject_at = cluster.now()
+        run.advance(self._problem.settle_s)
+
+    def _serve(self) -> None:
+        import httpx
+
+        from sregym.tools.kubectl import KubectlRunner
+        from sregym.twin.api.kubeconfig import make_tokens, token_for, write_kubeconfig
+        from sregym.twin.api.serve import TwinServer
+
+        assert self._run is not None
+        twin = self._run.cluster.twin  # type: ignore[attr-defined]
+        tokens = make_tokens(self.seed, salt=f"attempt:{id(self)}")
+        speed = self.realtime_speed if self.clock == "realtime" else 0.0
+        self._server = TwinServer(twin, tokens=tokens, port=0, speed=speed, shutdown_grace=0.2,
+                                  observability_ports={"prometheus": 0, "loki": 0, "jaeger": 0})
+        self._server.start_in_thread()
+        self._urls = self._server.observability_urls()
+        self._token = token_for(tokens, "agent")
+        self._workdir = Path(tempfile.mkdtemp(prefix="sregym-attempt-"))
+        home = self._workdir / "home"
+        home.mkdir()
+        agent_only = {self._token: "agent"}
+        kubeconfig = write_kubeconfig(self._workdir / "kubeconfig", self._server.url, agent_only,
+                                      ca_pem=self._server.tls.ca_pem, namespace=self._problem.namespace)
+        self._kubectl = KubectlRunner(kubeconfig=kubeconfig, home=home)
+        self._http = httpx.Client(headers={"Authorization": f"Bearer {self._token}"}, timeout=60.0)
+
+    def _stop_serving(self) -> None:
+        if self._http is not None:
+            with contextlib.suppress(Exception):
+                self._http.close()
+            self._http = None
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                self._server.stop()
+            self._server = None
+
+    # ================================================================ phases
+    def _sim_elapsed(self) -> float:
+        """Simulated seconds since injection."""
+        assert self._run is not None
+        return self._on_loop(self._run.cluster.now) - self._inject_at
+
+    def _on_loop(self, fn: Any, *args: Any) -> Any:
+        if self._server is not None:
+            return self._server.call(fn, *args)
+        return fn(*args)
+
+    def _open_phase(self, phase: Phase) -> None:
+        self._phase = phase
+        self._phase_start = {"sim": self._sim_elapsed(), "wall": time.perf_counter(),
+                             "calls": self.session.tool_calls, "steps": self.session.steps}
+
+    def _advance_phase(self) -> None:
+        idx = self.phases.index(self._phase) if self._phase in self.phases else len(self.phases)
+        if idx + 1 < len(self.phases):
+            self._open_phase(self.phases[idx + 1])  # type: ignore[arg-type]
+        else:
+            self._phase = "done"
+            self._pending_finish = True
+
+    def _limit_reached(self) -> str | None:
+        """Which per-phase budget is used up, if any."""
+        start = self._phase_start
+        calls = self.session.tool_calls - start["calls"]
+        noted = self.session.steps - start["steps"]
+        steps = noted if self.session.steps else calls
+        max_steps = self.limits.max_steps if self.limits.max_steps is not None else self._problem.limits.max_steps
+        max_sim = (self.limits.max_sim_seconds if self.limits.max_sim_seconds is not None
+                   else self._problem.limits.max_sim_seconds)
+        phase = self._phase
+        if max_steps is not None and steps >= max_steps:
+            return f"{phase} phase step limit reached ({max_steps} steps)"
+        if self.limits.max_tool_calls is not None and calls >= self.limits.max_tool_calls:
+            return f"{phase} phase tool-call limit reached ({self.limits.max_tool_calls} calls)"
+        if max_sim is not None and self._sim_elapsed() - start["sim"] >= max_sim:
+            return f"{phase} phase simulated-time limit reached ({max_sim:.0f}s)"
+        if (self.limits.max_wall_seconds is not None
+                and time.perf_counter() - start["wall"] >= self.limits.max_wall_seconds):
+            return f"{phase} phase wall-time limit reached ({self.limits.max_wall_seconds:.0f}s)"
+        return None
+
+    def _truncate(self, reason: str) -> None:
+        self._truncation = reason
+        self._phase = "done"
+        self._pending_finish = True
+
+    # ======================================================= backend hooks
+    def _admit(self, tool: str) -> str | None:
+        if not self._started:
+            return "the attempt has not started yet"
+        if self._phase == "done" or self.finished:
+            why = f" ({self._truncation})" if self._truncation else ""
+            return f"the attempt is over{why}; no more tool calls are accepted"
+        if tool == "submit_diagnosis" and self._phase != "diagnosis":
+            return ("submit_diagnosis is not available now: the diagnosis phase is over"
+                    if "diagnosis" in self.phases else "this attempt has no diagnosis phase")
+        if tool == "submit_mitigation_done" and self._phase != "mitigation":
+            return ("submit_mitigation_done is available in the mitigation phase, after "
+                    "submit_diagnosis" if "mitigation" in self.phases else "this attempt has no mitigation phase")
+        return None
+
+    def _record(self, tool: str, args: dict[str, Any], result: ToolResult, phase: str, at: float) -> None:
+        self._trajectory.append(TrajectoryEntry(index=len(self._trajectory), phase=phase, tool=tool,
+                                                args=args, observation=result.text, is_error=result.is_error,
+                                                sim_time=round(at, 3)))
+        if self._pending_finish:
+            self._finish_now()
+            return
+        self._let_time_pass()
+        reason = self._limit_reached()
+        if reason is not None:
+            self._truncate(reason)
+            self._finish_now()
+
+    def _let_time_pass(self) -> None:
+        assert self._run is not None
+        if self.clock == "stepped":
+            self._on_loop(self._run.advance, self.seconds_per_call)
+        elif self._run.noise is not None:
+            self._on_loop(self._run.noise.tick)
+
+    def _submit_diagnosis(self, root_causes: list[str], mechanism: str, affected: list[str],
+                          explanation: str) -> str:
+        try:
+            sub = DiagnosisSubmission(root_causes=tuple(EntityRef.parse(t) for t in root_causes),
+                                      mechanism=mechanism,
+                                      affected=tuple(EntityRef.parse(t) for t in affected),
+                                      explanation=explanation)
+        except ValueError as exc:
+            raise ToolError(f"diagnosis not accepted: {exc}") from None
+        if not sub.root_causes:
+            raise ToolError("diagnosis not accepted: name at least one root-cause entity")
+        self._submission = sub
+        self._diag_s = round(self._sim_elapsed(), 3)
+        self._advance_phase()
+        if self._phase == "mitigation":
+            return ("Diagnosis recorded. The mitigation phase starts now: fix the incident with the "
+                    "tools, then call submit_mitigation_done.")
+        return "Diagnosis recorded. The attempt is complete."
+
+    def _submit_mitigation_done(self) -> str:
+        self._declared_done = True
+        self._mitig_s = round(self._sim_elapsed(), 3)
+        self._advance_phase()
+        return "Mitigation declared done. The system is now observed to verify the fix; the attempt is complete."
+
+    def _query(self, api: QueryApi, path: str, params: list[tuple[str, str]]) -> tuple[int, Any]:
+        if self._http is None or api not in self._urls:
+            return 503, {"error": f"the {api} API is not available"}
+        response = self._http.get(self._urls[api] + path, params=params)
+        try:
+            return response.status_code, response.json()
+        except ValueError:
+            return response.status_code, {"error": response.text[:500]}
+
+    def _app_context(self) -> AppContext:
+        app = self._run.app if self._run is not None else None
+        name = self._problem.app
+        namespace = self._problem.namespace
+        description = ""
+        try:
+            from sregym.apps import get_app
+
+            description = get_app(name).description
+        except (KeyError, ImportError, ValueError):
+            description = getattr(app, "description", "") or ""
+        if not description:
+            description = (f"The {name} application runs in namespace {namespace}; its entry point is the "
+                           f"{app.entry_service if app else '?'} Service. A load generator sends it "
+                           f"steady traffic.")
+        return AppContext(app=name, namespaces=(namespace,), description=" ".join(description.split()))
+
+    # ============================================================== finish
+    def _finish_now(self) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        self._pending_finish = False
+        self._phase = "done"
+        self._stop_serving()
+        self._wall_total = time.perf_counter() - self._wall0
+        if self._env_failure is not None or self._run is None:
+            return
+        if "diagnosis" in self.phases and self._submission is not None:
+            from sregym.oracles.diagnosis import score_diagnosis
+
+            self._diag_score = score_diagnosis(self._problem.ground_truth, self._submission, judge=self._judge,
+                                               judge_name=self._judge_name, judge_model=self._judge_model)
+        if "mitigation" in self.phases and self._declared_done:
+            self._mitig_score = self._run.verify(self.verify_window_s)
+        self._wall_total = time.perf_counter() - self._wall0
+
+    def _result(self) -> AttemptResult:
+        diagnosis = mitigation = None
+        if "diagnosis" in self.phases:
+            s = self._diag_score
+            diagnosis = DiagnosisOutcome(submitted=self._submission is not None) if s is None else DiagnosisOutcome(
+                submitted=True, root_cause_score=s.root_cause_score, checklist=s.checklist,
+                checklist_score=s.checklist_score, dimension_scores=dict(s.dimension_scores), judge=s.judge,
+                judge_model=s.judge_model, passed=bool(s.passed))
+        if "mitigation" in self.phases:
+            m = self._mitig_score
+            mitigation = MitigationOutcome(declared_done=self._declared_done) if m is None else MitigationOutcome(
+                declared_done=True, checks=m.checks, window_s=m.window_s, passed=m.passed)
+        ran = [o for o in (diagnosis, mitigation) if o is not None]
+        passed = self._env_failure is None and bool(ran) and all(o.passed for o in ran)
+        version = int(self._problem.id.rsplit("-v", 1)[-1])
+        steps = self.session.steps or self.session.tool_calls
+        return AttemptResult(
+            problem_id=self._problem.id, problem_version=version, layers=tuple(self._problem.tags.layers),
+            seed=self.seed, agent=self.agent_name,
+            model=self.model, noise=self.noise, clock=self.clock, phases=self.phases, diagnosis=diagnosis,
+            mitigation=mitigation, passed=passed, steps=steps, tool_calls=self.session.tool_calls,
+            tokens_in=self.session.tokens_in, tokens_out=self.session.tokens_out,
+            sim_seconds_to_diagnosis=self._diag_s, sim_seconds_to_mitigation=self._mitig_s,
+            truncated=self._truncation is not None, truncation_reason=self._truncation,
+            wall_seconds=round(self._wall_total if self._wall_total is not None
+                               else time.perf_counter() - self._wall0, 3),
+            environment_failure=self._env_failure is not None, environment_failure_reason=self._env_failure,
+            agent_error=self._agent_error)
+
+    # =============================================================== brief
+    def _brief(self) -> Brief:
+        from sregym.tools import render
+        from sregym.twin.clock import format_time
+
+        status, data = self._query("prometheus", "/api/v1/alerts", [])
+        alerts = render.alerts(data) if status < 400 else "alerts unavailable"
+        firing = tuple(line for line in alerts.splitlines() if line.startswith("[FIRING]"))
+        pending = tuple(line for line in alerts.splitlines() if line.startswith("[PENDING]"))
+        ctx = self._app_context()
+        started = format_time(self._on_loop(self._run.cluster.now)) if self._run else ""  # type: ignore[union-attr]
+        if firing:
+            page = "The following alerts are firing:\n" + "\n".join(firing)
+        elif pending:
+            page = ("Users report that the application is misbehaving. Alerts pending (not firing yet):\n"
+                    + "\n".join(pending))
+        else:
+            page = ("Users report that the application is misbehaving (no alert has fired yet). "
+                    "Investigate the cluster.")
+        tasks = []
+        if "diagnosis" in self.phases:
+            tasks.append("find the root cause and submit a diagnosis with submit_diagnosis")
+        if "mitigation" in self.phases:
+            tasks.append("mitigate the incident and call submit_mitigation_done")
+        text = (f"INCIDENT PAGE ({started})\n{page}\n\n{ctx.text()}\n\n"
+                f"Your task: {'; then '.join(tasks)}.")
+        return Brief(text=text, alerts=firing, app=ctx.app, namespaces=ctx.namespaces, phases=self.phases,
+                     started_at=started)
+
+    # ========================================================== gold hook
+    def _gold_commands(self) -> list[str]:
+        """The problem's gold solution as kubectl commands (only for `gold_commands`)."""
+        from sregym.env.gold_commands import action_to_command
+
+        assert self._workdir is not None
+        return [action_to_command(a, self._workdir / "home", i) for i, a in enumerate(self._problem.gold)]
+
+
+class _Backend:
+    """The narrow `SessionBackend` a `ToolSession` talks to. It forwards to the conductor's
+    hooks; the problem stays on the conductor, out of the session's attributes."""
+
+    def __init__(self, conductor: Conductor) -> None:
+        self._c = conductor
+        self._call_phase: str = "done"  # the phase and time at which the current call was admitted
+        self._call_at = 0.0
+
+    def kubectl(self, command: str, stdin: str | None = None) -> tuple[str, bool]:
+        runner = self._c._kubectl
+        if runner is None:
+            return "the cluster is not available", True
+        return runner.run(command, stdin)  # type: ignore[no-any-return]
+
+    def query(self, api: QueryApi, path: str, params: list[tuple[str, str]]) -> tuple[int, Any]:
+        return self._c._query(api, path, params)
+
+    def now(self) -> float:
+        run = self._c._run
+        return float(self._c._on_loop(run.cluster.now)) if run is not None else 0.0
+
+    def app_context(self) -> AppContext:
+        return self._c._app_context()
+
+    @property
+    def phases(self) -> tuple[str, ...]:
+        return self._c.phases
+
+    @property
+    def phase(self) -> Phase:
+        return self._c._phase
+
+    def admit(self, tool: str) -> str | None:
+        refusal = self._c._admit(tool)
+        if refusal is None:
+            self._call_phase = self._c._phase
+            self._call_at = self._c._sim_elapsed()
+        return refusal
+
+    def record(self, tool: str, args: dict[str, Any], result: ToolResult) -> None:
+        self._c._record(tool, args, result, self._call_phase, self._call_at)
+
+    def submit_diagnosis(self, root_causes: list[str], mechanism: str, affected: list[str],
+                         explanation: str) -> str:
+        return self._c._submit_diagnosis(root_causes, mechanism, affected, explanation)
+
+    def submit_mitigation_done(self) -> str:
+        return self._c._submit_mitigation_done()
+
+
+def gold_commands(session: ToolSession) -> list[str]:
+    """The gold solution of the attempt `session` belongs to, as kubectl commands. Only the
+    `gold` agent may call this (it exists to self-test problems end to end)."""
+    backend = session._backend
+    if not isinstance(backend, _Backend):
+        raise TypeError("gold_commands needs a session made by a Conductor")
+    return backend._c._gold_commands()
+
+
+def gold_diagnosis(session: ToolSession) -> dict[str, Any]:
+    """`submit_diagnosis` arguments written from the ground truth (for the `gold` agent only)."""
+    from sregym.oracles.mechanisms import MECHANISMS
+
+    backend = session._backend
+    if not isinstance(backend, _Backend):
+        raise TypeError("gold_diagnosis needs a session made by a Conductor")
+    truth = backend._c._problem.ground_truth
+    cues = MECHANISMS.get(truth.mechanism, ())
+    mechanism = f"{truth.mechanism.replace('_', ' ')} ({cues[0]})" if cues else truth.mechanism
+    impact = truth.impact_keywords[0] if truth.impact_keywords else "failing"
+    return {"root_cause_entities": [str(rc.entity) for rc in truth.root_causes],
+            "mechanism": mechanism,
+            "affected_entities": [str(a.entity) for a in truth.affected],
+            "explanation": f"{truth.detail}. {truth.description} Impact: requests {impact}."}
+
+
+__all__ = ["PHASES", "ClockMode", "Conductor", "EnvironmentFailure", "gold_commands", "gold_diagnosis"]

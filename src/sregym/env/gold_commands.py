@@ -1,0 +1,50 @@
+"""A gold `Action` as the kubectl command an operator would type.
+
+The gold agent acts through the same kubectl tool as any agent, so a gold pass proves the fix
+is reachable with the agent credential and the real client. A manifest to apply is staged as a
+file in kubectl's working directory (an operator would have it on disk) and applied with `-f`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import yaml
+
+from sregym.problems.model import Action
+
+_PATCH_TYPES = {"strategic": "strategic", "merge": "merge", "json": "json"}
+
+
+def _target(action: Action) -> list[str]:
+    args = [action.kind.lower(), action.name]
+    if action.namespace:
+        args += ["-n", action.namespace]
+    return args
+
+
+def action_to_command(action: Action, workdir: Path, index: int = 0) -> str:
+    """The kubectl arguments (no leading `kubectl`) that perform `action`."""
+    if action.op == "patch":
+        args = ["patch", *_target(action), "--type", _PATCH_TYPES[action.patch_type],
+                "-p", json.dumps(action.patch, sort_keys=True, separators=(",", ":"))]
+    elif action.op == "delete":
+        args = ["delete", *_target(action)]
+    elif action.op == "apply":
+        path = Path(workdir) / f"gold-{index}.yaml"
+        path.write_text(yaml.safe_dump(action.manifest, sort_keys=False))
+        args = ["apply", "-f", str(path)]
+    else:  # exec
+        target = action.name
+        if action.kind and action.kind.lower() not in ("pod", "pods", "po"):
+            target = f"{action.kind.lower()}/{action.name}"  # kubectl picks a running pod of it
+        args = ["exec", target, "-n", action.namespace or "default"]
+        if action.container:
+            args += ["-c", action.container]
+        args += ["--", *action.command]
+    return shlex.join(args)
+
+
+__all__ = ["action_to_command"]

@@ -1,0 +1,109 @@
+"""What crosses the conductor's boundary: limits, the incident brief, the attempt result.
+
+`AttemptResult` is one line of a run's results file, so it is a strict pydantic model: a field
+renamed by mistake fails loudly instead of silently producing a column of nulls.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sregym.types import ChecklistAnswer, CheckResult
+
+
+class Limits(BaseModel):
+    """Budgets per phase (each phase gets the full budget). None means no limit on that axis;
+    `max_steps=None` takes the problem's own `limits.max_steps`, `max_sim_seconds=None` the
+    problem's `limits.max_sim_seconds`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_steps: int | None = None
+    max_tool_calls: int | None = None
+    max_sim_seconds: float | None = None
+    max_wall_seconds: float | None = None
+
+
+class Brief(BaseModel):
+    """The on-call page an agent starts from: what is alerting, and the app context."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    alerts: tuple[str, ...] = ()
+    app: str
+    namespaces: tuple[str, ...]
+    phases: tuple[str, ...]
+    started_at: str  # simulated time, RFC 3339
+
+
+class TrajectoryEntry(BaseModel):
+    """One tool call of an attempt, with the observation the agent received."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: int
+    phase: str
+    tool: str
+    args: dict[str, Any]
+    observation: str
+    is_error: bool
+    sim_time: float  # simulated seconds since injection when the call was made
+
+
+class DiagnosisOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    submitted: bool
+    root_cause_score: float = 0.0
+    checklist: tuple[ChecklistAnswer, ...] = ()
+    checklist_score: float = 0.0
+    dimension_scores: dict[str, float] = Field(default_factory=dict)
+    judge: str = "deterministic"
+    judge_model: str | None = None
+    passed: bool = False
+
+
+class MitigationOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    declared_done: bool
+    checks: tuple[CheckResult, ...] = ()
+    window_s: float = 0.0
+    passed: bool = False
+
+
+class AttemptResult(BaseModel):
+    """One attempt of one agent on one problem with one seed: one line of `results.jsonl`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    problem_id: str
+    problem_version: int
+    layers: tuple[str, ...] = ()  # the problem's layer tags (public, like its card), for per-layer rates
+    seed: int
+    agent: str
+    model: str | None = None
+    noise: str
+    clock: Literal["stepped", "realtime"]
+    phases: tuple[str, ...]
+    diagnosis: DiagnosisOutcome | None = None  # None when the attempt had no diagnosis phase
+    mitigation: MitigationOutcome | None = None  # None when it had no mitigation phase
+    passed: bool  # end to end: every phase that ran passed
+    steps: int
+    tool_calls: int
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    sim_seconds_to_diagnosis: float | None = None
+    sim_seconds_to_mitigation: float | None = None
+    truncated: bool = False
+    truncation_reason: str | None = None
+    wall_seconds: float
+    environment_failure: bool = False
+    environment_failure_reason: str | None = None
+    agent_error: str | None = None  # the agent crashed (its own bug): an agent failure, not the env's
+
+
+__all__ = ["AttemptResult", "Brief", "DiagnosisOutcome", "Limits", "MitigationOutcome", "TrajectoryEntry"]

@@ -1,0 +1,1 @@
+"""Hotel Reservation problems: one module per theme (application, network, platform ...)."""

@@ -1,0 +1,257 @@
+"""`run()`: evaluate one agent on many problems × seeds, in parallel, resumably.
+
+The parent process plans the attempts, hands them to worker processes (spawned, `-j N`), and is
+the only writer of the run directory: each outcome is stored the moment it arrives (see
+`ResultsStore`), the progress bar shows live tallies, and at the end the results file is put in
+plan order and `summary.json` written. `resume=DIR` reads the run's own `run.json`, so a resumed
+run has exactly the configuration of the original, and re-runs only attempts that are missing or
+ended in an environment failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sregym.runner.plan import AttemptSpec, load_problem_dirs, plan_attempts, seed_list, select_problem_ids
+from sregym.runner.store import ResultsStore, is_environment_failure
+from sregym.runner.summary import Summary, phase_passed, summarize
+from sregym.runner.worker import (
+    AttemptOutcome,
+    WorkerConfig,
+    resolve_dirs,
+    run_attempt,
+    run_attempt_in_worker,
+)
+
+RUN_FORMAT = 1
+
+
+@dataclass
+class Tallies:
+    """Live counts for the progress bar."""
+
+    done: int = 0
+    diagnosis: int = 0
+    mitigation: int = 0
+    end_to_end: int = 0
+    environment_failures: int = 0
+
+    def add(self, result: dict[str, Any]) -> None:
+        self.done += 1
+        if is_environment_failure(result):
+            self.environment_failures += 1
+            return
+        self.diagnosis += bool(phase_passed(result, "diagnosis"))
+        self.mitigation += bool(phase_passed(result, "mitigation"))
+        self.end_to_end += bool(result.get("passed"))
+
+    def text(self) -> str:
+        return (f"diag {self.diagnosis}  mitig {self.mitigation}  e2e {self.end_to_end}  "
+                f"env-fail {self.environment_failures}")
+
+
+def default_out_dir() -> Path:
+    return Path("runs") / time.strftime("%Y%m%d-%H%M%S")
+
+
+def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: dict[str, Any] | None = None,
+        seeds: int | Iterable[int] = 1, noise: str = "none", jobs: int = 1, out_dir: str | Path | None = None,
+        resume: str | Path | None = None, suite: str | None = None, tag: str | None = None,
+        problems_dirs: Iterable[str | Path] = (), agents_dirs: Iterable[str | Path] = (),
+        clock: str = "stepped", seconds_per_call: float = 15.0, limits: dict[str, Any] | None = None,
+        phases: Iterable[str] = ("diagnosis", "mitigation"), progress: bool = True,
+        on_result: Callable[[AttemptOutcome], None] | None = None) -> Summary:
+    """Run (or resume) a benchmark; returns its `Summary` (also written to `summary.json`)."""
+    if resume is not None:
+        store = ResultsStore(resume)
+        stored = store.read_config()
+        config = WorkerConfig.model_validate(stored["worker"])
+        ids, seed_values = list(stored["problem_ids"]), [int(s) for s in stored["seeds"]]
+        load_problem_dirs(config.problems_dirs)
+    else:
+        config = WorkerConfig(agent=agent, agent_options=dict(agent_options or {}), noise=noise, clock=clock,
+                              seconds_per_call=seconds_per_call, limits=dict(limits or {}),
+                              phases=tuple(phases), problems_dirs=resolve_dirs(list(problems_dirs)),
+                              agents_dirs=resolve_dirs(list(agents_dirs)))
+        load_problem_dirs(config.problems_dirs)
+        _check_agent(config)
+        ids = select_problem_ids(problem_ids, suite=suite, tag=tag)
+        seed_values = seed_list(seeds) if isinstance(seeds, int) else list(seeds)
+        store = ResultsStore(out_dir or default_out_dir())
+        store.write_config({"format": RUN_FORMAT, "problem_ids": ids, "seeds": seed_values,
+                            "worker": config.model_dump(mode="json")})
+    plan = plan_attempts(ids, seed_values)
+    todo = store.pending(plan)
+    tallies = Tallies()
+    for key, line in store.read_results().items():
+        if key in {a.key for a in plan} and not is_environment_failure(line):
+            tallies.add(line)
+
+    ran = 0
+
+    def record(outcome: AttemptOutcome) -> None:
+        nonlocal ran
+        ran += 1
+        store.write_attempt(outcome.spec, outcome.result, outcome.trajectory)
+        tallies.add(outcome.result)
+        if on_result is not None:
+            on_result(outcome)
+
+    interrupted = False
+    with _Progress(len(plan), tallies, enabled=progress) as bar, _terminate_as_interrupt():
+        try:
+            if jobs <= 1:
+                for spec in todo:
+                    bar.start(spec)
+                    record(run_attempt(config, spec))
+                    bar.update()
+            else:
+                _run_pool(config, todo, jobs, record, bar)
+        except KeyboardInterrupt:
+            interrupted = True
+
+    results = store.compact(plan)
+    from sregym.problems import get_problem
+
+    layers = {pid: get_problem(pid).tags.layers for pid in ids}
+    model = next((ln["model"] for ln in results if ln.get("model")), config.agent_options.get("model"))
+    summary = summarize(results, layers=layers, agent=config.agent, model=model,
+                        noise=config.noise, seeds=seed_values, planned=len(plan))
+    summary = summary.model_copy(update={"ran": ran, "interrupted": interrupted, "out_dir": str(store.dir)})
+    store.write_summary(summary.model_dump(mode="json", exclude={"ran", "interrupted", "out_dir"}))
+    return summary
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a batch system stopping the job) ends the run like Ctrl-C: what is written stays,
+    the results file is put in order and the summary says the run is incomplete."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _check_agent(config: WorkerConfig) -> None:
+    """Fail before any attempt runs if the agent is unknown or rejects its options (not once per
+    attempt, as environment failures)."""
+    from sregym.runner.worker import make_agent, prepare
+
+    prepare(config)
+    try:
+        make_agent(config.agent, config.agent_options)
+    except TypeError as exc:
+        raise ValueError(f"agent {config.agent!r} rejected its options {config.agent_options}: {exc}") from None
+
+
+def _run_pool(config: WorkerConfig, todo: list[AttemptSpec], jobs: int,
+              record: Callable[[AttemptOutcome], None], bar: _Progress) -> None:
+    """Attempts on `jobs` spawned workers, at most `jobs` in flight (an interrupt then loses
+    little). A worker that dies outright breaks the whole pool and fails every attempt in
+    flight, though only one of them is the cause: those are run again one at a time in a fresh
+    pool, and an attempt that breaks a pool on its own is recorded as an environment failure."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from sregym.runner.worker import environment_failure
+
+    ctx = multiprocessing.get_context("spawn")
+    config_json = config.model_dump_json()
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    suspects: list[AttemptSpec] = []  # caught in a broken pool, to re-run in isolation
+    alone: set[Future[str]] = set()
+    try:
+        pending: dict[Future[str], AttemptSpec] = {}
+        queue = list(todo)
+        while queue or pending or suspects:
+            while (suspects or queue) and len(pending) < (1 if suspects else jobs):
+                isolated = bool(suspects)
+                spec = suspects.pop(0) if suspects else queue.pop(0)
+                fut = pool.submit(run_attempt_in_worker, config_json, spec.model_dump_json())
+                if isolated:
+                    alone.add(fut)
+                pending[fut] = spec
+                bar.start(spec)
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            broken = False
+            for fut in sorted(finished, key=lambda f: pending[f].key):
+                spec = pending.pop(fut)
+                try:
+                    outcome = AttemptOutcome.model_validate_json(fut.result())
+                except BrokenProcessPool as exc:
+                    broken = True
+                    if fut not in alone:
+                        suspects.append(spec)
+                        continue
+                    outcome = AttemptOutcome(spec=spec, trajectory=[], result=environment_failure(
+                        config, spec, f"worker process died: {exc}", 0.0))
+                except Exception as exc:
+                    outcome = AttemptOutcome(spec=spec, trajectory=[], result=environment_failure(
+                        config, spec, f"worker process failed: {type(exc).__name__}: {exc}", 0.0))
+                record(outcome)
+                bar.update()
+            if broken:
+                # Everything still in the broken pool fails the same way: re-run it in a new one.
+                suspects.extend(sorted(pending.values(), key=lambda a: a.key))
+                suspects.sort(key=lambda a: a.key)
+                pending.clear()
+                pool.shutdown(wait=True, cancel_futures=True)
+                pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Progress:
+    """A rich progress bar on stderr with live tallies (silent when disabled)."""
+
+    def __init__(self, total: int, tallies: Tallies, *, enabled: bool) -> None:
+        self.total = total
+        self.tallies = tallies
+        self.enabled = enabled
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                      TextColumn("{task.fields[tallies]}"), TimeElapsedColumn(),
+                                      console=Console(stderr=True), transient=False)
+            self._progress.start()
+            self._task = self._progress.add_task("attempts", total=self.total, completed=self.tallies.done,
+                                                 tallies=self.tallies.text())
+        return self
+
+    def start(self, spec: AttemptSpec) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, description=f"{spec.problem_id} #{spec.seed}")
+
+    def update(self) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self.tallies.done, tallies=self.tallies.text())
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, description="attempts")
+            self._progress.stop()
+
+
+__all__ = ["Tallies", "default_out_dir", "run"]

@@ -1,0 +1,145 @@
+"""One attempt, start to end, in whatever process runs it.
+
+A worker process is spawned (not forked), so it starts from a clean interpreter: the extra
+problem and agent directories of the run are loaded again here, and nothing an earlier attempt
+left in module state can leak into the next one through a shared parent. Every attempt builds
+its own twin from its own seed, which is what makes results independent of `-j` and of the order
+in which attempts run.
+
+A crash of the environment (the twin, the app failing to come up, a bug in a fault) is recorded
+as an environment failure with its reason, which `--resume` re-runs; an agent that raises is the
+agent's failure: the attempt is scored as it stands.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sregym.runner.plan import AttemptSpec, load_problem_dirs
+
+
+class WorkerConfig(BaseModel):
+    """Everything about a run that is the same for each of its attempts (picklable, and stored
+    in `run.json` so that `--resume` runs the same configuration)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent: str
+    agent_options: dict[str, Any] = Field(default_factory=dict)
+    noise: str = "none"
+    clock: str = "stepped"
+    seconds_per_call: float = 15.0
+    limits: dict[str, Any] = Field(default_factory=dict)
+    phases: tuple[str, ...] = ("diagnosis", "mitigation")
+    problems_dirs: tuple[str, ...] = ()
+    agents_dirs: tuple[str, ...] = ()
+
+
+class AttemptOutcome(BaseModel):
+    """What a worker hands back: the result line and the trajectory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec: AttemptSpec
+    result: dict[str, Any]
+    trajectory: list[dict[str, Any]]
+
+
+_prepared: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
+
+
+def prepare(config: WorkerConfig) -> None:
+    """Load the run's extra problem and agent directories (once per process)."""
+    key = (config.problems_dirs, config.agents_dirs)
+    if key in _prepared:
+        return
+    load_problem_dirs(config.problems_dirs)
+    if config.agents_dirs:
+        from sregym.agents import load_agents_dir
+
+        for d in config.agents_dirs:
+            load_agents_dir(d)
+    _prepared.add(key)
+
+
+def make_agent(name: str, options: dict[str, Any]) -> Any:
+    from sregym.agents import make_agent as build
+
+    return build(name, **options)
+
+
+def run_attempt(config: WorkerConfig, spec: AttemptSpec) -> AttemptOutcome:
+    """Run one attempt; never raises for an environment or agent failure."""
+    from sregym.env import Conductor, EnvironmentFailure, Limits
+
+    prepare(config)
+    started = time.perf_counter()
+    conductor = None
+    agent = make_agent(config.agent, config.agent_options)  # options were checked before the run
+    try:
+        conductor = Conductor(spec.problem_id, seed=spec.seed, noise=config.noise, clock=config.clock,  # type: ignore[arg-type]
+                              seconds_per_call=config.seconds_per_call, limits=Limits(**config.limits),
+                              phases=tuple(config.phases), agent_name=config.agent,
+                              model=getattr(agent, "model", None) or config.agent_options.get("model"))
+        try:
+            brief = conductor.start()
+        except EnvironmentFailure:
+            brief = None  # the conductor's result says why
+        if brief is not None and not conductor.finished:
+            try:
+                agent.run(conductor.session, brief)
+            except Exception:
+                # The agent's own bug: it failed this attempt, which is scored as it stands.
+                print(f"[sregym] agent {config.agent} raised on {spec.problem_id} seed {spec.seed}:\n"
+                      f"{traceback.format_exc()}", file=sys.stderr)
+        result = conductor.result().model_dump(mode="json")
+        trajectory = [_entry(e) for e in conductor.trajectory]
+    except Exception as exc:
+        result = environment_failure(config, spec, f"{type(exc).__name__}: {exc}",
+                                     time.perf_counter() - started)
+        trajectory = []
+        print(f"[sregym] environment failure on {spec.problem_id} seed {spec.seed}:\n{traceback.format_exc()}",
+              file=sys.stderr)
+    finally:
+        if conductor is not None:
+            with contextlib.suppress(Exception):
+                conductor.close()
+    return AttemptOutcome(spec=spec, result=result, trajectory=trajectory)
+
+
+def _entry(entry: Any) -> dict[str, Any]:
+    return entry.model_dump(mode="json") if hasattr(entry, "model_dump") else dict(entry)
+
+
+def environment_failure(config: WorkerConfig, spec: AttemptSpec, reason: str, wall_s: float) -> dict[str, Any]:
+    """The result line of an attempt whose environment broke before it could be scored."""
+    from sregym.env import AttemptResult
+
+    version = spec.problem_id.rsplit("-v", 1)[-1]
+    return AttemptResult(
+        problem_id=spec.problem_id, problem_version=int(version) if version.isdigit() else 0, seed=spec.seed,
+        agent=config.agent, model=config.agent_options.get("model"), noise=config.noise,
+        clock=config.clock, phases=tuple(config.phases), passed=False, steps=0, tool_calls=0,  # type: ignore[arg-type]
+        wall_seconds=round(wall_s, 3), environment_failure=True, environment_failure_reason=reason[:2000],
+    ).model_dump(mode="json")
+
+
+def run_attempt_in_worker(config_json: str, spec_json: str) -> str:
+    """Process-pool entry point: JSON in and out, so nothing but plain data crosses processes."""
+    outcome = run_attempt(WorkerConfig.model_validate_json(config_json), AttemptSpec.model_validate_json(spec_json))
+    return outcome.model_dump_json()
+
+
+def resolve_dirs(dirs: list[str | Path] | tuple[str | Path, ...] | None) -> tuple[str, ...]:
+    return tuple(str(Path(d).expanduser().resolve()) for d in dirs or ())
+
+
+__all__ = ["AttemptOutcome", "WorkerConfig", "environment_failure", "make_agent", "prepare", "resolve_dirs",
+           "run_attempt", "run_attempt_in_worker"]
