@@ -31,8 +31,18 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
     "db_auth": ("authentication", "not authorized", "credentials", "password", "revoked", "role"),
     "probe": ("probe", "liveness", "readiness"),
     "scaled_to_zero": ("scaled to zero", "replicas 0", "replicas: 0", "zero replicas"),
-    "retry_storm": ("retry", "retries", "metastable", "queue", "timeout policy"),
-    "disk": ("disk", "sector", "i/o error", "ioerror", "eio"),
+    "retry_storm": ("retry", "retries", "metastable", "queue", "timeout policy", "retry storm",
+                    "retry amplification", "grpc_client_retries", "grpc_client_timeout", "client timeout"),
+    "disk": ("disk", "sector", "i/o error", "ioerror", "eio", "input/output error", "blk_update_request",
+             "block device", "bad block", "medium error"),
+    "rollout_strategy": ("maxunavailable", "max unavailable", "maxsurge", "max surge", "rollout strategy",
+                         "update strategy", "rollingupdate", "rolling update", "init container", "initcontainer",
+                         "init:0"),
+    "volume_attach": ("multi-attach", "multi attach", "readwriteonce", "rwo", "failedattachvolume",
+                      "volume is already used", "failed to attach", "cannot attach", "can't attach",
+                      "attach error"),
+    "sidecar_lifecycle": ("sidecar", "restartpolicy: always", "restartpolicy always", "never complete",
+                          "never finish", "never exits", "does not exit", "doesn't exit", "keeps running"),
 }
 
 
@@ -46,6 +56,11 @@ RELATED: dict[str, frozenset[str]] = {
     "admission_webhook": frozenset({"resource_quota"}),
     "node_selector": frozenset(),
     "missing_config": frozenset(),
+    # A collapsed callee is overloaded and CPU-throttled; a hanging init container waits on DNS;
+    # pods that cannot attach their volume are often described as pending.
+    "retry_storm": frozenset({"cpu_throttling"}),
+    "rollout_strategy": frozenset({"dns"}),
+    "volume_attach": frozenset({"node_selector"}),
 }
 
 

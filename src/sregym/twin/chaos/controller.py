@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.chaos.actions import ACTIONS, INJECTED, NOT_INJECTED, ApplyError, Target
+from sregym.twin.chaos.devices import DATA_DEVICE, DEVICE_SCOPE, is_device_scoped
 from sregym.twin.chaos.goduration import parse_duration
 from sregym.twin.chaos.nodeos import nodeos_of
 from sregym.twin.chaos.selection import SelectError
@@ -71,6 +72,7 @@ class ChaosController(Controller):
                     if injection is not None:
                         injections.append(injection)
         self.service.publish(injections)
+        self.service.bad_disks.sync(injections)
         self._ongoing(injections)
 
     def _reconcile_one(self, kind: str, obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -204,7 +206,7 @@ class ChaosController(Controller):
                          pods=frozenset(pods),
                          targets=frozenset(targets) if kind == "NetworkChaos" and spec.get("target") else None,
                          containers={k: frozenset(v) for k, v in sorted(containers.items())},
-                         uid=meta.get("uid", ""))
+                         uid=meta.get("uid", ""), scope=DEVICE_SCOPE if is_device_scoped(obj) else "")
 
     def _ongoing(self, injections: list[Injection]) -> None:
         """Node-side symptoms of running faults: an IOChaos errno fault on a volume keeps failing
@@ -216,6 +218,9 @@ class ChaosController(Controller):
             if injection.kind != "IOChaos" or (injection.spec.get("action") or "latency") != "fault":
                 continue
             if not int(injection.spec.get("errno") or 0):
+                continue
+            if injection.scope == DEVICE_SCOPE:
+                self._disk_errors(injection, now, live, rng)
                 continue
             for pod_key_ in sorted(injection.pods):
                 ns, name = pod_key_.split("/", 1)
@@ -232,6 +237,19 @@ class ChaosController(Controller):
                     self._next_io_error[key] = now + rng.uniform(*IO_ERROR_PERIOD)
         for key in [k for k in self._next_io_error if k not in live]:
             del self._next_io_error[key]
+
+    def _disk_errors(self, injection: Injection, now: float, live: set[tuple[str, str]], rng: Any) -> None:
+        """A device-scoped fault: the kernel of whichever node has the bad disk attached logs
+        the failing reads, across pod restarts and reschedules."""
+        bad = self.service.bad_disks
+        for disk in sorted(d for d, i in bad.by_disk.items() if i.uid == injection.uid):
+            for node in bad.attached_nodes(disk):
+                key = (f"{injection.uid}/{disk}", node)
+                live.add(key)
+                due = self._next_io_error.get(key)
+                if due is None or now >= due:
+                    self.nodeos.io_errors(node, DATA_DEVICE, 1 if due is not None else 2)
+                    self._next_io_error[key] = now + rng.uniform(*IO_ERROR_PERIOD)
 
 
 def _add_finalizer(obj: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.chaos.devices import BadDisks
 from sregym.twin.chaos.effects import HttpEffect, IOEffect, NetworkEffect
 from sregym.twin.chaos.goduration import parse_duration, parse_percent, parse_rate, parse_size
 from sregym.twin.quantity import cpu_cores, memory_bytes
@@ -45,6 +46,7 @@ class Injection:
     targets: frozenset[str] | None = None  # NetworkChaos `.Target` records; None = no target
     containers: dict[str, frozenset[str]] = field(default_factory=dict)
     uid: str = ""
+    scope: str = ""  # "device": the fault belongs to the disk behind the volume (chaos/devices.py)
 
     @property
     def ref(self) -> str:
@@ -70,6 +72,7 @@ class ChaosService:
         self._memo: dict[tuple[Any, ...], Any] = {}
         self._by_kind: dict[str, list[Injection]] = {}
         self._hooked = False
+        self.bad_disks = BadDisks(twin)
 
     def ensure_usage_hook(self) -> None:
         """Register the stress usage hook on first use: any hook makes the kubelet re-check
@@ -170,7 +173,16 @@ class ChaosService:
             effect = io_effect(spec, injection.ref)
             if effect.applies_to(method):
                 return effect
-        return None
+        return self._disk_io(pod, path, container, method)
+
+    def _disk_io(self, pod: dict[str, Any], path: str, container: str | None,
+                 method: str | None) -> IOEffect | None:
+        """A device-scoped fault on the disk behind `path`, whichever pod mounts it now."""
+        injection = self.bad_disks.lookup(pod, path, container)
+        if injection is None:
+            return None
+        effect = io_effect(injection.spec, injection.ref)
+        return effect if effect.applies_to(method) else None
 
     # ----------------------------------------------------------------- stress
     def stress(self, pod: dict[str, Any] | None) -> tuple[float, int]:

@@ -1,0 +1,152 @@
+"""Hotel Reservation problems below and around the services: a failing disk under a database, and
+a metastable retry collapse between search and rate.
+
+Each builder's docstring is the problem card. Faults are Kubernetes writes with the admin
+credential (`sregym.faults.disk_and_metastable`, E4's `patch_objects`); the checks are semantic
+(`sregym.oracles.checks_disk_and_metastable` and E1's); the gold solutions are kubectl-equivalent
+writes an agent could make.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sregym.oracles.checks_disk_and_metastable  # noqa: F401 - registers the checks these problems use
+from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.problems.registry import problem
+from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
+
+APP = "hotel-reservation"
+NS = "hotel-reservation"
+IMPACT = ("unavailable", "fail", "error", "down", "latency", "slow", "timeout", "cannot", "outage", "degraded",
+          "collapse", "stuck", "i/o")
+KEEP = (CheckSpec(check="baseline_intact"), CheckSpec(check="entry_slo"))
+RESTART_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
+LOADGEN = {"namespace": "sregym-system", "name": "sregym-loadgen"}
+
+
+def _deploy(name: str) -> RootCause:
+    return RootCause(entity=EntityRef(kind="Deployment", namespace=NS, name=name),
+                     aliases=workload_aliases("Deployment", NS, name))
+
+
+def _restart(name: str, stamp: str = "2024-06-01T00:00:00Z") -> Action:
+    """`kubectl rollout restart deployment/<name>`."""
+    return Action(op="patch", kind="Deployment", namespace=NS, name=name, patch_type="merge",
+                  patch={"spec": {"template": {"metadata": {"annotations": {RESTART_ANNOTATION: stamp}}}}})
+
+
+# ============================================================ 9. latent sector errors
+@problem
+def disk_sector_errors_geo() -> Problem:
+    """The disk behind `mongodb-geo`'s PersistentVolume (claim `geo-pvc`) develops latent sector
+    errors: reads and writes of the database files fail with EIO.
+
+    mongod logs `WiredTiger error (5) [/data/db: read error]: Input/output error`, geo returns
+    errors for every Nearby query and searches through the frontend fail; the kernel of the node
+    the volume is attached to logs `blk_update_request: I/O error, dev sdb, sector ...` and
+    `Buffer I/O error on dev sdb1`. Every pod is Running and Ready. The errors belong to the
+    disk, so restarting or rescheduling the mongodb-geo pod onto the same volume changes
+    nothing. Fix: move the database onto a healthy volume — a new PVC for mongodb-geo (its init
+    script recreates the users on first start, geo re-seeds its data when restarted) — the broken
+    volume can then be retired. A durability check recreates the mongodb-geo pod.
+    """
+    return Problem(
+        id="hotel-reservation/disk-sector-errors-geo-v1",
+        title="searches fail; geo reports database errors although every pod is running",
+        app=APP, namespace=NS,
+        tags=Tags(layers=("hardware",), difficulty="hard", suites=("lite",)),
+        faults=(FaultSpec(fault="disk_sector_errors", params={
+            "namespace": NS, "labels": {"io.kompose.service": "mongodb-geo"}, "volume_path": "/data/db"}),),
+        ground_truth=GroundTruth(
+            root_causes=(RootCause(entity=EntityRef(kind="PersistentVolumeClaim", namespace=NS, name="geo-pvc")),
+                         _deploy("mongodb-geo")),
+            mechanism="disk",
+            detail="the disk behind mongodb-geo's volume (PVC geo-pvc) has bad sectors: reads of /data/db fail "
+                   "with EIO (Input/output error), the node kernel logs blk_update_request I/O errors",
+            detail_keywords=("geo-pvc", "sector", "i/o error", "input/output error", "eio", "disk",
+                             "blk_update_request", "/data/db"),
+            affected=(_deploy("geo"), _deploy("search"), _deploy("frontend")), impact_keywords=IMPACT,
+            description="mongodb-geo cannot read its data files from the failing disk; geo's queries fail "
+                        "and so does every search through the frontend."),
+        mitigation=MitigationSpec(
+            # The entry SLO is a must_keep, sampled through the verification window.
+            must_fix=(CheckSpec(check="service_calls_succeed", params={"service": "geo"}),),
+            must_keep=KEEP,
+            durability=(CheckSpec(check="pod_recreation", params={"deployment": "mongodb-geo"}),)),
+        gold=(Action(op="apply", manifest={
+                  "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                  "metadata": {"name": "geo-data", "namespace": NS},
+                  "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
+              Action(op="patch", kind="Deployment", namespace=NS, name="mongodb-geo", patch={
+                  "spec": {"template": {"spec": {"volumes": [
+                      {"name": "geo", "persistentVolumeClaim": {"claimName": "geo-data"}}]}}}}),
+              _restart("geo")),
+    )
+
+
+# ====================================================== 10. metastable retry collapse
+RETRY_TIMEOUT = "15ms"
+RETRIES = "5"
+RATE_CPU = "116m"  # just under the burst: ~290 req/s of GetRates; base sends 60, the ×5 burst 300
+BURST_MULTIPLIER = 5
+BURST_SECONDS = 10.0
+
+
+def _search_env(env: dict[str, str]) -> dict[str, Any]:
+    return {"spec": {"template": {"spec": {"containers": [
+        {"name": "hotel-reserv-search", "env": [{"name": k, "value": v} for k, v in env.items()]}]}}}}
+
+
+@problem
+def metastable_retry_collapse() -> Problem:
+    """search's gRPC client policy for its backends is set to a 15 ms timeout with 5 retries on
+    error (env `GRPC_CLIENT_TIMEOUT`, `GRPC_CLIENT_RETRIES_ON_ERROR`), while `rate` runs with a
+    modest CPU limit that is ample for normal load. Then traffic briefly bursts (×5 for 10 s).
+
+    During the burst rate's queue grows past the 15 ms timeout; search abandons the calls and
+    retries each up to 5 times, so rate receives several times the offered load, its queue never
+    drains and almost every call times out — the system stays collapsed at base load long after
+    the burst (a metastable failure). rate looks overloaded and CPU-throttled; search logs
+    `DeadlineExceeded` on `/rate.Rate/GetRates`. Restarting rate or search alone does not help
+    for long, and restarting rate clears its backlog only until the next burst. Fix: change
+    search's retry/timeout policy (a timeout above rate's latency, few or no retries) and roll it
+    out; rate's backlog then drains within minutes (restarting rate drops it at once). A
+    durability check replays the burst and the system must come back within a minute or so.
+    """
+    trigger = {**LOADGEN, "multiplier": BURST_MULTIPLIER, "seconds": BURST_SECONDS}
+    return Problem(
+        id="hotel-reservation/metastable-retry-collapse-v1",
+        title="searches time out since a traffic spike, although traffic is back to normal",
+        app=APP, namespace=NS,
+        tags=Tags(layers=("metastable",), difficulty="hard", suites=("lite",)),
+        faults=(FaultSpec(fault="patch_objects", params={"patches": [
+                    {"kind": "Deployment", "namespace": NS, "name": "rate", "patch": {"spec": {"template": {"spec": {
+                        "containers": [{"name": "hotel-reserv-rate", "resources": {
+                            "requests": {"cpu": RATE_CPU}, "limits": {"cpu": RATE_CPU}}}]}}}}},
+                    {"kind": "Deployment", "namespace": NS, "name": "search",
+                     "patch": _search_env({"GRPC_CLIENT_TIMEOUT": RETRY_TIMEOUT,
+                                           "GRPC_CLIENT_RETRIES_ON_ERROR": RETRIES})}]}),
+                FaultSpec(fault="scale_burst", params={
+                    **trigger, "wait_rollout": [f"{NS}/rate", f"{NS}/search"]})),
+        ground_truth=GroundTruth(
+            root_causes=(_deploy("search"),), mechanism="retry_storm",
+            detail=f"search's rate client uses GRPC_CLIENT_TIMEOUT={RETRY_TIMEOUT} with "
+                   f"GRPC_CLIENT_RETRIES_ON_ERROR={RETRIES}: after a burst, retries keep rate overloaded",
+            detail_keywords=("GRPC_CLIENT_TIMEOUT", "GRPC_CLIENT_RETRIES_ON_ERROR", RETRY_TIMEOUT, "retries",
+                             "retry", "timeout", "metastable"),
+            affected=(_deploy("rate"), _deploy("frontend")), impact_keywords=IMPACT,
+            description="A short burst pushed rate's latency past search's tiny timeout; search's retries "
+                        "multiply the load on rate, which stays saturated at normal traffic."),
+        mitigation=MitigationSpec(
+            must_fix=(CheckSpec(check="entry_slo"),),
+            must_keep=KEEP,
+            durability=(CheckSpec(check="replayed_burst_recovers", params=trigger),),
+            # Long enough for rate's backlog to drain at base load after a policy-only fix.
+            window_s=900.0),
+        # The policy change rolls search out; restarting rate drops the backlog the retries built
+        # (it would otherwise take minutes to drain at base load).
+        gold=(Action(op="patch", kind="Deployment", namespace=NS, name="search",
+                     patch=_search_env({"GRPC_CLIENT_TIMEOUT": "1s", "GRPC_CLIENT_RETRIES_ON_ERROR": "1"})),
+              _restart("rate")),
+    )
