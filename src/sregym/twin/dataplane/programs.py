@@ -112,6 +112,8 @@ def resolve_dependency(dep: Dependency, call: Invocation, spec: ProgramSpec) -> 
                 key, _, value = part.partition("=")
                 if key == "authSource":
                     auth_source = value
+        elif dep.kind == "postgres":  # postgresql://user:pass@host:port/dbname
+            database = path.strip("/")
     elif ":" in address:
         host, _, port_text = address.rpartition(":")
         port = int(port_text) if port_text.isdigit() else 0

@@ -29,12 +29,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sregym.registry import Registry
 
 Protocol = Literal["grpc", "http"]
-DependencyKind = Literal["grpc", "http", "mongodb", "memcached", "redis"]
+DependencyKind = Literal["grpc", "http", "mongodb", "memcached", "redis", "postgres"]
 LogStyle = Literal["zerolog", "logfmt", "json", "plain"]
 # Error classes a caller may retry on (see RetryPolicy.retry_on).
 ErrorClass = Literal["refused", "timeout", "unavailable", "reset", "nxdomain", "server_error", "auth"]
 
-DEFAULT_PORTS: dict[str, int] = {"mongodb": 27017, "memcached": 11211, "redis": 6379, "http": 80, "grpc": 50051}
+DEFAULT_PORTS: dict[str, int] = {"mongodb": 27017, "memcached": 11211, "redis": 6379, "http": 80, "grpc": 50051,
+                                 "postgres": 5432}
 
 
 class _Frozen(BaseModel):

@@ -47,13 +47,18 @@ def state_key(twin: Twin, pod: dict[str, Any], container: str, mount_path: str, 
     """The key of a container's store state (same from the server program and from clients)."""
     uid = (pod.get("metadata") or {}).get("uid", "")
     return volume_key(twin, pod, container_spec(pod, container), mount_path,
-                      f"{uid}/{container}@{started_at:g}")
+                      f"{uid}/{container}@{started_at:.3f}")
 
 
 def mongo_state(twin: Twin, pod: dict[str, Any], container: str, started_at: float,
                 version: str = "4.4.6") -> MongoState:
     key = state_key(twin, pod, container, DATA_DIR, started_at)
     return bank_of(twin).state(key, lambda: MongoState(version=version))
+
+
+# Store kinds modelled in their own modules (postgres.py registers "postgres"):
+# kind -> factory(twin, pod, container, instance) -> DataStore.
+SERVER_FACTORIES: dict[str, Any] = {}
 
 
 def _server_config(kind: str, instance: ContainerInstance) -> dict[str, Any]:
@@ -103,6 +108,14 @@ def server_for(twin: Twin, pod: dict[str, Any], container: str) -> DataStore | N
     cached = bank.instances.get(key)
     if cached is not None and cached.config.get("_instance") == instance.container_id:
         return cached
+    factory = SERVER_FACTORIES.get(kind)
+    if factory is not None:
+        made: DataStore | None = factory(twin, pod, container, instance)
+        if made is None:  # the image runs something else than its server (`command: [sleep]`)
+            return None
+        made.config["_instance"] = instance.container_id
+        bank.instances[key] = made
+        return made
     config = _server_config(kind, instance)
     config["_instance"] = instance.container_id
     store: DataStore
@@ -112,7 +125,7 @@ def server_for(twin: Twin, pod: dict[str, Any], container: str) -> DataStore | N
         store = MongoServer(twin, pod, container, state, config)
     elif kind == "memcached":
         store = Memcached(twin, pod, container,
-                          bank.state(f"container:{meta.get('uid', '')}/{container}@{instance.started_at:g}",
+                          bank.state(f"container:{meta.get('uid', '')}/{container}@{instance.started_at:.3f}",
                                      CacheState), config)
     else:
         state_key_ = state_key(twin, pod, container, "/data", instance.started_at)
@@ -139,4 +152,7 @@ __all__ = [
 ]
 
 # Register the store images' behaviour (server programs that run init scripts, etc.).
+from sregym.twin.datastores import postgres as _postgres  # noqa: E402
 from sregym.twin.datastores import programs as _programs  # noqa: E402,F401
+
+_postgres.register(SERVER_FACTORIES)
