@@ -84,7 +84,9 @@ def run_attempt(config: WorkerConfig, spec: AttemptSpec) -> AttemptOutcome:
     conductor = None
     agent = make_agent(config.agent, config.agent_options)  # options were checked before the run
     try:
-        conductor = Conductor(spec.problem_id, seed=spec.seed, noise=config.noise, clock=config.clock,  # type: ignore[arg-type]
+        # An agent may require a clock (external programs need `realtime`); otherwise the run's.
+        clock = getattr(agent, "clock", None) or config.clock
+        conductor = Conductor(spec.problem_id, seed=spec.seed, noise=config.noise, clock=clock,  # type: ignore[arg-type]
                               seconds_per_call=config.seconds_per_call, limits=Limits(**config.limits),
                               phases=tuple(config.phases), agent_name=config.agent,
                               model=getattr(agent, "model", None) or config.agent_options.get("model"))

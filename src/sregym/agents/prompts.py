@@ -1,0 +1,112 @@
+"""The words LLM agents are given: system prompt, phase openers, the summary request, and the
+instructions file for shell/coding agents.
+
+Kept apart from the agent loops so the prompts can be read (and changed) in one place. They
+describe the task and the submission format only; nothing here hints at any particular fault.
+"""
+
+from __future__ import annotations
+
+SYSTEM_PROMPT = """\
+You are an experienced site reliability engineer on call for an application running on a \
+Kubernetes cluster. You were paged about an incident. You can act only through the tools you are \
+given: kubectl (read and change the cluster), PromQL queries (metrics), alerts, LogQL log search \
+and Jaeger traces (services, operations, traces, dependency graph).
+
+How to work:
+- Start from the symptoms (firing alerts, error and latency metrics at the entry point), follow \
+the call graph toward the deepest failing component, and confirm a hypothesis with evidence \
+(objects, events, logs, metrics) before acting on it.
+- Separate the root cause (where the fault originates) from components that only show symptoms \
+because they depend on it.
+- Make one tool call at a time and read its output. Outputs may be truncated: narrow the query \
+(label selectors, --tail, a shorter range, a limit) when they are.
+- Simulated time passes as you work; the cluster keeps changing.
+
+The incident has up to two phases:
+1. Diagnosis: call submit_diagnosis exactly once with
+   - root_cause_entities: the Kubernetes objects where the fault originates, each written \
+"namespace/Kind/name" (for example "shop/Deployment/cart", "shop/ConfigMap/cart-config");
+   - mechanism: what is wrong with them, in a few words;
+   - affected_entities: objects that show symptoms but are not the origin, same form;
+   - explanation: the evidence, and the concrete detail (what changed, from which value to which).
+2. Mitigation: fix the incident with kubectl (restore, correct or remove what is wrong; prefer \
+the smallest change that removes the cause), check with the same signals that the service \
+recovers, then call submit_mitigation_done.
+Do not stop without calling the submit tool of the current phase."""
+
+DIAGNOSIS_TASK = """\
+{brief}
+
+Phase: DIAGNOSIS. Investigate and find the root cause, then call submit_diagnosis."""
+
+MITIGATION_TASK = """\
+{brief}
+
+Phase: MITIGATION. {summary_intro}
+
+{summary}
+
+Fix the incident with kubectl, verify that the signals recover, then call \
+submit_mitigation_done."""
+
+MITIGATION_ONLY_INTRO = "There was no diagnosis phase; investigate as needed before you change anything."
+SUMMARY_INTRO = "Your diagnosis phase ended with these findings:"
+
+SUMMARY_REQUEST = """\
+The diagnosis is submitted and the mitigation phase starts now, in a fresh context. Write a short \
+hand-over note for yourself (at most 15 lines): the root cause and the evidence for it, the exact \
+objects and values involved, what the healthy state should be, and the kubectl commands you \
+plan to use to fix it. No tool calls."""
+
+NUDGE = ("Continue the investigation with the tools. When you are finished with this phase, call "
+         "{submit_tool}.")
+
+MALFORMED_ARGUMENTS = ("error: the arguments of this {tool} call are not a valid JSON object ({detail}). "
+                       "Call the tool again with a JSON object that matches its schema.")
+
+COMMAND_INSTRUCTIONS = """\
+# sregym incident
+
+You are an experienced site reliability engineer on call for an application running on a \
+Kubernetes cluster, working non-interactively from a shell. Find the root cause of the incident \
+below, submit a diagnosis, then mitigate it and declare it done.
+
+## The page
+
+{brief}
+
+## Your environment
+
+- `kubectl` works against the cluster (KUBECONFIG={kubeconfig}); default namespace `{namespace}`.
+- Metrics: Prometheus HTTP API at $PROMETHEUS_URL ({prometheus}), e.g.
+  `curl -s -H "Authorization: Bearer $SREGYM_AGENT_TOKEN" "$PROMETHEUS_URL/api/v1/alerts"` or
+  `.../api/v1/query?query=...`.
+- Logs: Loki HTTP API at $LOKI_URL ({loki}) (`/loki/api/v1/query_range?query={{namespace="{namespace}"}}`).
+- Traces: Jaeger HTTP API at $JAEGER_URL ({jaeger}) (`/api/services`, `/api/traces?service=...`,
+  `/api/dependencies`).
+  Every query API needs the header `Authorization: Bearer $SREGYM_AGENT_TOKEN`.
+{mcp_line}
+## How to submit
+
+1. Diagnosis (once):
+
+       sregym-submit diagnosis --entity {namespace}/Kind/name [--entity ...] \\
+           --mechanism "what is wrong, in a few words" \\
+           [--affected {namespace}/Kind/name ...] --explanation "evidence and the concrete detail"
+
+   Entities are Kubernetes objects written `namespace/Kind/name` (e.g. `{namespace}/Deployment/web`):
+   `--entity` for where the fault originates, `--affected` for objects that only show symptoms.
+   Or put the same fields in a JSON file
+   (`{{"root_cause_entities": [...], "mechanism": "...", "affected_entities": [...],
+   "explanation": "..."}}`) and run `sregym-submit diagnosis --json FILE`.
+2. Mitigation: fix the incident with kubectl, verify that it recovers, then run
+
+       sregym-submit done
+
+`sregym-submit status` prints the current phase. Phases: {phases}. Simulated time runs in real \
+time while you work; you have at most {time_limit} seconds.
+"""
+
+__all__ = ["COMMAND_INSTRUCTIONS", "DIAGNOSIS_TASK", "MALFORMED_ARGUMENTS", "MITIGATION_ONLY_INTRO",
+           "MITIGATION_TASK", "NUDGE", "SUMMARY_INTRO", "SUMMARY_REQUEST", "SYSTEM_PROMPT"]
