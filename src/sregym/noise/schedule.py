@@ -8,7 +8,9 @@ two kinds at once sometimes). Disturbances, as an operator would see them in a b
   `chaos-mesh` namespace, which the agent cannot see) on one pod of an uninvolved workload, with a
   short `duration` so they heal by themselves;
 - `rollout`: `kubectl rollout restart` of an uninvolved Deployment (pods are replaced);
-- `warning-event`: a benign Warning event on an uninvolved pod (a probe blip).
+- `warning-event`: a benign Warning event on an uninvolved pod (a probe blip);
+- `log-chatter`: a few transient error lines in an uninvolved container's log, written the way an
+  operator's script would (`kubectl exec ... -- sh -c 'echo ... > /proc/1/fd/2'`).
 
 The plan is drawn once from the seed; `tick()` applies what is due. `pause()` (during the
 verification window) deletes running experiments and stops applying; `resume()` continues.
@@ -30,11 +32,21 @@ CHAOS_NAMESPACE = "chaos-mesh"
 CHAOS_API = "chaos-mesh.org/v1alpha1"
 PROFILES: dict[str, dict[str, Any]] = {
     "none": {"interval_s": 0.0, "kinds": ()},
-    "low": {"interval_s": 300.0, "kinds": ("pod-kill", "network-delay", "warning-event", "rollout")},
+    "low": {"interval_s": 300.0, "kinds": ("pod-kill", "network-delay", "warning-event", "rollout",
+                                           "log-chatter")},
     "high": {"interval_s": 120.0, "kinds": ("pod-kill", "pod-failure", "network-delay", "network-loss",
-                                            "warning-event", "rollout")},
+                                            "warning-event", "rollout", "log-chatter")},
 }
 HORIZON_S = 3600.0
+# Benign, self-healing error lines (no component names, nothing that points at a fault).
+CHATTER = (
+    "level=warn msg=\"slow request\" duration=1.2s",
+    "level=error msg=\"read: connection reset by peer\" retrying=true",
+    "level=warn msg=\"keepalive ping failed to receive ACK within timeout\"",
+    "level=error msg=\"context canceled\" op=flush attempt=1",
+    "level=warn msg=\"grpc: addrConn.createTransport failed to connect, reconnecting\"",
+    "level=info msg=\"recovered after transient error\"",
+)
 
 
 @dataclass(frozen=True)
@@ -173,7 +185,20 @@ class NoiseScheduler:
         elif item.kind == "warning-event":
             pod = pods[self._rng.randrange(len(pods))]
             self._warning(pod)
+        elif item.kind == "log-chatter":
+            return self._chatter(pods[self._rng.randrange(len(pods))])
         return True
+
+    def _chatter(self, pod: dict[str, Any]) -> bool:
+        """Transient, self-resolving errors in the pod's main log (a dropped keep-alive, a retried
+        call): the background noise every production log has."""
+        lines = self._rng.sample(CHATTER, 2)
+        script = "; ".join(f"echo '{line}' > /proc/1/fd/2" for line in lines)
+        try:
+            result = self.cluster.exec(self.namespace, pod["metadata"]["name"], ["sh", "-c", script])
+        except Exception:  # a container without a shell simply gets no chatter
+            return False
+        return getattr(result, "exit_code", 1) == 0
 
     def _warning(self, pod: dict[str, Any]) -> None:
         """A readiness probe blip: one timed-out probe, as a busy node produces now and then."""

@@ -1097,6 +1097,9 @@ class Shell:
                 dest = "stdout"
             elif path in ("/dev/stderr", "/proc/self/fd/2"):
                 dest = "stderr"
+            elif path in ("/proc/1/fd/1", "/proc/1/fd/2"):
+                # PID 1's stdout/stderr: what the container runtime logs (`kubectl logs`).
+                dest = "pid1:" + ("stdout" if path.endswith("/1") else "stderr")
             else:
                 dest = "file:" + self.abspath(path)
                 if red.op == ">" or dest not in appends:
@@ -1116,6 +1119,8 @@ class Shell:
                     if dest is not None and dest.startswith("file:"):
                         path = dest[5:]
                         self.ctx.files[path] = self.ctx.files.get(path, "") + effect.text
+                    elif dest is not None and dest.startswith("pid1:"):
+                        _append_to_main_log(self.ctx, dest[5:], effect.text)
                     elif dest is not None:
                         yield Output(dest, effect.text)
                 else:
@@ -1498,3 +1503,19 @@ def format_date(ts: float, fmt: str | None = None) -> str:
 
 # Standard commands live in their own module; importing it here registers them.
 from sregym.twin import coreutils as _coreutils  # noqa: E402,F401
+
+
+def _append_to_main_log(ctx: ShellContext, stream: str, text: str) -> None:
+    """Write to the container's main-process log, as `echo ... > /proc/1/fd/1` does in a real
+    container: the line shows up in `kubectl logs` with the current simulated time."""
+    twin, pod = ctx.twin, ctx.pod
+    if twin is None or pod is None:
+        return
+    runtime, logs = twin.services.get("runtime"), twin.services.get("logs")
+    meta = pod.get("metadata") or {}
+    instance = runtime.instance(meta.get("namespace", ""), meta.get("name", ""), ctx.container) \
+        if runtime is not None else None
+    if instance is None or logs is None:
+        return
+    for line in text.splitlines():
+        logs.append(instance.container_id, twin.clock.now, stream, line)
