@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
+from sregym.twin.yamldocs import load_documents
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def resolve_app(name: str) -> ProblemApp:
     host = (target.hostname or spec.slo.entry_service).split(".")[0]
     return ProblemApp(
         name=spec.name, namespace=spec.namespace,
-        objects=lambda: [d for d in yaml.safe_load_all(spec.manifests()) if d],
+        objects=lambda: load_documents(spec.manifests()),
         entry_service=host, entry_port=target.port or 80,
         slo_success_ratio=spec.slo.success_ratio, slo_p95_ms=spec.slo.p95_latency_ms,
         slo_window_s=spec.slo.window_s)

@@ -164,6 +164,17 @@ class KindRegistry:
     """Known kinds of one twin: the builtins plus CRDs created at run time."""
 
     kinds: list[ResourceKind] = field(default_factory=lambda: list(BUILTIN_KINDS))
+    # Lookups happen on every store call; memoise them per version of the kind list (its identity
+    # and length change whenever a kind is added or removed).
+    _memo: dict[tuple[str, ...], ResourceKind] = field(default_factory=dict, repr=False, compare=False)
+    _memo_version: tuple[int, int] = field(default=(0, 0), repr=False, compare=False)
+
+    def _cached(self, key: tuple[str, ...]) -> ResourceKind | None:
+        version = (id(self.kinds), len(self.kinds))
+        if version != self._memo_version:
+            self._memo = {}
+            self._memo_version = version
+        return self._memo.get(key)
 
     def add(self, kind: ResourceKind) -> None:
         self.kinds = [k for k in self.kinds if not (k.group == kind.group and k.kind == kind.kind
@@ -175,6 +186,13 @@ class KindRegistry:
 
     def by_kind(self, api_version: str, kind: str) -> ResourceKind:
         """Resolve `apiVersion` + `kind` as written in a manifest."""
+        key = ("by_kind", api_version, kind)
+        hit = self._cached(key)
+        if hit is None:
+            hit = self._memo[key] = self._by_kind(api_version, kind)
+        return hit
+
+    def _by_kind(self, api_version: str, kind: str) -> ResourceKind:
         group, _, version = api_version.rpartition("/")
         for k in self.kinds:
             if k.kind == kind and k.group == group and not k.virtual:
@@ -196,6 +214,13 @@ class KindRegistry:
     def resolve(self, name: str) -> ResourceKind:
         """Resolve what a human types: `Deployment`, `deployments`, `deploy`, `deployments.apps`,
         `apps/v1/Deployment` or `v1/Pod`."""
+        key = ("resolve", name)
+        hit = self._cached(key)
+        if hit is None:
+            hit = self._memo[key] = self._resolve(name)
+        return hit
+
+    def _resolve(self, name: str) -> ResourceKind:
         text = name.strip()
         if text.count("/") >= 1:
             api_version, _, kind = text.rpartition("/")

@@ -12,8 +12,6 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-import yaml
-
 from sregym.twin.admission.base import ADMISSION_PLUGINS, AdmissionPlugin
 from sregym.twin.clock import SimClock
 from sregym.twin.controllers.base import CONTROLLERS, Controller
@@ -23,6 +21,7 @@ from sregym.twin.objects import clone
 from sregym.twin.rng import RngStreams
 from sregym.twin.store import ADMIN_USER, ObjectStore
 from sregym.twin.topology import SYSTEM_NAMESPACES, Topology, namespace_object, node_object, system_objects
+from sregym.twin.yamldocs import load_documents
 
 
 class Twin:
@@ -194,7 +193,7 @@ class Twin:
 
 def _objects_from(manifests: str | dict[str, Any] | Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     if isinstance(manifests, str):
-        docs = [d for d in yaml.safe_load_all(manifests) if d]
+        docs = load_documents(manifests)
     elif isinstance(manifests, dict):
         docs = [manifests]
     else:

@@ -13,13 +13,12 @@ import copy
 from functools import cache
 from typing import Any
 
-import yaml
-
 import sregym.oracles.checks_app_config  # noqa: F401 - registers service_error_free, workloads_ready
 from sregym.apps.hotel_reservation import NAMESPACE
 from sregym.oracles.mechanisms import MECHANISMS
 from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
+from sregym.twin.yamldocs import load_documents
 from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
 
 APP = "hotel-reservation"
@@ -46,7 +45,7 @@ MECHANISMS.setdefault("env_shadowing", ("duplicate env", "duplicated env", "shad
 def _manifests() -> tuple[dict[str, Any], ...]:
     from sregym.apps import get_app
 
-    return tuple(d for d in yaml.safe_load_all(get_app(APP).manifests()) if d)
+    return tuple(load_documents(get_app(APP).manifests()))
 
 
 def _manifest(kind: str, name: str) -> dict[str, Any]:
