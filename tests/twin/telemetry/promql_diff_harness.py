@@ -160,6 +160,7 @@ class Case:
     query: str
     t_ms: int | None  # None: both must reject the query
     line: int
+    exact: bool = False  # a rejection whose full message must equal promtool's
     ours: list[tuple[dict[str, str], float]] | None = None
     our_error: str | None = None
     verdict: str = ""
@@ -182,8 +183,8 @@ def load_corpus(path: Path = CORPUS) -> list[Case]:
         if not raw.strip() or raw.startswith("#"):
             continue
         times, _, query = raw.partition(" | ")
-        if times.strip() == "error":
-            cases.append(Case(query.strip(), None, lineno))
+        if times.strip() in ("error", "parse error"):
+            cases.append(Case(query.strip(), None, lineno, exact=times.strip() == "parse error"))
             continue
         for t in times.split(","):
             cases.append(Case(query.strip(), duration_ms(t.strip()), lineno))
@@ -303,6 +304,9 @@ def compare(case: Case, failure: tuple[str | None, list | None] | None) -> None:
             return
         case.verdict = "ok" if expect_error or case.our_error else "mismatch"
         case.detail = f"both reject (promtool: {failure[0]} | we: {case.our_error})"
+        if case.exact and failure[0] != case.our_error:
+            case.verdict = "mismatch"
+            case.detail = f"messages differ: promtool {failure[0]!r}, we {case.our_error!r}"
         return
     if failure is None:
         case.verdict = "ok"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import promql_diff_harness as harness
@@ -36,6 +37,28 @@ def test_rejections_agree_and_are_not_vacuous(cases: list[harness.Case]) -> None
     assert all(c.our_error for c in rejected)
     answered = [c for c in cases if c.t_ms is not None and c.ours]
     assert len(answered) >= 200  # most queries return data, so agreement is not trivially empty
+
+
+def test_parse_errors_carry_prometheus_positions(cases: list[harness.Case]) -> None:
+    exact = [c for c in cases if c.exact]
+    assert len(exact) >= 60  # their full messages are compared with promtool's by the test above
+    assert all(re.match(r"^\d+:\d+: parse error: ", c.our_error or "") for c in exact)
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    # Multi-line queries cannot live in the one-line corpus; messages as promtool 2.42 prints them.
+    ("up\n  + foo bar", '2:9: parse error: unexpected identifier "bar"'),
+    ("sum(\n  rate(up)\n)",
+     '2:8: parse error: expected type range vector in call to function "rate", got instant vector'),
+    ('up{job="\u00e9"} +\n b\u00e4r baz', "2:3: parse error: unexpected character: '\u00e4'"),
+    ("# only a comment", "1:1: parse error: no expression found in input"),
+])
+def test_multi_line_parse_error_positions(query: str, message: str) -> None:
+    engine = Engine(harness.load_tsdb([]))
+    with pytest.raises(PromQLError) as info:
+        engine.instant(query, 0)
+    assert info.value.kind == "bad_data"
+    assert info.value.message == message
 
 
 def test_range_queries_equal_instant_queries_at_each_step() -> None:

@@ -1,8 +1,10 @@
 """Parsing: `promql-parser` builds the AST; we only translate its errors into Prometheus' words.
 
 Prometheus reports parse errors as "<line>:<col>: parse error: <message>". The parser library
-does not expose positions, so the position is derived where it is unambiguous (errors at the end
-of the input) and omitted otherwise.
+does not expose positions, so on the error path `diagnose.diagnose` re-reads the query with
+Prometheus' lexer states, grammar error contexts and type checks to find and word the first error.
+When it finds nothing (an error class it does not model), the library's reworded message is kept,
+with a position only where it is unambiguous (errors at the end of the input).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import re
 
 import promql_parser
 
+from sregym.twin.telemetry.promql.diagnose import diagnose
 from sregym.twin.telemetry.promql.errors import PromQLError
 
 _END_OF_INPUT = ("unexpected end of input", "unclosed left parenthesis", "unclosed left bracket",
@@ -44,6 +47,9 @@ def parse(query: str) -> promql_parser.Expr:
     try:
         return promql_parser.parse(query)
     except (ValueError, TypeError) as exc:
+        located = diagnose(query)
+        if located is not None:
+            raise PromQLError("bad_data", located) from None
         message = _reword(str(exc) or "invalid promql query")
         if any(message.startswith(p) for p in _END_OF_INPUT):
             raise PromQLError("bad_data", f"{_position_of_end(query)}: parse error: {message}") from None
