@@ -322,21 +322,7 @@ class Defaulting(AdmissionPlugin):
         spec = obj.setdefault("spec", {})
         if spec.get("replicas") is None:
             spec["replicas"] = 1
-        strategy = spec.get("strategy")
-        if not isinstance(strategy, dict):
-            strategy = {}
-            spec["strategy"] = strategy
-        if not strategy.get("type"):
-            strategy["type"] = "RollingUpdate"
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.get("rollingUpdate")
-            if not isinstance(rolling, dict):
-                rolling = {}
-                strategy["rollingUpdate"] = rolling
-            if rolling.get("maxUnavailable") is None:
-                rolling["maxUnavailable"] = "25%"
-            if rolling.get("maxSurge") is None:
-                rolling["maxSurge"] = "25%"
+        _rolling_update(spec, "strategy", maxUnavailable="25%", maxSurge="25%")
         if spec.get("revisionHistoryLimit") is None:
             spec["revisionHistoryLimit"] = 10
         if spec.get("progressDeadlineSeconds") is None:
@@ -355,19 +341,7 @@ class Defaulting(AdmissionPlugin):
             spec["replicas"] = 1
         if not spec.get("podManagementPolicy"):
             spec["podManagementPolicy"] = "OrderedReady"
-        strategy = spec.get("updateStrategy")
-        if not isinstance(strategy, dict):
-            strategy = {}
-            spec["updateStrategy"] = strategy
-        if not strategy.get("type"):
-            strategy["type"] = "RollingUpdate"
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.get("rollingUpdate")
-            if not isinstance(rolling, dict):
-                rolling = {}
-                strategy["rollingUpdate"] = rolling
-            if rolling.get("partition") is None:
-                rolling["partition"] = 0
+        _rolling_update(spec, "updateStrategy", partition=0)
         if spec.get("revisionHistoryLimit") is None:
             spec["revisionHistoryLimit"] = 10
         policy = spec.get("persistentVolumeClaimRetentionPolicy")
@@ -386,21 +360,7 @@ class Defaulting(AdmissionPlugin):
 
     def _daemonset(self, op: Operation, obj: dict[str, Any]) -> None:
         spec = obj.setdefault("spec", {})
-        strategy = spec.get("updateStrategy")
-        if not isinstance(strategy, dict):
-            strategy = {}
-            spec["updateStrategy"] = strategy
-        if not strategy.get("type"):
-            strategy["type"] = "RollingUpdate"
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.get("rollingUpdate")
-            if not isinstance(rolling, dict):
-                rolling = {}
-                strategy["rollingUpdate"] = rolling
-            if rolling.get("maxUnavailable") is None:
-                rolling["maxUnavailable"] = 1
-            if rolling.get("maxSurge") is None:
-                rolling["maxSurge"] = 0
+        _rolling_update(spec, "updateStrategy", maxUnavailable=1, maxSurge=0)
         if spec.get("revisionHistoryLimit") is None:
             spec["revisionHistoryLimit"] = 10
         _default_template(spec.get("template"))
@@ -476,3 +436,23 @@ _HANDLERS: dict[tuple[str, str], Any] = {
     ("batch", "Job"): Defaulting._job,
     ("batch", "CronJob"): Defaulting._cronjob,
 }
+
+
+def _rolling_update(spec: dict[str, Any], field_name: str, **defaults: Any) -> None:
+    """Default a workload's update strategy to RollingUpdate with the kind's own parameters
+    (a non-dict value is replaced, so validation later sees a well-formed strategy)."""
+    strategy = spec.get(field_name)
+    if not isinstance(strategy, dict):
+        strategy = {}
+        spec[field_name] = strategy
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+    if strategy["type"] != "RollingUpdate":
+        return
+    rolling = strategy.get("rollingUpdate")
+    if not isinstance(rolling, dict):
+        rolling = {}
+        strategy["rollingUpdate"] = rolling
+    for key, value in defaults.items():
+        if rolling.get(key) is None:
+            rolling[key] = value
