@@ -170,34 +170,10 @@ def resolve_env(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> d
             env[name] = expand(str(item.get("value") or ""), env)
             continue
         source = item["valueFrom"] or {}
-        if "configMapKeyRef" in source:
-            ref = source["configMapKeyRef"] or {}
-            cm_name, key = ref.get("name", ""), ref.get("key", "")
-            cm = store.peek("ConfigMap", namespace, cm_name)
-            if cm is None:
-                if ref.get("optional"):
-                    continue
-                raise ConfigError(f'configmap "{cm_name}" not found')
-            data = _configmap_data(cm)
-            if key not in data:
-                if ref.get("optional"):
-                    continue
-                raise ConfigError(f"couldn't find key {key} in ConfigMap {namespace}/{cm_name}")
-            env[name] = data[key]
-        elif "secretKeyRef" in source:
-            ref = source["secretKeyRef"] or {}
-            s_name, key = ref.get("name", ""), ref.get("key", "")
-            secret = store.peek("Secret", namespace, s_name)
-            if secret is None:
-                if ref.get("optional"):
-                    continue
-                raise ConfigError(f'secret "{s_name}" not found')
-            data = _secret_data(secret)
-            if key not in data:
-                if ref.get("optional"):
-                    continue
-                raise ConfigError(f"couldn't find key {key} in Secret {namespace}/{s_name}")
-            env[name] = data[key]
+        if "configMapKeyRef" in source or "secretKeyRef" in source:
+            value = _key_ref(store, namespace, source)
+            if value is not None:
+                env[name] = value
         elif "fieldRef" in source:
             env[name] = _field_ref(pod, (source["fieldRef"] or {}).get("fieldPath", ""))
         elif "resourceFieldRef" in source:
@@ -322,3 +298,23 @@ def container_files(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) 
         for rel, content in keys.items():
             files[f"{base}/{rel}"] = content
     return files
+
+
+def _key_ref(store: Any, namespace: str, source: dict[str, Any]) -> str | None:
+    """The value of a `configMapKeyRef`/`secretKeyRef`, None when an optional reference is
+    missing, or ConfigError with the kubelet's message."""
+    is_cm = "configMapKeyRef" in source
+    ref = source["configMapKeyRef" if is_cm else "secretKeyRef"] or {}
+    kind, label = ("ConfigMap", "configmap") if is_cm else ("Secret", "secret")
+    obj_name, key = ref.get("name", ""), ref.get("key", "")
+    obj = store.peek(kind, namespace, obj_name)
+    if obj is None:
+        if ref.get("optional"):
+            return None
+        raise ConfigError(f'{label} "{obj_name}" not found')
+    data = _configmap_data(obj) if is_cm else _secret_data(obj)
+    if key not in data:
+        if ref.get("optional"):
+            return None
+        raise ConfigError(f"couldn't find key {key} in {kind} {namespace}/{obj_name}")
+    return data[key]
