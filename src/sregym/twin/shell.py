@@ -349,6 +349,14 @@ def _scan_dollar(src: str, i: int, quoted: bool) -> tuple[Segment, int]:
     return ("lit", "$", quoted), i + 1
 
 
+def _scan_backquote(src: str, i: int, quoted: bool) -> tuple[Segment, int]:
+    """A backquoted command substitution starting at src[i] == "`"."""
+    end = src.find("`", i + 1)
+    if end < 0:
+        raise ShellSyntaxError("unterminated backquote")
+    return ("cmd", src[i + 1:end], quoted), end + 1
+
+
 def _scan_double(src: str, i: int) -> tuple[list[Segment], int]:
     """Parse a double-quoted string body starting after the opening quote."""
     segs: list[Segment] = []
@@ -375,14 +383,11 @@ def _scan_double(src: str, i: int) -> tuple[list[Segment], int]:
             segs.append(seg)
             continue
         if c == "`":
-            end = src.find("`", i + 1)
-            if end < 0:
-                raise ShellSyntaxError("unterminated backquote")
+            seg, i = _scan_backquote(src, i, True)
             if buf:
                 segs.append(("lit", buf, True))
                 buf = ""
-            segs.append(("cmd", src[i + 1:end], True))
-            i = end + 1
+            segs.append(seg)
             continue
         buf += c
         i += 1
@@ -451,14 +456,11 @@ def tokenize(src: str) -> list[_Tok]:
                 segs.extend(inner)
                 continue
             if c == "`":
-                end = src.find("`", i + 1)
-                if end < 0:
-                    raise ShellSyntaxError("unterminated backquote")
+                seg, i = _scan_backquote(src, i, False)
                 if buf:
                     segs.append(("lit", buf, False))
                     buf = ""
-                segs.append(("cmd", src[i + 1:end], False))
-                i = end + 1
+                segs.append(seg)
                 continue
             if c == "$":
                 seg, i = _scan_dollar(src, i, False)
