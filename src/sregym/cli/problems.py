@@ -59,30 +59,34 @@ def show(problem_id: str = typer.Argument(..., help="Problem id, e.g. demo-shop/
 def check(problem_ids: list[str] = typer.Argument(None, help="Problem ids (default: none; use --all)."),
           all_: bool = typer.Option(False, "--all", help="Check every registered problem."),
           seed: int = typer.Option(0, "--seed", help="Run seed."),
+          jobs: int = typer.Option(0, "-j", "--jobs", help="Worker processes (default: one per CPU)."),
           problems_dir: list[Path] = ProblemsDir) -> None:
     """Run the check protocol: must_fix fails after injection, gold passes, noop fails, recover
     restores the baseline, same seed gives identical telemetry and scores."""
+    import os
+
     from sregym.problems import all_problem_ids, get_problem
-    from sregym.problems.check import check_problem
+    from sregym.problems.check import CheckReport, check_many
 
     _load_dirs(problems_dir)
     ids = all_problem_ids() if all_ else list(problem_ids or [])
     if not ids:
         typer.echo("no problems given: name ids or pass --all", err=True)
         raise typer.Exit(2)
-    failed = 0
-    for pid in ids:
-        try:
-            report = check_problem(get_problem(pid), seed=seed)
-        except KeyError as err:
-            typer.echo(str(err).strip("'\""), err=True)
-            raise typer.Exit(2) from None
-        mark = "PASS" if report.passed else "FAIL"
-        typer.echo(f"{mark} {pid}")
+    try:
+        problems = [get_problem(pid) for pid in ids]
+    except KeyError as err:
+        typer.echo(str(err).strip("'\""), err=True)
+        raise typer.Exit(2) from None
+
+    def show_report(report: CheckReport) -> None:
+        typer.echo(f"{'PASS' if report.passed else 'FAIL'} {report.problem_id}")
         for step in report.steps:
             if not step.passed:
                 typer.echo(f"    x {step.name}: {step.detail}")
-        failed += not report.passed
+
+    reports = check_many(problems, seed, jobs=jobs or os.cpu_count() or 1, on_report=show_report)
+    failed = sum(not r.passed for r in reports)
     typer.echo(f"{len(ids) - failed} passed, {failed} failed")
     if failed:
         raise typer.Exit(1)

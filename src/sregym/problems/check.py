@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from sregym.cluster.twin import TwinCluster
 from sregym.problems.model import Problem
 from sregym.problems.run import ProblemRun
+from sregym.problems.warm import WARMUP_S, can_fork, in_fork, prepare, warm_start
 
 
 @dataclass
@@ -40,56 +41,87 @@ class CheckReport:
 
 ClusterFactory = Callable[[int], TwinCluster]
 RECOVERY_WAIT_S = 360.0
+# Recovery is judged no earlier than this, so a check passing for a moment mid-rollout is not enough.
+RECOVERY_MIN_S = 30.0
+# (passed, detail) of the noop+recover run's steps, in report order.
+NoopOutcome = list[tuple[str, bool, str]]
+# (telemetry fingerprint, score JSON, passed, failure detail) of a gold run.
+GoldOutcome = tuple[str, str, bool, str]
 
 
-def _gold_run(problem: Problem, seed: int, factory: ClusterFactory) -> tuple[str, str, bool, str]:
-    cluster = factory(seed)
-    run = ProblemRun(problem, cluster, seed=seed)
-    run.setup()
-    run.apply_gold()
-    score = run.verify()
-    detail = "; ".join(f"{c.name}: {c.detail}" for c in score.failed())
-    return cluster.fingerprint(), score.model_dump_json(), score.passed, detail
-
-
-def check_problem(problem: Problem, seed: int = 0, *,
-                  factory: ClusterFactory = TwinCluster.new) -> CheckReport:
-    report = CheckReport(problem.id, seed)
-
-    # 1. noop: the fault is observable and doing nothing fails; then 3. recover restores the
-    # baseline, in the same run (noise off: noise is not part of the fault and would change the
-    # state being compared). One run instead of two keeps `check --all` affordable.
-    run = ProblemRun(problem, factory(seed), seed=seed, noise="none")
-    run.deploy()
-    run.advance(30)
+def _noop_and_recover(run: ProblemRun) -> NoopOutcome:
+    """Steps 1 and 3 on a deployed, warmed-up run (noise off: noise is not part of the fault and
+    would change the state being compared). One run instead of two keeps `check --all` affordable."""
+    problem = run.problem
+    steps: NoopOutcome = []
     run.record_baseline()
     before = run.state_view()
     run.inject()
     run.advance(problem.settle_s)
     fix = run.must_fix_now()
     still_ok = [r for r in fix if r.passed]
-    report.add("must_fix fail after injection", not still_ok,
-               "; ".join(f"{r.name} passed: {r.detail}" for r in still_ok))
+    steps.append(("must_fix fail after injection", not still_ok,
+                  "; ".join(f"{r.name} passed: {r.detail}" for r in still_ok)))
     noop = run.verify()
-    report.add("noop fails mitigation", not noop.passed)
+    steps.append(("noop fails mitigation", not noop.passed, ""))
     run.recover()
     # Controllers retry failed work with back-off (a ReplicaSet blocked for the whole window waits
     # up to 5 minutes before its next create), so give recovery up to that long.
     waited = 0.0
     healthy = run.must_fix_now()
-    while waited < RECOVERY_WAIT_S and not (waited >= 120 and all(r.passed for r in healthy)):
+    while waited < RECOVERY_WAIT_S and not (waited >= RECOVERY_MIN_S and all(r.passed for r in healthy)):
         run.advance(10)
         waited += 10
         healthy = run.must_fix_now()
     after = run.state_view()
-    report.add("recover restores the baseline", before == after, _diff(before, after))
-    report.add("must_fix pass after recover", all(r.passed for r in healthy),
-               "; ".join(f"{r.name}: {r.detail}" for r in healthy if not r.passed))
+    steps.append(("recover restores the baseline", before == after, _diff(before, after)))
+    steps.append(("must_fix pass after recover", all(r.passed for r in healthy),
+                  "; ".join(f"{r.name}: {r.detail}" for r in healthy if not r.passed)))
+    return steps
 
+
+def _gold_after_warmup(run: ProblemRun) -> GoldOutcome:
+    """Step 2 on a deployed, warmed-up run (with the problem's noise)."""
+    run.record_baseline()
+    run.start_noise()
+    run.inject()
+    run.advance(run.problem.settle_s)
+    run.apply_gold()
+    score = run.verify()
+    detail = "; ".join(f"{c.name}: {c.detail}" for c in score.failed())
+    return run.cluster.fingerprint(), score.model_dump_json(), score.passed, detail  # type: ignore[attr-defined]
+
+
+def _gold_run(problem: Problem, seed: int, factory: ClusterFactory) -> GoldOutcome:
+    run = ProblemRun(problem, factory(seed), seed=seed)
+    run.deploy()
+    run.advance(WARMUP_S)
+    return _gold_after_warmup(run)
+
+
+def check_problem(problem: Problem, seed: int = 0, *, factory: ClusterFactory | None = None,
+                  fork: bool | None = None) -> CheckReport:
+    """Run the protocol. With `fork` (default: whenever it is safe and no custom `factory` is
+    given) the three runs continue from one warm start of the app (`problems/warm.py`) instead of
+    deploying it three times; the results are the same, only cheaper."""
+    if fork is None:
+        fork = factory is None and can_fork()
+    report = CheckReport(problem.id, seed)
+    if fork:
+        warm = warm_start(problem, seed)
+        report.add("same seed, identical warm-up", warm.deterministic)
+        noop_steps = in_fork(lambda: _noop_and_recover(warm.run_for(problem, noise="none")))
+        first = in_fork(lambda: _gold_after_warmup(warm.run_for(problem)))
+        second = in_fork(lambda: _gold_after_warmup(warm.run_for(problem)))
+    else:
+        make = factory or TwinCluster.new
+        noop_steps = _noop_and_recover(prepare(problem, make(seed), seed))
+        first = _gold_run(problem, seed, make)
+        second = _gold_run(problem, seed, make)
+    for name, passed, detail in noop_steps:
+        report.add(name, passed, detail)
     # 2. gold passes (with the problem's noise), 4. twice with identical results.
-    first = _gold_run(problem, seed, factory)
     report.add("gold passes every check", first[2], first[3])
-    second = _gold_run(problem, seed, factory)
     report.add("same seed, identical telemetry", first[0] == second[0])
     report.add("same seed, identical scores", first[1] == second[1])
     return report
@@ -104,3 +136,49 @@ def _diff(before: str, after: str) -> str:
     b = {(i["kind"], i["name"]): i for i in json.loads(after)}
     changed = sorted({k for k in a.keys() | b.keys() if a.get(k) != b.get(k)})
     return "changed: " + ", ".join(f"{k}/{n}" for k, n in changed)
+
+
+def _check_by_id(args: tuple[str, int]) -> CheckReport:
+    from sregym.problems.registry import get_problem
+
+    problem_id, seed = args
+    try:
+        return check_problem(get_problem(problem_id), seed)
+    except Exception as exc:  # a crashing problem is a failed one, with the reason
+        report = CheckReport(problem_id, seed)
+        report.add("the protocol runs", False, f"{type(exc).__name__}: {exc}")
+        return report
+
+
+def expected_cost(problem: Problem) -> float:
+    """Simulated seconds the protocol runs for `problem` (noop+recover, then gold twice): used to
+    start the longest checks first so parallel workers finish together."""
+    window = problem.mitigation.window_s
+    return (problem.settle_s + window + 120) + 2 * (problem.settle_s + window)
+
+
+def check_many(problems: list[Problem], seed: int = 0, *, jobs: int = 1,
+               on_report: Callable[[CheckReport], None] | None = None) -> list[CheckReport]:
+    """Check several problems with `jobs` worker processes (longest first); reports come back in
+    the order of `problems`, and `on_report` sees each as soon as it is done."""
+    order = sorted(problems, key=lambda p: (-expected_cost(p), p.id))
+    done: dict[str, CheckReport] = {}
+    if jobs <= 1 or len(problems) <= 1:
+        for problem in order:
+            done[problem.id] = _check_by_id((problem.id, seed))
+            if on_report is not None:
+                on_report(done[problem.id])
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        # Fork: workers inherit problems registered from --problems-dir and entry points.
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=min(jobs, len(problems)), mp_context=context) as pool:
+            futures = [pool.submit(_check_by_id, (p.id, seed)) for p in order]
+            for future in as_completed(futures):
+                report = future.result()
+                done[report.problem_id] = report
+                if on_report is not None:
+                    on_report(report)
+    return [done[p.id] for p in problems]

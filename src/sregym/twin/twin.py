@@ -35,6 +35,7 @@ class Twin:
 
     def __init__(self, seed: int = 0, *, tick: float = 1.0, topology: Topology | None = None,
                  bootstrap: bool = True) -> None:
+        _load_commands()
         self.seed = seed
         self.clock = SimClock(tick=tick)
         self.rng = RngStreams(seed)
@@ -189,6 +190,17 @@ class Twin:
         """Every object (events included), canonical JSON: equal dumps mean equal clusters."""
         data = [{"kind": k.kind, "group": k.group, "object": obj} for k, obj in self.store.all_objects()]
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def _load_commands() -> None:
+    """Register every userland command before the first twin runs anything.
+
+    Commands register on import and a later registration of a name replaces an earlier one
+    (userland's full `nc` wraps coreutils' listening-only one). Importing the userland lazily, at
+    the first `exec`, made the first twin of a process run different programs from the ones after
+    it — same seed, different logs.
+    """
+    import sregym.twin.userland  # noqa: F401 - imports every userland module
 
 
 def _objects_from(manifests: str | dict[str, Any] | Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
