@@ -315,6 +315,19 @@ def test_webhook_not_ready_pod_counts_as_no_endpoints(twin: Twin) -> None:
     assert err.value.message == WEBHOOK_ERROR
 
 
+def test_webhooks_never_gate_the_benchmarks_hidden_namespaces(twin: Twin) -> None:
+    # The load generator and chaos experiments live there: a problem's webhook must not stop them,
+    # and its configuration must not have to name those namespaces (the agent can read it).
+    twin.create(webhook_config("ValidatingWebhookConfiguration", "pod-policy.example.com",
+                               "pod-policy-webhook", "/validate", "Fail"))
+    for ns in ("sregym-system", "chaos-mesh"):
+        twin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        hidden = {**pod("loadgen"), "metadata": {**pod("loadgen")["metadata"], "namespace": ns}}
+        assert twin.create(hidden)["metadata"]["namespace"] == ns
+    with pytest.raises(ApiError):
+        twin.create(pod("still-blocked"))
+
+
 def test_validating_webhook_ignore_lets_pods_through(twin: Twin) -> None:
     twin.create(webhook_config("ValidatingWebhookConfiguration", "pod-policy.example.com",
                                "pod-policy-webhook", "/validate", "Ignore"))

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from sregym.errors import ApiError, BadRequest, InternalError
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin
+from sregym.twin.api.kube.authz import HIDDEN_NAMESPACES
 from sregym.twin.controllers.endpoints import ready_backends, resolve_target_port
 from sregym.twin.images import lookup
 from sregym.twin.objects import clone
@@ -90,6 +91,11 @@ def _labels(obj: dict[str, Any] | None) -> dict[str, str]:
 
 
 def webhook_matches(twin: Twin, webhook: dict[str, Any], op: Operation) -> bool:
+    # The benchmark's own namespaces (load generator, chaos experiments) are outside every
+    # problem's blast radius. A twin extension: on a real cluster an injected webhook would list
+    # them in its namespaceSelector, which would tell the agent they exist.
+    if op.namespace in HIDDEN_NAMESPACES or (op.kind.key == ("", "Namespace") and op.name in HIDDEN_NAMESPACES):
+        return False
     policy = webhook.get("matchPolicy") or "Equivalent"
     if not any(rule_matches(rule, op, policy) for rule in webhook.get("rules") or []):
         return False

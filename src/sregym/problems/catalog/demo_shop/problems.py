@@ -190,7 +190,7 @@ WEBHOOK: dict[str, Any] = {
         "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
                    "scope": "Namespaced"}],
         "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                                    "values": ["kube-system", "chaos-mesh", "sregym-system"]}]},
+                                                    "values": ["kube-system"]}]},
         "failurePolicy": "Fail", "sideEffects": "None", "admissionReviewVersions": ["v1"], "timeoutSeconds": 5,
     }],
 }

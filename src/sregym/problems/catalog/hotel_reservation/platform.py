@@ -24,7 +24,7 @@ IMPACT = ("unavailable", "not ready", "fail", "error", "down", "pending", "oom",
           "latency", "slow", "timeout", "blocked", "cannot", "outage", "stuck")
 KEEP = (CheckSpec(check="baseline_intact"), CheckSpec(check="entry_slo"))
 RESTART_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
-SYSTEM_NAMESPACES = ["kube-system", "kube-public", "kube-node-lease", "chaos-mesh", "sregym-system"]
+SYSTEM_NAMESPACES = ["kube-system", "kube-public", "kube-node-lease"]
 
 
 # ------------------------------------------------------------------------ helpers
