@@ -123,8 +123,9 @@ class ReactAgent(Agent):
                     phase: str) -> dict[str, Any] | None:
         """Model turns until the phase's submit tool succeeds (returns its arguments) or the
         attempt ends."""
-        submit_tool = SUBMIT_TOOLS[phase]
-        names = set(INVESTIGATION_TOOLS) | {submit_tool}
+        # A session may bring its own catalogue (the offline snapshot tools); the live one by default.
+        submit_tool = getattr(session, "submit_tools", SUBMIT_TOOLS)[phase]
+        names = set(getattr(session, "investigation_tools", INVESTIGATION_TOOLS)) | {submit_tool}
         tools = [s.to_openai() for s in session.specs() if s.name in names]
         for _ in range(int(self.options["max_steps"])):
             if session.phase != phase:

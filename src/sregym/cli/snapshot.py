@@ -1,0 +1,159 @@
+"""`sregym snapshot ...`: offline incident snapshots.
+
+`export` writes one problem's incident as a snapshot directory plus its ground truth; `dataset`
+writes many (problems × seeds) with an index and a dataset card. Progress goes to stderr, errors
+exit with code 2 and say what to change. `run` and `score` live in sibling modules and are wired
+into this group by `register_subcommands`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+app = typer.Typer(help="Offline incident snapshots: export problems, build datasets, run and score agents.",
+                  no_args_is_help=True)
+
+ProblemsDir = typer.Option(None, "--problems-dir", help="Load extra problem files (*.py) from DIR.")
+NOISE_LEVELS = ("none", "low", "high")
+
+
+def parse_window(text: str, option: str = "--window") -> float:
+    """'15m', '900s', '900', '1h' → seconds (> 0)."""
+    from sregym.tools.timeparse import TimeParseError, parse_duration_s
+
+    try:
+        seconds = parse_duration_s(text)
+    except TimeParseError:
+        raise typer.BadParameter(f"cannot read {text!r}: use forms like 900, 900s, 15m, 1h",
+                                 param_hint=option) from None
+    if seconds <= 0:
+        raise typer.BadParameter(f"must be positive, got {text!r}", param_hint=option)
+    return seconds
+
+
+def _check_noise(noise: str) -> None:
+    if noise not in NOISE_LEVELS:
+        raise typer.BadParameter(f"must be one of {', '.join(NOISE_LEVELS)}", param_hint="--noise")
+
+
+def _fail(command: str, message: str) -> typer.Exit:
+    typer.echo(f"sregym snapshot {command}: {message}", err=True)
+    return typer.Exit(2)
+
+
+def _unknown(err: KeyError) -> str:
+    text = str(err).strip("'\"")
+    head, _, _ = text.partition(" (known:")
+    return f"{head}; list the problems with `sregym list problems`" if head != text else text
+
+
+def _load_dirs(command: str, dirs: list[Path] | None) -> None:
+    from sregym.problems import load_problems_dir
+
+    for d in dirs or []:
+        try:
+            load_problems_dir(d)
+        except FileNotFoundError as err:
+            raise _fail(command, str(err)) from None
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@app.command("export")
+def export(problem_id: str = typer.Argument(..., help="Problem id, e.g. hotel-reservation/network-policy-deny-all-v1."),
+           out: Path = typer.Option(..., "--out", help="Directory to write snapshot/ and ground_truth.json into."),
+           seed: int = typer.Option(0, "--seed", help="Run seed."),
+           noise: str = typer.Option("none", "--noise", help="Noise profile: none, low or high."),
+           window: str = typer.Option("15m", "--window", help="Observation window after the fault: 15m, 900s, 1h."),
+           baseline: str = typer.Option("5m", "--baseline", help="Healthy period before the fault."),
+           force: bool = typer.Option(False, "--force", help="Write into a non-empty --out (replacing a snapshot)."),
+           problems_dir: list[Path] = ProblemsDir) -> None:
+    """Run a problem up to the end of an observation window and write it as an incident snapshot."""
+    from sregym.snapshot.export import SnapshotError, export_snapshot, resolve_problem
+
+    _check_noise(noise)
+    window_s = parse_window(window)
+    baseline_s = parse_window(baseline, "--baseline")
+    _load_dirs("export", problem_dir_list(problems_dir))
+    try:
+        problem = resolve_problem(problem_id)
+    except KeyError as err:
+        raise _fail("export", _unknown(err)) from None
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not force)):
+        raise _fail("export", f"{out} exists and is not empty: choose another --out or pass --force")
+    try:
+        snapshot = export_snapshot(problem, out, seed=seed, noise=noise, window_s=window_s, baseline_s=baseline_s,
+                                   progress=_progress)
+    except SnapshotError as err:
+        raise _fail("export", str(err)) from None
+    typer.echo(f"snapshot: {snapshot}")
+    typer.echo(f"ground truth: {out / 'ground_truth.json'} (keep it away from the agent)")
+
+
+@app.command("dataset")
+def dataset(problem_ids: list[str] = typer.Argument(None, help="Problem ids (or use --suite/--tag)."),
+            out: Path = typer.Option(..., "--out", help="Dataset directory (must be empty unless --force)."),
+            suite: str = typer.Option(None, "--suite", help="Every problem of a suite, e.g. lite."),
+            tag: str = typer.Option(None, "--tag", help="Every problem with a layer or difficulty tag."),
+            seeds: int = typer.Option(1, "--seeds", help="Snapshots per problem, with seeds 0..N-1."),
+            noise: str = typer.Option("none", "--noise", help="Noise profile: none, low or high."),
+            window: str = typer.Option("15m", "--window", help="Observation window after the fault: 15m, 900s, 1h."),
+            baseline: str = typer.Option("5m", "--baseline", help="Healthy period before the fault."),
+            jobs: int = typer.Option(1, "--jobs", "-j", help="Parallel worker processes."),
+            force: bool = typer.Option(False, "--force", help="Overwrite the dataset in a non-empty --out."),
+            problems_dir: list[Path] = ProblemsDir) -> None:
+    """Export many problems × seeds as a dataset with index.json and DATASET.md."""
+    from sregym.problems import select
+    from sregym.snapshot.dataset import build_dataset
+    from sregym.snapshot.export import SnapshotError
+
+    _check_noise(noise)
+    window_s = parse_window(window)
+    baseline_s = parse_window(baseline, "--baseline")
+    if seeds < 1:
+        raise typer.BadParameter("must be at least 1", param_hint="--seeds")
+    if jobs < 1:
+        raise typer.BadParameter("must be at least 1", param_hint="--jobs")
+    dirs = problem_dir_list(problems_dir)
+    _load_dirs("dataset", dirs)
+    ids = list(problem_ids or [])
+    if suite or tag:
+        ids += [p.id for p in select(suite=suite, tag=tag) if p.id not in ids]
+    if not ids:
+        raise _fail("dataset", "no problems: name problem ids or use --suite/--tag (none matched)")
+    try:
+        root = build_dataset(ids, out, seeds=seeds, noise=noise, window_s=window_s, jobs=jobs, progress=_progress,
+                             baseline_s=baseline_s, force=force, problems_dirs=dirs)
+    except KeyError as err:
+        raise _fail("dataset", _unknown(err)) from None
+    except FileExistsError as err:
+        raise _fail("dataset", str(err)) from None
+    except SnapshotError as err:
+        raise _fail("dataset", str(err)) from None
+    typer.echo(f"dataset: {root} ({len(ids) * seeds} tasks)")
+
+
+def problem_dir_list(dirs: list[Path] | None) -> list[Path]:
+    return [Path(d) for d in dirs or []]
+
+
+def register_subcommands() -> None:
+    """Add `run` and `score` (sibling modules, when present) to the group."""
+    import importlib
+
+    for module, name in (("sregym.cli.snapshot_run", "run"), ("sregym.cli.snapshot_score", "score")):
+        if any(c.name == name for c in app.registered_commands):
+            continue
+        try:
+            fn = getattr(importlib.import_module(module), name)
+        except Exception:  # a missing or broken sibling must not take `export`/`dataset` down
+            continue
+        app.command(name)(fn)
+
+
+register_subcommands()
