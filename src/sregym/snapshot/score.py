@@ -143,7 +143,7 @@ class ScoreReport:
         lines = _aligned(rows, numeric=set(range(2, len(head))))
         checklist = "-" if self.checklist is None else f"{self.checklist:.3f}"
         lines += ["", f"benchmark score: {self.score:.3f} (mean over {len(self.tasks)} tasks, "
-                      f"{self.repeats} repeats each); checklist: {checklist} ({self.judge} judge)"]
+                      f"{self.repeats} repeat{'' if self.repeats == 1 else 's'} each); checklist: {checklist} ({self.judge} judge)"]
         for layer, (s, n) in self.layers().items():
             lines.append(f"  {layer}: {s:.3f} ({n} task{'' if n == 1 else 's'})")
         failed = [(t.task, r) for t in self.tasks for r in t.repeats if not r.valid]
