@@ -4,7 +4,7 @@
 
 Per problem and seed: the live diagnosis-only root-cause score (a `Conductor`, stepped clock), the
 offline score (export with window = the problem's `settle_s`, `run_baseline` over the replay,
-scored by `snapshots.score`), whether the offline output validated, and the wall times of the live
+scored by `snapshot.score`), whether the offline output validated, and the wall times of the live
 attempt, the export and the offline run. Then the means and the issue's criterion
 (|offline mean - live mean| <= 0.10). See `sregym.snapshot.replay_compare` for why the two sides
 see the same moment of the incident.
