@@ -47,6 +47,9 @@ class ContainerInstance:
     image: str  # canonical reference (`docker.io/library/nginx:1.27`)
     image_id: str
     argv: list[str] = field(default_factory=list)
+    # The spec's `image` it was created from, as written: with the name, all the kubelet's container
+    # hash covers, so a different value means "definition changed".
+    spec_image: str = ""
     listening: dict[tuple[int, str], Listen] = field(default_factory=dict)
     memory_bytes: int = 0
     cpu_cores: float = 0.0
@@ -98,6 +101,7 @@ class ContainerRecord:
     pull_retry_at: float = 0.0
     pull_done_at: float | None = None
     pull_error: str = ""
+    pull_image: str = ""  # the image of the pull in flight or that last failed (back-off is per image)
     next_backoff_event: float = 0.0
     # What the status should say while no instance is running.
     waiting_reason: str = ""

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 INJECTED = "Injected"
 NOT_INJECTED = "Not Injected"
 PAUSE_IMAGE = "gcr.io/google-containers/pause:latest"
-PAUSE_REPOSITORY = "gcr.io/google-containers/pause"
 MANAGER_USER = "system:serviceaccount:chaos-mesh:chaos-controller-manager"
 
 
@@ -126,29 +125,25 @@ def image_annotation(obj: dict[str, Any], container: str) -> str:
 
 
 def _swap_images(twin: Twin, obj: dict[str, Any], ns: str, name: str, *, inject: bool) -> None:
-    """Patch the pod as Chaos Mesh does (original image kept in an annotation), then restart the
-    changed containers the way the kubelet reacts to a changed container definition."""
-    changed: list[str] = []
+    """Patch the pod as Chaos Mesh does: every container's and init container's image becomes the
+    pause image, the original kept in an annotation. That is all Chaos Mesh does; the kubelet sees
+    the changed definitions and restarts the running containers (and native sidecars)."""
 
     def swap(pod: dict[str, Any]) -> None:
         annotations = pod["metadata"].setdefault("annotations", {})
-        for container in (pod.get("spec") or {}).get("containers") or []:
+        spec = pod.get("spec") or {}
+        for container in (spec.get("containers") or []) + (spec.get("initContainers") or []):
             key = image_annotation(obj, container["name"])
             if inject and key not in annotations:
                 annotations[key] = container.get("image", "")
                 container["image"] = PAUSE_IMAGE
-                changed.append(container["name"])
             elif not inject and key in annotations:
                 container["image"] = annotations.pop(key)
-                changed.append(container["name"])
         if not annotations:
             pod["metadata"].pop("annotations", None)
 
-    updated = twin.store.mutate("Pod", ns, name, swap, user=MANAGER_USER)
-    if updated is None:
+    if twin.store.mutate("Pod", ns, name, swap, user=MANAGER_USER) is None:
         raise ApplyError(f'pods "{name}" not found')
-    for container in changed:
-        restart_for_new_definition(twin, updated, container)
 
 
 def kill_container(twin: Twin, ns: str, pod: str, container: str) -> bool:
@@ -166,33 +161,6 @@ def kill_container(twin: Twin, ns: str, pod: str, container: str) -> bool:
     instance.stop_exit_code = 137
     pod_runtime.next_wake = now
     return True
-
-
-def restart_for_new_definition(twin: Twin, pod: dict[str, Any], container: str) -> None:
-    """The kubelet's reaction to a changed container hash: stop (SIGTERM, grace period) and start
-    again from the new spec."""
-    from sregym.twin.controllers.kubelet import IGNORES_SIGTERM
-
-    meta = pod["metadata"]
-    runtime = runtime_of(twin)
-    pod_runtime = runtime.pod(meta.get("namespace", "default"), meta["name"])
-    record = pod_runtime.containers.get(container) if pod_runtime is not None else None
-    instance = record.current if record is not None else None
-    if pod_runtime is None or instance is None or not instance.running or instance.stopping_until is not None:
-        return
-    now = twin.clock.now
-    twin.events.normal(pod, "Killing", f"Container {container} definition changed, will be restarted",
-                       component="kubelet", host=pod_runtime.node, field_path=f"spec.containers{{{container}}}")
-    grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
-    grace = float(30 if grace is None else grace)
-    command = instance.argv[0].rsplit("/", 1)[-1] if instance.argv else ""
-    instance.kill_reason = "definition"
-    # The pause binary handles SIGTERM itself (it is only PID 1 of a sandbox in the kubelet's list).
-    if command in IGNORES_SIGTERM and grace > 0 and not instance.image.startswith(PAUSE_REPOSITORY):
-        instance.stopping_until, instance.stop_exit_code = now + grace, 137
-    else:
-        instance.stopping_until, instance.stop_exit_code = now, 0 if grace > 0 else 137
-    pod_runtime.next_wake = now
 
 
 # ------------------------------------------------------------------------------ NetworkChaos

@@ -6,7 +6,8 @@ order (native sidecars keep running), pulls images against the catalogue, resolv
 (`CreateContainerConfigError`), starts each container's process from the image's behaviour,
 evaluates probes against what that process listens on and serves, OOM-kills a container whose
 working set exceeds its memory limit, restarts containers with the kubelet's crash-loop back-off,
-and writes pod status (phase, conditions, container statuses) only when it changed.
+restarts a running container (or native sidecar) whose image was changed in place, and writes pod
+status (phase, conditions, container statuses) only when it changed.
 
 Each pod carries a next-wakeup time, so an idle pod (servers listening, no probe due) costs a
 comparison per tick: 500 pods × 600 ticks stays within seconds.
@@ -42,8 +43,9 @@ BACKOFF_MAX = 300.0
 SYNC_RETRY = 10.0  # the pod worker's requeue period after a failed sync
 PULL_RATE_BYTES = 60_000_000  # per second, from a registry close by
 # PID 1 without a SIGTERM handler ignores it: these only die on SIGKILL after the grace period.
+# (The pause binary installs one and exits 0, so a pod-failure swap back is immediate.)
 IGNORES_SIGTERM = {"sh", "ash", "bash", "dash", "sleep", "tail", "stress", "python", "python3", "yes",
-                   "nc", "netcat", "cat", "pause"}
+                   "nc", "netcat", "cat"}
 MOUNT_RETRY = (0.5, 1, 2, 4, 8, 16, 32, 64, 122)
 VOLUME_TIMEOUT = 123.0
 COMPONENT = "kubelet"
@@ -283,6 +285,10 @@ class Kubelet(Controller):
         for name, record in runtime.containers.items():
             if record.current is not None and record.current.running and name in specs:
                 self._advance(pod, runtime, record, specs[name], now)
+        # 1b. A running container whose definition changed is killed; steps 3-4 start it again.
+        for name, record in runtime.containers.items():
+            if name in specs:
+                self._restart_if_changed(pod, runtime, record, specs[name], now)
         # 2. Probes of running containers.
         for name, record in runtime.containers.items():
             instance = record.current
@@ -327,6 +333,22 @@ class Kubelet(Controller):
                     self._stop(pod, runtime, record, instance, now, self._grace(pod), "sidecar")
                 record.done = record.sidecar or record.done
 
+    def _restart_if_changed(self, pod: dict[str, Any], runtime: PodRuntime, record: ContainerRecord,
+                            container: dict[str, Any], now: float) -> None:
+        """computePodActions: a running container whose hash (name and image) no longer matches the
+        spec is killed with the pod's grace period and started again from the new spec, whatever
+        the restartPolicy. Native sidecars get the same; a running regular init container does not
+        (its new image is used only if it runs again)."""
+        instance = record.current
+        if (instance is None or not instance.running or instance.stopping_until is not None
+                or instance.spec_image == container.get("image", "")):
+            return
+        if record.init and not record.sidecar:
+            return
+        message = (f"Init container {record.name} definition changed" if record.init
+                   else f"Container {record.name} definition changed, will be restarted")
+        self._stop(pod, runtime, record, instance, now, self._grace(pod), "definition", message)
+
     @staticmethod
     def _all_regular_done(runtime: PodRuntime, regular: list[dict[str, Any]]) -> bool:
         return all(runtime.containers[c["name"]].done for c in regular)
@@ -340,6 +362,10 @@ class Kubelet(Controller):
         if record.done:
             return False
         if instance is not None:
+            if instance.spec_image != container.get("image", ""):
+                # The back-off is keyed by the container's hash: a changed definition starts at
+                # once, with a fresh back-off.
+                record.backoff_updated = None
             # Crash-loop back-off (client-go flowcontrol.Backoff as the kubelet uses it).
             finished = instance.finished_at or now
             expired = record.backoff_updated is not None and finished - record.backoff_updated > 2 * BACKOFF_MAX
@@ -367,6 +393,12 @@ class Kubelet(Controller):
         policy = container.get("imagePullPolicy") or "IfNotPresent"
         result = resolve_pull(image)
         present = result.ref.canonical in self._node_images.setdefault(runtime.node, set())
+        if record.pull_image and record.pull_image != image:
+            # The spec's image changed: the pull back-off is per image and an in-flight pull of the
+            # old one no longer serves this container. The status keeps its reason until the
+            # new pull ends (the real pod worker blocks in the pull).
+            record.pull_done_at, record.pull_error, record.pull_image = None, "", ""
+            record.pull_backoff_seconds, record.pull_retry_at = 0, 0.0
         if record.pull_done_at is not None:
             if now < record.pull_done_at:
                 runtime.next_wake = min(runtime.next_wake, record.pull_done_at)
@@ -411,7 +443,7 @@ class Kubelet(Controller):
         # Start a pull: serialized per node (serializeImagePulls=true). A retry keeps showing
         # ImagePullBackOff until it fails again.
         self._event(pod, runtime, record, "normal", "Pulling", f'Pulling image "{image}"')
-        retrying = bool(record.pull_error)
+        retrying = bool(record.pull_error) or record.waiting_reason in ("ErrImagePull", "ImagePullBackOff")
         rng = self.twin.rng.stream("image-pulls")
         if result.ok:
             duration = 0.35 + result.size_bytes / PULL_RATE_BYTES * (0.85 + 0.3 * rng.random())
@@ -428,6 +460,7 @@ class Kubelet(Controller):
                         f"({go_duration(waited)} including waiting). Image size: {result.size_bytes} bytes.",
                         at=None)
         record.pull_done_at = done
+        record.pull_image = image
         if not retrying:
             record.waiting_reason, record.waiting_message = "ContainerCreating", ""
         runtime.next_wake = min(runtime.next_wake, done)
@@ -488,7 +521,7 @@ class Kubelet(Controller):
         instance = ContainerInstance(name=record.name, container_id=container_id,
                                      restart=record.restart_count, started_at=now, process=process,
                                      ctx=ctx, image=image.ref.canonical, image_id=image.image_id,
-                                     argv=argv)
+                                     argv=argv, spec_image=container.get("image", ""))
         record.current = instance
         record.waiting_reason, record.waiting_message = "", ""
         self.logs.open(container_id, {"namespace": runtime.namespace, "pod": runtime.name,
@@ -600,7 +633,8 @@ class Kubelet(Controller):
         instance.ready = False
         instance.message = self._termination_message(record, instance, code)
         record.waiting_reason, record.waiting_message = "", ""
-        if not _restarts(pod, record, code):
+        # A container killed for a changed definition restarts whatever the restartPolicy says.
+        if not _restarts(pod, record, code) and instance.kill_reason != "definition":
             record.done = True
         runtime.next_wake = min(runtime.next_wake, self.twin.clock.now)
 
@@ -623,11 +657,12 @@ class Kubelet(Controller):
         return float(30 if grace is None else grace)
 
     def _stop(self, pod: dict[str, Any], runtime: PodRuntime, record: ContainerRecord,
-              instance: ContainerInstance, now: float, grace: float, why: str) -> None:
-        """SIGTERM now; PID 1 without a handler dies only at SIGKILL when the grace period ends."""
+              instance: ContainerInstance, now: float, grace: float, why: str, message: str = "") -> None:
+        """SIGTERM now; PID 1 without a handler dies only at SIGKILL when the grace period ends.
+        `message` replaces the default `Killing` event text (probe kills record their own)."""
         instance.kill_reason = why
-        if why != "liveness" and why != "startup":
-            self._event(pod, runtime, record, "normal", "Killing", f"Stopping container {record.name}")
+        if message or (why != "liveness" and why != "startup"):
+            self._event(pod, runtime, record, "normal", "Killing", message or f"Stopping container {record.name}")
         command = instance.argv[0].rsplit("/", 1)[-1] if instance.argv else ""
         if command in IGNORES_SIGTERM and grace > 0:
             instance.stopping_until = now + grace
@@ -767,6 +802,12 @@ class Kubelet(Controller):
         statuses = [self._container_status(runtime, c, runtime.containers[c["name"]], pod)
                     for c in spec.get("containers") or []]
         phase = _phase(spec, init_statuses, statuses)
+        if phase in ("Succeeded", "Failed") and any(
+                r.current is not None and not r.current.running and r.current.kill_reason == "definition"
+                for r in runtime.containers.values()):
+            # Killed for a changed definition and not started again yet: the real pod worker kills
+            # and starts in one sync, so this pod is never seen stopped (restartPolicy aside).
+            phase = "Running"
         terminal = phase in ("Succeeded", "Failed")
         if terminal:
             runtime.next_wake = math.inf
