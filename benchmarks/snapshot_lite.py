@@ -25,11 +25,15 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("problems", nargs="*", help="problem ids (default: the lite suite)")
-    parser.add_argument("--seeds", type=int, default=1)
-    parser.add_argument("--noise", default="none")
+    parser.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1 per problem")
+    parser.add_argument("--noise", default="none", choices=("none", "low", "high"))
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
+    if args.seeds < 1:
+        parser.error("--seeds must be at least 1")
     ids = args.problems or [p.id for p in select(suite="lite")]
+    if not ids:
+        parser.error("no problems: name problem ids, or register the lite suite's problems")
     rows = []
     print(f"{'problem':<56} {'seed':>4} {'live':>5} {'offline':>7} {'valid':>5} {'live s':>6} {'export s':>8} "
           f"{'offline s':>9}")

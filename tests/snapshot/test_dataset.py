@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,13 +16,6 @@ PROBLEMS = ["hotel-reservation/service-selector-nothing-v1", "hotel-reservation/
 runner = CliRunner(env={"COLUMNS": "200"})
 
 
-def tree_digest(root: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
 @pytest.fixture(scope="module")
 def serial(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("serial")
@@ -32,7 +25,7 @@ def serial(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_index_lists_tasks_in_problem_then_seed_order(serial: Path) -> None:
+def test_index_lists_tasks_in_problem_then_seed_order(serial: Path, tree_digest: Callable[[Path], str]) -> None:
     index = json.loads((serial / "index.json").read_text())
     assert index["format"] == "sregym-dataset/1" and index["noise"] == "none"
     assert index["window_s"] == 120 and index["seeds"] == [0, 1]
@@ -58,7 +51,7 @@ def test_dataset_card(serial: Path) -> None:
     assert "reservation Service" not in card
 
 
-def test_parallel_build_is_byte_identical(serial: Path, tmp_path: Path) -> None:
+def test_parallel_build_is_byte_identical(serial: Path, tmp_path: Path, tree_digest: Callable[[Path], str]) -> None:
     build_dataset(PROBLEMS, tmp_path, seeds=2, noise="none", window_s=120, baseline_s=90, jobs=2)
     assert tree_digest(tmp_path) == tree_digest(serial)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -29,13 +29,6 @@ ISOLATION = ("hotel-reservation/mongodb-role-revoked-geo-v1", "hotel-reservation
 WINDOW_S = 300.0
 BASELINE_S = 120.0
 runner = CliRunner(env={"COLUMNS": "200"})
-
-
-def tree_digest(root: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -203,7 +196,7 @@ def test_snapshots_name_no_fault(netpol: Path, tmp_path: Path) -> None:
         assert (out / "ground_truth.json").exists() and not (out / "snapshot" / "ground_truth.json").exists()
 
 
-def test_same_inputs_give_identical_bytes(netpol: Path, tmp_path: Path) -> None:
+def test_same_inputs_give_identical_bytes(netpol: Path, tmp_path: Path, tree_digest: Callable[[Path], str]) -> None:
     export_snapshot(NETPOL, tmp_path, seed=0, noise="low", window_s=WINDOW_S, baseline_s=BASELINE_S)
     assert tree_digest(tmp_path) == tree_digest(netpol)
     # Another interpreter with another string-hash seed (set iteration order) writes the same bytes.
@@ -256,6 +249,9 @@ def test_docs_describe_the_format() -> None:
         assert family.query in docs, family.query
     for columns in (layout.EVENT_COLUMNS, layout.OBJECT_COLUMNS, layout.LOG_COLUMNS, layout.TRACE_COLUMNS):
         assert ", ".join(columns) in docs
+    # The format section is the README every snapshot carries, word for word (headings one level down).
+    body = layout.README_TEXT.partition("\n\n")[2].replace("\n## ", "\n### ")
+    assert body.rstrip("\n") in docs
 
 
 def test_trace_rows_cap_per_service_keeps_whole_traces(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -108,6 +108,14 @@ def test_kind_is_lenient_like_the_live_oracle_and_blank_namespace_is_none() -> N
     assert truth.matches(OutputEntity(kind="deploy", name="geo").to_ref())  # no namespace: any namespace
 
 
+def test_the_snapshots_cluster_scoped_namespace_means_none() -> None:
+    """The snapshot writes `_` for the namespace of cluster-scoped entities (topology ids, metric
+    file names); an answer copying that convention names the Node, not a namespace called `_`."""
+    node = RootCause(entity=EntityRef(kind="Node", name="sregym-worker2"))
+    entity = OutputEntity(kind="Node", namespace="_", name="sregym-worker2")
+    assert entity.namespace is None and node.matches(entity.to_ref())
+
+
 def test_submission_conversion_puts_the_explanation_where_the_judge_reads_it() -> None:
     out = AgentOutput(entities=(OutputEntity(kind="cm", namespace="hr", name="c"),), explanation=" key removed ")
     sub = out.to_submission()
@@ -138,3 +146,8 @@ def test_json_schema_agrees_with_the_validator() -> None:
             validate_output(data)
     assert set(schema["properties"]) == set(AgentOutput.model_fields)
     assert set(schema["properties"]["entities"]["items"]["properties"]) == set(OutputEntity.model_fields)
+
+
+def test_docs_carry_the_schema() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "snapshots.md").read_text()
+    assert json.dumps(json_schema(), indent=2, sort_keys=True) in docs

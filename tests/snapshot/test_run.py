@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 
 from sregym.cli.snapshot_run import run as run_cli
 from sregym.snapshot.dataset import build_dataset
+from sregym.snapshot.index import DatasetError
 from sregym.snapshot.output import load_output
 from sregym.snapshot.run import run_dataset
 from sregym.snapshot.score import score_outputs
@@ -189,6 +190,13 @@ def test_resume_runs_only_missing_repeats_and_refuses_mismatches(dataset: Path, 
     with pytest.raises(ValueError, match="repeats=2"):
         run_dataset(dataset, "noop", 3, out, progress=lambda _line: None, resume=True)
     assert score_outputs(dataset, out).score == 0.0
+    # a dataset built again in the same place is another dataset: its run cannot be resumed
+    small = _subset(dataset, "task-0001", tmp_path / "one")
+    run_dataset(small, "noop", 1, tmp_path / "small-run", progress=lambda _line: None)
+    index = json.loads((small / "index.json").read_text())
+    (small / "index.json").write_text(json.dumps({**index, "noise": "high"}))
+    with pytest.raises(ValueError, match="dataset changed"):
+        run_dataset(small, "noop", 1, tmp_path / "small-run", progress=lambda _line: None, resume=True)
 
 
 def test_an_interrupted_run_is_finished_by_resume(dataset: Path, tmp_path: Path) -> None:
@@ -210,13 +218,13 @@ def test_an_interrupted_run_is_finished_by_resume(dataset: Path, tmp_path: Path)
 
 
 def test_bad_inputs_fail_before_anything_runs(dataset: Path, tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match=r"no index\.json"):
+    with pytest.raises(DatasetError, match=r"no index\.json"):
         run_dataset(tmp_path, "noop", 1, tmp_path / "x")
     with pytest.raises(ValueError, match="needs a command"):
         run_dataset(dataset, "command", 1, tmp_path / "y")
     with pytest.raises(ValueError, match="cannot run on snapshots"):
         run_dataset(dataset, "gold", 1, tmp_path / "z")
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="offline agents: noop, baseline"):
         run_dataset(dataset, "no-such-agent", 1, tmp_path / "w")
     assert not (tmp_path / "y").exists() and not (tmp_path / "z").exists()
     # a snapshot entry that would hand over the ground truth is refused
@@ -403,9 +411,11 @@ def test_cli_runs_and_reports(dataset: Path, tmp_path: Path) -> None:
     assert sorted(p.name for p in (out / "task-0001").iterdir()) == ["repeat-1", "repeat-2"]
     again = CliRunner().invoke(app, ["run", "--dataset", str(dataset), "--agent", "noop", "--out", str(out)])
     assert again.exit_code == 2 and "not empty" in again.output
+    unknown = CliRunner().invoke(app, ["run", "--dataset", str(dataset), "--agent", "nope", "--out", str(out)])
+    assert unknown.exit_code == 2 and "unknown agent 'nope'; offline agents: noop" in unknown.output
     bad = CliRunner().invoke(app, ["run", "--dataset", str(dataset), "--agent", "command", "--out",
                                    str(tmp_path / "c")])
-    assert bad.exit_code == 2 and "needs a command" in bad.output
+    assert bad.exit_code == 2 and "needs a command: -o command='./my-agent.sh'" in bad.output
     script = _script(tmp_path, "a.sh", GREP_AGENT.replace('cat "$PROBE_TRUTH"', "false"))
     ok = CliRunner().invoke(app, ["run", "--dataset", str(dataset), "--agent", "command", "--command", str(script),
                                   "--repeats", "1", "--out", str(tmp_path / "c2"), "--time-limit", "60"])

@@ -12,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from sregym.cli.snapshot_score import score as score_command
+from sregym.snapshot.index import index_fingerprint
 from sregym.snapshot.score import ScoreError, score_outputs
 from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
 
@@ -212,8 +213,28 @@ def test_unusable_dataset_or_outputs_raise_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(ScoreError, match=r"no run\.json and no <task>/repeat-<k>/"):
         score_outputs(dataset, tmp_path / "empty")
     (tmp_path / "ds" / "ground_truth" / "task-0001.json").write_text('{"ground_truth": {"mechanism": 1}}')
-    with pytest.raises(ScoreError, match="no valid `ground_truth` object"):
+    with pytest.raises(ScoreError, match=r"no valid `ground_truth` object .*build it again"):
         score_outputs(dataset, make_outputs(tmp_path / "o", {"task-0001": [{"entities": []}]}))
+    index = json.loads((dataset / "index.json").read_text())
+    for tasks, message in (([], "lists no tasks"), (index["tasks"] * 2, "listed twice")):
+        (dataset / "index.json").write_text(json.dumps({**index, "tasks": tasks}))
+        with pytest.raises(ScoreError, match=message):
+            score_outputs(dataset, tmp_path / "o")
+
+
+def test_outputs_of_a_run_on_another_dataset_are_refused(tmp_path: Path) -> None:
+    """Task names repeat across datasets (task-0001 ...): scoring a run against the wrong dataset
+    must fail, not score its answers against someone else's ground truth."""
+    mine = make_dataset(tmp_path / "mine", [("x/q", QUOTA_TRUTH, 0)])
+    other = make_dataset(tmp_path / "other", [("x/geo", GEO_TRUTH, 0)])
+    outputs = make_outputs(tmp_path / "out", {"task-0001": [{"entities": [ent("Deployment", "geo", NS)]}]},
+                           repeats=1)
+    run = json.loads((outputs / "run.json").read_text())
+    (outputs / "run.json").write_text(json.dumps({**run, "dataset": str(other),
+                                                  "index_sha256": index_fingerprint(other)}))
+    assert score_outputs(other, outputs).score == 1.0
+    with pytest.raises(ScoreError, match=r"another dataset .*--dataset .*other"):
+        score_outputs(mine, outputs)
 
 
 def _cli() -> typer.Typer:

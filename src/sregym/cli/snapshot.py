@@ -13,11 +13,14 @@ from pathlib import Path
 
 import typer
 
-app = typer.Typer(help="Offline incident snapshots: export problems, build datasets, run and score agents.",
-                  no_args_is_help=True)
+app = typer.Typer(help="Offline incident snapshots: export problems, build datasets, run and score agents "
+                       "(reference: docs/snapshots.md).", no_args_is_help=True)
 
 ProblemsDir = typer.Option(None, "--problems-dir", help="Load extra problem files (*.py) from DIR.")
 NOISE_LEVELS = ("none", "low", "high")
+WINDOW_HELP = ("Observation window after the fault: 15m, 900s, 1h. Metrics, logs and traces reach back "
+               "15m or the whole window, whichever is longer.")
+BASELINE_HELP = "Healthy period before the fault (checked): 5m, 300s."
 
 
 def parse_window(text: str, option: str = "--window") -> float:
@@ -67,13 +70,16 @@ def _progress(message: str) -> None:
 @app.command("export")
 def export(problem_id: str = typer.Argument(..., help="Problem id, e.g. hotel-reservation/network-policy-deny-all-v1."),
            out: Path = typer.Option(..., "--out", help="Directory to write snapshot/ and ground_truth.json into."),
-           seed: int = typer.Option(0, "--seed", help="Run seed."),
+           seed: int = typer.Option(0, "--seed", help="Run seed (the same seed gives the same bytes)."),
            noise: str = typer.Option("none", "--noise", help="Noise profile: none, low or high."),
-           window: str = typer.Option("15m", "--window", help="Observation window after the fault: 15m, 900s, 1h."),
-           baseline: str = typer.Option("5m", "--baseline", help="Healthy period before the fault."),
+           window: str = typer.Option("15m", "--window", help=WINDOW_HELP),
+           baseline: str = typer.Option("5m", "--baseline", help=BASELINE_HELP),
            force: bool = typer.Option(False, "--force", help="Write into a non-empty --out (replacing a snapshot)."),
            problems_dir: list[Path] = ProblemsDir) -> None:
-    """Run a problem up to the end of an observation window and write it as an incident snapshot."""
+    """Run a problem up to the end of an observation window and write it as an incident snapshot.
+
+    Writes OUT/snapshot/ (what the agent gets) and OUT/ground_truth.json (never give it to the agent).
+    """
     from sregym.snapshot.export import SnapshotError, export_snapshot, resolve_problem
 
     _check_noise(noise)
@@ -84,7 +90,9 @@ def export(problem_id: str = typer.Argument(..., help="Problem id, e.g. hotel-re
         problem = resolve_problem(problem_id)
     except KeyError as err:
         raise _fail("export", _unknown(err)) from None
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not force)):
+    if out.exists() and not out.is_dir():
+        raise _fail("export", f"{out} is a file, not a directory: choose another --out")
+    if out.exists() and any(out.iterdir()) and not force:
         raise _fail("export", f"{out} exists and is not empty: choose another --out or pass --force")
     try:
         snapshot = export_snapshot(problem, out, seed=seed, noise=noise, window_s=window_s, baseline_s=baseline_s,
@@ -99,15 +107,19 @@ def export(problem_id: str = typer.Argument(..., help="Problem id, e.g. hotel-re
 def dataset(problem_ids: list[str] = typer.Argument(None, help="Problem ids (or use --suite/--tag)."),
             out: Path = typer.Option(..., "--out", help="Dataset directory (must be empty unless --force)."),
             suite: str = typer.Option(None, "--suite", help="Every problem of a suite, e.g. lite."),
-            tag: str = typer.Option(None, "--tag", help="Every problem with a layer or difficulty tag."),
+            tag: str = typer.Option(None, "--tag", help="Every problem with this layer or difficulty tag "
+                                                      "(`sregym list problems` shows them)."),
             seeds: int = typer.Option(1, "--seeds", help="Snapshots per problem, with seeds 0..N-1."),
             noise: str = typer.Option("none", "--noise", help="Noise profile: none, low or high."),
-            window: str = typer.Option("15m", "--window", help="Observation window after the fault: 15m, 900s, 1h."),
-            baseline: str = typer.Option("5m", "--baseline", help="Healthy period before the fault."),
+            window: str = typer.Option("15m", "--window", help=WINDOW_HELP),
+            baseline: str = typer.Option("5m", "--baseline", help=BASELINE_HELP),
             jobs: int = typer.Option(1, "--jobs", "-j", help="Parallel worker processes."),
-            force: bool = typer.Option(False, "--force", help="Overwrite the dataset in a non-empty --out."),
+            force: bool = typer.Option(False, "--force", help="Replace the dataset in a non-empty --out."),
             problems_dir: list[Path] = ProblemsDir) -> None:
-    """Export many problems × seeds as a dataset with index.json and DATASET.md."""
+    """Export many problems × seeds as a dataset with index.json and DATASET.md.
+
+    Tasks go to OUT/tasks/, their answers to OUT/ground_truth/ (never give that directory to an agent).
+    """
     from sregym.problems import select
     from sregym.snapshot.dataset import build_dataset
     from sregym.snapshot.export import SnapshotError
@@ -123,9 +135,15 @@ def dataset(problem_ids: list[str] = typer.Argument(None, help="Problem ids (or 
     _load_dirs("dataset", dirs)
     ids = list(problem_ids or [])
     if suite or tag:
-        ids += [p.id for p in select(suite=suite, tag=tag) if p.id not in ids]
+        chosen = [p.id for p in select(suite=suite, tag=tag)]
+        if not chosen:
+            asked = " with ".join(f"--{k} {v}" for k, v in (("suite", suite), ("tag", tag)) if v)
+            raise _fail("dataset", f"{asked} selects no problem; `sregym list problems` shows every problem "
+                                   "with its suites and tags")
+        ids += [pid for pid in chosen if pid not in ids]
     if not ids:
-        raise _fail("dataset", "no problems: name problem ids or use --suite/--tag (none matched)")
+        raise _fail("dataset", "no problems: name problem ids, or select them with --suite or --tag "
+                               "(`sregym list problems` lists them)")
     try:
         root = build_dataset(ids, out, seeds=seeds, noise=noise, window_s=window_s, jobs=jobs, progress=_progress,
                              baseline_s=baseline_s, force=force, problems_dirs=dirs)

@@ -27,11 +27,16 @@ def run(
     base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint, for LLM agents."),
     api_key_env: str = typer.Option(None, "--api-key-env", help="Environment variable holding the API key."),
     option: list[str] = typer.Option(None, "--option", "-o", help="Extra agent option KEY=VALUE (JSON value)."),
-    time_limit: float = typer.Option(None, "--time-limit", help="Wall seconds per repeat (default: the agent's)."),
+    time_limit: float = typer.Option(None, "--time-limit", help="Wall seconds per repeat (default: baseline 300, "
+                                                                  "react and command agents 1800)."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Repeats run in parallel."),
     resume: bool = typer.Option(False, "--resume", help="Finish the run in --out (repeats without status.json)."),
 ) -> None:
-    """Run an agent on read-only copies of a dataset's snapshots; write OUT/<task>/repeat-<k>/."""
+    """Run an agent on read-only copies of a dataset's snapshots; write OUT/<task>/repeat-<k>/.
+
+    Each repeat gets a fresh read-only copy of one task's snapshot (never the ground truth) and leaves
+    output.json, status.json and trajectory.jsonl. Score the run with `sregym snapshot score`.
+    """
     from sregym.snapshot.run import run_dataset
     from sregym.snapshot.sandbox import SandboxError
 
@@ -49,7 +54,10 @@ def run(
         summary = run_dataset(dataset, agent, repeats, out, options=options, jobs=jobs, time_limit_s=time_limit,
                               resume=resume)
     except (KeyError, ValueError, FileNotFoundError, FileExistsError, SandboxError) as err:
-        typer.echo(f"sregym snapshot run: {str(err).strip(chr(34) + chr(39))}", err=True)
+        # A KeyError's str() is its message in quotes: print the message itself (stripping quotes
+        # off any message would also cut a hint that ends in one).
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        typer.echo(f"sregym snapshot run: {message}", err=True)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
         typer.echo(f"interrupted: finish with `sregym snapshot run --dataset {dataset} --agent {agent} "
@@ -57,7 +65,7 @@ def run(
         raise typer.Exit(130) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
-    typer.echo(f"{summary.ran} repeats run ({summary.ok} ok, {summary.failed} failed"
+    typer.echo(f"{summary.ran} repeat{'' if summary.ran == 1 else 's'} run ({summary.ok} ok, {summary.failed} failed"
                + (f", {summary.skipped} already done" if summary.skipped else "") + f") in {summary.wall_s:.1f}s")
     typer.echo(f"outputs: {summary.out}")
     typer.echo(f"score with: sregym snapshot score --dataset {Path(dataset).resolve()} --outputs {summary.out}")

@@ -7,7 +7,6 @@ report as JSON (default `OUTPUTS/score.json`, next to the run it scores). The `s
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -19,7 +18,13 @@ def score(
     json_out: Path | None = typer.Option(None, "--json", help="Write the report as JSON here "
                                                        "(default OUTPUTS/score.json)."),
 ) -> None:
-    """Score agent outputs: precision at full recall per repeat, mean per task and over tasks."""
+    """Score agent outputs: precision at full recall per repeat, mean per task and over tasks.
+
+    A missing or invalid output.json scores 0 (the reason is listed); the 3×3 checklist is scored only
+    for answers with an explanation.
+    """
+    from sregym.snapshot.jsonfile import write_json
+    from sregym.snapshot.layout import SCORE_JSON
     from sregym.snapshot.score import ScoreError, score_outputs
 
     try:
@@ -28,10 +33,9 @@ def score(
         typer.echo(f"sregym snapshot score: {err}", err=True)
         raise typer.Exit(2) from None
     typer.echo(report.table(), nl=False)
-    target = json_out if json_out is not None else outputs / "score.json"
+    target = json_out if json_out is not None else outputs / SCORE_JSON
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(report.to_json(), sort_keys=True, indent=2) + "\n", encoding="utf-8")
+        write_json(target, report.to_json())
     except OSError as err:
         typer.echo(f"sregym snapshot score: cannot write {target}: {err.strerror or err}", err=True)
         raise typer.Exit(1) from None

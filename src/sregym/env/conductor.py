@@ -448,32 +448,12 @@ class Conductor:
 
     # =============================================================== brief
     def _brief(self) -> Brief:
-        from sregym.tools import render
         from sregym.twin.clock import format_time
 
-        status, data = self._query("prometheus", "/api/v1/alerts", [])
-        alerts = render.alerts(data) if status < 400 else "alerts unavailable"
-        firing = tuple(line for line in alerts.splitlines() if line.startswith("[FIRING]"))
-        pending = tuple(line for line in alerts.splitlines() if line.startswith("[PENDING]"))
+        alerts = self._query("prometheus", "/api/v1/alerts", [])
         ctx = self._app_context()
         started = format_time(self._on_loop(self._run.cluster.now)) if self._run else ""  # type: ignore[union-attr]
-        if firing:
-            page = "The following alerts are firing:\n" + "\n".join(firing)
-        elif pending:
-            page = ("Users report that the application is misbehaving. Alerts pending (not firing yet):\n"
-                    + "\n".join(pending))
-        else:
-            page = ("Users report that the application is misbehaving (no alert has fired yet). "
-                    "Investigate the cluster.")
-        tasks = []
-        if "diagnosis" in self.phases:
-            tasks.append("find the root cause and submit a diagnosis with submit_diagnosis")
-        if "mitigation" in self.phases:
-            tasks.append("mitigate the incident and call submit_mitigation_done")
-        text = (f"INCIDENT PAGE ({started})\n{page}\n\n{ctx.text()}\n\n"
-                f"Your task: {'; then '.join(tasks)}.")
-        return Brief(text=text, alerts=firing, app=ctx.app, namespaces=ctx.namespaces, phases=self.phases,
-                     started_at=started)
+        return incident_brief(alerts, ctx, started, self.phases)
 
     # ========================================================== gold hook
     def _gold_commands(self) -> list[str]:
@@ -535,6 +515,35 @@ class _Backend:
         return self._c._submit_mitigation_done()
 
 
+def incident_brief(alerts: tuple[int, Any], ctx: AppContext, started: str, phases: tuple[str, ...]) -> Brief:
+    """The incident page an attempt opens with, from the agent's `/api/v1/alerts` answer (status,
+    body) at the start. A snapshot replay builds its page here too (`snapshot.replay`), so the
+    baseline agent reads the same page offline as live."""
+    from sregym.tools import render
+
+    status, data = alerts
+    rendered = render.alerts(data) if status < 400 else "alerts unavailable"
+    firing = tuple(line for line in rendered.splitlines() if line.startswith("[FIRING]"))
+    pending = tuple(line for line in rendered.splitlines() if line.startswith("[PENDING]"))
+    if firing:
+        page = "The following alerts are firing:\n" + "\n".join(firing)
+    elif pending:
+        page = ("Users report that the application is misbehaving. Alerts pending (not firing yet):\n"
+                + "\n".join(pending))
+    else:
+        page = ("Users report that the application is misbehaving (no alert has fired yet). "
+                "Investigate the cluster.")
+    tasks = []
+    if "diagnosis" in phases:
+        tasks.append("find the root cause and submit a diagnosis with submit_diagnosis")
+    if "mitigation" in phases:
+        tasks.append("mitigate the incident and call submit_mitigation_done")
+    text = (f"INCIDENT PAGE ({started})\n{page}\n\n{ctx.text()}\n\n"
+            f"Your task: {'; then '.join(tasks)}.")
+    return Brief(text=text, alerts=firing, app=ctx.app, namespaces=ctx.namespaces, phases=phases,
+                 started_at=started)
+
+
 def gold_commands(session: ToolSession) -> list[str]:
     """The gold solution of the attempt `session` belongs to, as kubectl commands. Only the
     `gold` agent may call this (it exists to self-test problems end to end)."""
@@ -561,4 +570,5 @@ def gold_diagnosis(session: ToolSession) -> dict[str, Any]:
             "explanation": f"{truth.detail}. {truth.description} Impact: requests {impact}."}
 
 
-__all__ = ["PHASES", "ClockMode", "Conductor", "EnvironmentFailure", "gold_commands", "gold_diagnosis"]
+__all__ = ["PHASES", "ClockMode", "Conductor", "EnvironmentFailure", "gold_commands", "gold_diagnosis",
+           "incident_brief"]

@@ -9,13 +9,12 @@ so that the same twin state always gives the same bytes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sregym.cluster.base import AGENT
 from sregym.errors import ApiError
+from sregym.snapshot.jsonfile import dumps_compact as compact
 from sregym.snapshot.layout import (
     CLUSTER_SCOPED,
     MAX_SPANS_PER_SERVICE,
@@ -24,6 +23,7 @@ from sregym.snapshot.layout import (
     MetricFamily,
     entity_id,
 )
+from sregym.twin.clock import format_time, parse_time
 
 if TYPE_CHECKING:
     from sregym.cluster.twin import TwinCluster
@@ -41,30 +41,24 @@ SKIPPED_KINDS = ("Event",)  # written to k8s_events.tsv instead
 
 # --------------------------------------------------------------------- time
 def iso_s(ts: float) -> str:
-    """RFC 3339, second precision (floored), UTC."""
-    return datetime.fromtimestamp(int(ts // 1), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """RFC 3339, second precision (floored, where `format_time` would round a fraction very
+    close to the next second up), UTC."""
+    return format_time(ts // 1)
 
 
 def iso_ms(ts: float) -> str:
     """RFC 3339, millisecond precision (rounded), UTC."""
     ms = round(ts * 1000)
-    moment = datetime.fromtimestamp(ms // 1000, tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}Z"
+    return format_time(ms // 1000).removesuffix("Z") + f".{ms % 1000:03d}Z"
 
 
 def _parse(text: str | None) -> float | None:
     if not text:
         return None
-    from sregym.twin.clock import parse_time
-
     try:
         return parse_time(text)
     except ValueError:
         return None
-
-
-def compact(doc: Any) -> str:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 # ------------------------------------------------------------------ objects
@@ -246,14 +240,9 @@ def trace_rows(spans: list[Span], window: list[Span]) -> list[tuple[str, ...]]:
 
 def service_calls(spans: list[Span], window: list[Span]) -> list[dict[str, Any]]:
     """Cross-service parent → child span pairs in `window`, counted (Jaeger's dependencies)."""
-    by_id = {(s.trace_id, s.span_id): s for s in spans}
-    counts: dict[tuple[str, str], int] = {}
-    for s in window:
-        parent = by_id.get((s.trace_id, s.parent_span_id)) if s.parent_span_id else None
-        if parent is None or parent.service == s.service:
-            continue
-        key = (parent.service, s.service)
-        counts[key] = counts.get(key, 0) + 1
+    from sregym.twin.api.jaeger import call_counts
+
+    counts = call_counts({(s.trace_id, s.span_id): s for s in spans}, window)
     return [{"source": a, "target": b, "calls": n} for (a, b), n in sorted(counts.items())]
 
 

@@ -15,16 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from sregym.snapshot import layout
-from sregym.snapshot.export import SnapshotError, resolve_problem, write_json, write_snapshot
-
-INDEX_JSON = "index.json"
-DATASET_MD = "DATASET.md"
-TASKS_DIR = "tasks"
-GROUND_TRUTH_DIR = "ground_truth"
-
-
-def task_name(number: int) -> str:
-    return f"task-{number:04d}"
+from sregym.snapshot.export import SnapshotError, resolve_problem, write_snapshot
+from sregym.snapshot.jsonfile import write_json
+from sregym.snapshot.layout import DATASET_MD, GROUND_TRUTH_DIR, INDEX_JSON, TASKS_DIR, task_name
 
 
 def build_dataset(problems: list[str], out: Path, *, seeds: int = 1, noise: str = "none", window_s: float = 900.0,
@@ -42,9 +35,11 @@ def build_dataset(problems: list[str], out: Path, *, seeds: int = 1, noise: str 
     if not problems:
         raise ValueError("no problems given")
     specs = [resolve_problem(p) for p in problems]  # unknown ids fail here, before any work
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"{out} is a file, not a directory: pick another --out")
     if out.exists() and any(out.iterdir()):
         if not force:
-            raise FileExistsError(f"{out} is not empty (use --force to overwrite)")
+            raise FileExistsError(f"{out} is not empty: pick another --out, or --force to replace the dataset in it")
         _clear(out)
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda _m: None)
@@ -110,7 +105,8 @@ def dataset_card(specs: list[Any], seeds: int, noise: str, window_s: float, task
     lines = [
         "# sregym incident dataset", "",
         f"Format `{layout.DATASET_FORMAT}`: {len(tasks)} tasks = {len(specs)} problems × {seeds} seed(s) "
-        f"({', '.join(str(s) for s in range(seeds))}); noise `{noise}`; observation window {window_s:g} s; "
+        f"({', '.join(str(s) for s in range(seeds))}); noise `{noise}`; observation window {window_s:g} s "
+        f"(metrics, logs and traces reach back up to {max(window_s, layout.HISTORY_S):g} s); "
         f"apps: {', '.join(apps)}.", "",
         "Each `tasks/task-NNNN/` is an incident snapshot (its `README.md` documents every file). The answers are "
         "in `ground_truth/task-NNNN.json`: never give that directory to an agent. `index.json` maps tasks to "

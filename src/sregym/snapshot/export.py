@@ -13,17 +13,15 @@ its simulated clock and seeded RNG streams, and every row is sorted.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sregym.snapshot import collect, layout
+from sregym.snapshot.jsonfile import write_json
+from sregym.snapshot.layout import HISTORY_S
 from sregym.snapshot.tsv import write_tsv
-
-# How far back metrics, logs and traces reach from snapshot time (at least the whole window).
-HISTORY_S = 900.0
 
 if TYPE_CHECKING:
     from sregym.problems.model import Problem
@@ -42,13 +40,6 @@ def resolve_problem(problem: str | Problem) -> Problem:
 
         return get_problem(problem)
     return problem
-
-
-def write_json(path: Path, doc: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n", encoding="utf-8",
-                    newline="\n")
-    return path
 
 
 def ground_truth_doc(problem: Problem, seed: int, noise: str) -> dict[str, Any]:

@@ -12,21 +12,18 @@ writes `output.json` and ends the episode.
 from __future__ import annotations
 
 import fnmatch
-import inspect
-import json
 import re
 import time
-import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import TypeAdapter, ValidationError
-
 from sregym.agents.react import AgentBudgetExceeded
+from sregym.snapshot.jsonfile import dumps_line as dumps_entry
 from sregym.snapshot.output import OutputError, json_schema, validate_output, write_output
 from sregym.snapshot.sandbox import ConfinedShell
 from sregym.tools.output import compact
+from sregym.tools.session import _validate as _bind  # the live session's argument checks, shared
 from sregym.tools.spec import ToolResult, ToolSpec, tool_spec
 
 SUBMIT_TOOL = "submit_root_causes"
@@ -309,31 +306,6 @@ def _inside(root: Path, path: Path) -> bool:
     except PathRefused:
         return False
     return True
-
-
-def _bind(fn: Callable[..., Any], args: dict[str, Any]) -> dict[str, Any]:
-    """Check `args` against the tool's signature; coerce values the way JSON clients send them."""
-    params = inspect.signature(fn).parameters
-    hints = typing.get_type_hints(fn)
-    unknown = sorted(set(args) - set(params))
-    if unknown:
-        raise ValueError(f"unknown argument(s) {', '.join(unknown)}; expected: {', '.join(params)}")
-    out: dict[str, Any] = {}
-    for name, param in params.items():
-        if name not in args:
-            if param.default is inspect.Parameter.empty:
-                raise ValueError(f"missing required argument {name!r}")
-            continue
-        try:
-            out[name] = TypeAdapter(hints.get(name, Any)).validate_python(args[name])
-        except ValidationError as exc:
-            raise ValueError(f"{name}: {exc.errors()[0].get('msg', 'invalid value')}") from None
-    return out
-
-
-def dumps_entry(entry: dict[str, Any]) -> str:
-    """One trajectory line (JSON, sorted keys)."""
-    return json.dumps(entry, sort_keys=True, ensure_ascii=False, default=str)
 
 
 __all__ = ["INVESTIGATION", "SUBMIT_TOOL", "PathRefused", "SnapshotToolSession", "TimeLimitReached",

@@ -2,7 +2,8 @@
 
 One module holds everything a reader of a snapshot relies on, so the writer (`export`), the
 documentation (`README.md` inside every snapshot, `docs/snapshots.md`) and the readers (the
-scorer, the offline agents) cannot drift apart.
+scorer, the offline agents) cannot drift apart. The names of a dataset's files and of a run's
+outputs are here for the same reason: `dataset` and `run` write them, `index` and `score` read them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 SNAPSHOT_FORMAT = "sregym-snapshot/1"
 GROUND_TRUTH_FORMAT = "sregym-ground-truth/1"
 DATASET_FORMAT = "sregym-dataset/1"
+RUN_FORMAT = "sregym-snapshot-run/1"
+SCORE_FORMAT = "sregym-score/1"
 
 # Inside the snapshot directory.
 README = "README.md"
@@ -27,6 +30,17 @@ TRACES_TSV = "traces.tsv"
 # Next to it (single export) or under the dataset root.
 SNAPSHOT_DIR = "snapshot"
 GROUND_TRUTH_JSON = "ground_truth.json"
+# A dataset: DIR/index.json, DIR/DATASET.md, DIR/tasks/<task>/ (a snapshot), DIR/ground_truth/<task>.json.
+INDEX_JSON = "index.json"
+DATASET_MD = "DATASET.md"
+TASKS_DIR = "tasks"
+GROUND_TRUTH_DIR = "ground_truth"
+# A run on a dataset: OUT/run.json and OUT/<task>/repeat-<k>/{output.json, status.json, trajectory.jsonl}.
+RUN_JSON = "run.json"
+OUTPUT_JSON = "output.json"
+STATUS_JSON = "status.json"
+TRAJECTORY_JSONL = "trajectory.jsonl"
+SCORE_JSON = "score.json"  # the scorer's report, next to the run by default
 
 EVENT_COLUMNS = ("timestamp", "namespace", "object_kind", "object_name", "type", "reason", "message", "count",
                  "source", "body")
@@ -37,6 +51,9 @@ TRACE_COLUMNS = ("timestamp", "trace_id", "span_id", "parent_span_id", "service"
                  "start_unix_nano", "duration_ns", "status_code", "status_message", "attributes")
 
 METRIC_STEP_S = 15
+# How far back metrics, logs and traces reach from snapshot time: this, or the whole window if it is
+# longer, but never before the app was up (`snapshot.json` → `history`).
+HISTORY_S = 900
 ALERT_INTERVAL_S = 60
 MAX_SPANS_PER_SERVICE = 20_000
 CLUSTER_SCOPED = "_"  # the namespace part of ids and file names for cluster-scoped entities
@@ -56,11 +73,21 @@ def entity_id(kind: str, namespace: str | None, name: str) -> str:
     return f"{namespace or CLUSTER_SCOPED}/{kind}/{name}"
 
 
+def task_name(number: int) -> str:
+    """`task-0001` for the first task of a dataset."""
+    return f"task-{number:04d}"
+
+
+def repeat_dir(repeat: int) -> str:
+    """`repeat-1` for the first repeat of a task in a run's outputs."""
+    return f"repeat-{repeat}"
+
+
 @dataclass(frozen=True)
 class MetricFamily:
     """One PromQL range query; each result series goes to the file of the entity its labels name.
 
-    `sparse` families only keep series that are non-zero at some point of the window (error and
+    `sparse` families only keep series that are non-zero at some point of the history (error and
     drop counters, waiting reasons): an all-zero series says nothing but costs a file row per step."""
 
     entity: str  # pod | deployment | service | node
@@ -186,9 +213,9 @@ All times are UTC in RFC 3339 with a `Z` suffix (`2026-01-05T09:15:00Z`; logs, t
 events carry milliseconds: `2026-01-05T09:15:00.250Z`). The observation *window* (start and end)
 is in `snapshot.json`; the snapshot was taken at its end (`snapshot_time`). `baseline_time` is
 when the cluster was last seen healthy, before the window. Metrics, logs and traces cover the
-*history* (also in `snapshot.json`): the last 15 minutes before snapshot time, or the whole window
-if it is longer, but never before the app was up, so the healthy period before the incident is
-there to compare with.
+*history* (also in `snapshot.json`): the last {HISTORY_S // 60} minutes before snapshot time, or the whole window
+if it is longer, but never before the app was up. With a window shorter than that, the healthy
+period before the incident is there to compare with.
 
 ## Files
 
@@ -237,9 +264,11 @@ after the Endpoints (= Service) name.
 """
 
 __all__ = [
-    "ALERTS_DIR", "ALERT_INTERVAL_S", "APP_JSON", "CLUSTER_SCOPED", "DATASET_FORMAT", "EVENTS_TSV", "EVENT_COLUMNS",
-    "GROUND_TRUTH_FORMAT", "GROUND_TRUTH_JSON", "LOGS_TSV", "LOG_COLUMNS", "MAX_SPANS_PER_SERVICE", "METRICS_DIR",
-    "METRIC_COLUMNS", "METRIC_FAMILIES", "METRIC_STEP_S", "OBJECTS_TSV", "OBJECT_COLUMNS", "README", "README_TEXT",
-    "SNAPSHOT_DIR", "SNAPSHOT_FORMAT", "SNAPSHOT_JSON", "TOPOLOGY_JSON", "TRACES_TSV", "TRACE_COLUMNS",
-    "MetricFamily", "alerts_file", "entity_id", "metrics_file",
+    "ALERTS_DIR", "ALERT_INTERVAL_S", "APP_JSON", "CLUSTER_SCOPED", "DATASET_FORMAT", "DATASET_MD", "EVENTS_TSV",
+    "EVENT_COLUMNS", "GROUND_TRUTH_DIR", "GROUND_TRUTH_FORMAT", "GROUND_TRUTH_JSON", "HISTORY_S", "INDEX_JSON",
+    "LOGS_TSV", "LOG_COLUMNS", "MAX_SPANS_PER_SERVICE", "METRICS_DIR", "METRIC_COLUMNS", "METRIC_FAMILIES",
+    "METRIC_STEP_S", "OBJECTS_TSV", "OBJECT_COLUMNS", "OUTPUT_JSON", "README", "README_TEXT", "RUN_FORMAT",
+    "RUN_JSON", "SCORE_FORMAT", "SCORE_JSON", "SNAPSHOT_DIR", "SNAPSHOT_FORMAT", "SNAPSHOT_JSON", "STATUS_JSON",
+    "TASKS_DIR", "TOPOLOGY_JSON", "TRACES_TSV", "TRACE_COLUMNS", "TRAJECTORY_JSONL",
+    "MetricFamily", "alerts_file", "entity_id", "metrics_file", "repeat_dir", "task_name",
 ]

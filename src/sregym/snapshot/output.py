@@ -8,7 +8,7 @@ ITBench-AA one — the root-cause Kubernetes entities, plus optional free text:
 
 `entities` is required (it may be empty, which scores 0); each entity needs a non-empty `kind` and
 `name`, and a `namespace` unless the kind is cluster-scoped (omit it or write null; an empty string
-counts as null). Unknown keys are rejected at every level, so a typo (`entites`, `Kind`) fails
+and the snapshot's own `_` count as null). Unknown keys are rejected at every level, so a typo (`entites`, `Kind`) fails
 loudly instead of silently scoring 0.
 
 Entities are matched exactly as the live diagnosis oracle matches them, because `to_ref()` builds
@@ -29,6 +29,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, field_validator
 
 from sregym.errors import SregymError
+from sregym.snapshot.layout import CLUSTER_SCOPED
 from sregym.types import DiagnosisSubmission, EntityRef
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -84,8 +85,10 @@ class OutputEntity(_Strict):
     @field_validator("namespace")
     @classmethod
     def _blank_is_none(cls, value: str | None) -> str | None:
-        # `kubectl` prints cluster-scoped objects with an empty namespace; treat it as "none".
-        return (value.strip() or None) if value is not None else None
+        # `kubectl` prints cluster-scoped objects with an empty namespace, and the snapshot itself
+        # writes `_` (topology ids, metric file names; no namespace can be called that): both mean none.
+        text = value.strip() if value is not None else ""
+        return None if text in ("", CLUSTER_SCOPED) else text
 
     def to_ref(self) -> EntityRef:
         return EntityRef(kind=self.kind, namespace=self.namespace, name=self.name)
@@ -217,7 +220,8 @@ def json_schema() -> dict[str, Any]:
                                     "(case, plurals and kubectl short names such as deploy/svc/cm are accepted)."},
             "namespace": {"type": ["string", "null"],
                           "description": "Namespace of the object; null or omitted for cluster-scoped kinds "
-                                         "(Node, PersistentVolume, ...). When omitted it matches any namespace."},
+                                         "(Node, PersistentVolume, ...; \"\" and \"_\" mean null too). When "
+                                         "omitted it matches any namespace."},
             "name": {"type": "string", "minLength": 1, "description": "Exact object name."},
         },
         "required": ["kind", "name"],

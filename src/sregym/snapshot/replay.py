@@ -11,18 +11,17 @@ handlers over HTTP, so an observation reads the same as it would have live at sn
 
 Differences from a live attempt, by construction: time does not pass between tool calls (the
 live conductor advances 15 s per call, here every call sees snapshot time); only the exported
-telemetry exists (metrics are the exported PromQL results, named by their expression; logs,
-traces and alerts cover the export window; no alert rules); nothing can be changed: mutating
-kubectl verbs are refused before kubectl runs, and the store refuses any write that gets through
-(`replay_load.READ_ONLY_MESSAGE`); `exec`, `cp`, `attach`, `port-forward` and `wait` have no
-running container or moving clock to act on and are refused too. A replay has one phase,
-diagnosis.
+telemetry exists (metrics are the exported PromQL results, named by their expression; metrics,
+logs and traces cover the snapshot's history, the alerts are the list at snapshot time; no alert
+rules); nothing can be changed: mutating kubectl verbs are refused before kubectl runs, and the
+store refuses any write that gets through (`replay_load.READ_ONLY_MESSAGE`); `exec`, `cp`,
+`attach`, `port-forward` and `wait` have no running container or moving clock to act on and are
+refused too. A replay has one phase, diagnosis.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import shutil
 import tempfile
@@ -31,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from sregym.snapshot.jsonfile import dumps_line
 from sregym.snapshot.replay_load import READ_ONLY_MESSAGE, SnapshotInfo, load_twin
 from sregym.tools.kubectl import CommandRejected, parse_command
 from sregym.tools.session import AppContext, Phase, QueryApi, ToolError, ToolSession
@@ -241,7 +241,7 @@ class ReplayBackend:
             entry = {"index": self._calls, "tool": tool, "args": args, "is_error": result.is_error,
                      "output": text[:TRAJECTORY_OUTPUT_CHARS], "output_chars": len(text),
                      "wall_s": round(time.perf_counter() - self._wall0, 3)}
-            self._trajectory.write(json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n")
+            self._trajectory.write(dumps_line(entry) + "\n")
             self._trajectory.flush()
         self._calls += 1
 
@@ -264,28 +264,13 @@ class ReplayBackend:
 
 
 def snapshot_brief(replay: SnapshotReplay) -> Any:
-    """The incident page at snapshot time, written like the live conductor's (`Conductor._brief`)."""
-    from sregym.env.models import Brief
-    from sregym.tools import render
+    """The incident page at snapshot time, the live conductor's own (`conductor.incident_brief`)
+    for a diagnosis-only attempt."""
+    from sregym.env.conductor import incident_brief
     from sregym.twin.clock import format_time
 
-    status, data = replay.query("prometheus", "/api/v1/alerts", [])
-    alerts = render.alerts(data) if status < 400 else "alerts unavailable"
-    firing = tuple(line for line in alerts.splitlines() if line.startswith("[FIRING]"))
-    pending = tuple(line for line in alerts.splitlines() if line.startswith("[PENDING]"))
-    ctx = replay.app_context()
-    started = format_time(replay.now())
-    if firing:
-        page = "The following alerts are firing:\n" + "\n".join(firing)
-    elif pending:
-        page = ("Users report that the application is misbehaving. Alerts pending (not firing yet):\n"
-                + "\n".join(pending))
-    else:
-        page = "Users report that the application is misbehaving (no alert has fired yet). Investigate the cluster."
-    text = (f"INCIDENT PAGE ({started})\n{page}\n\n{ctx.text()}\n\n"
-            "Your task: find the root cause and submit a diagnosis with submit_diagnosis.")
-    return Brief(text=text, alerts=firing, app=ctx.app, namespaces=ctx.namespaces, phases=("diagnosis",),
-                 started_at=started)
+    return incident_brief(replay.query("prometheus", "/api/v1/alerts", []), replay.app_context(),
+                          format_time(replay.now()), ("diagnosis",))
 
 
 @contextlib.contextmanager

@@ -9,7 +9,7 @@ diagnosis score. Both sides here see the same moment of the same incident:
 - offline: the problem is exported with the same seed, noise and `baseline_s`, and a window of
   `problem.settle_s`, so `snapshot_time` is the very moment the live agent starts at; the agent
   runs over the replay (`run_baseline`) and its `output.json` is scored by the offline scorer
-  (`snapshots.score.score_repeat`, which validates the file and calls the live oracle's
+  (`snapshot.score.score_repeat`, which validates the file and calls the live oracle's
   `root_cause_score` on `ground_truth.json`).
 
 What still differs: live, simulated time advances 15 s per tool call, so later calls see a
@@ -18,7 +18,6 @@ slightly older incident; offline every call sees snapshot time.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,10 +67,11 @@ def offline_score(problem_id: str, workdir: Path, *, seed: int = 0, noise: str =
     """Export the incident to `workdir`, run the baseline over the replay and score its output:
     (score, output valid, reason, submitted entities, export wall s, agent wall s)."""
     from sregym.problems import get_problem
+    from sregym.snapshot import layout
     from sregym.snapshot.export import export_snapshot
+    from sregym.snapshot.index import load_ground_truth
     from sregym.snapshot.replay import run_baseline
     from sregym.snapshot.score import score_repeat
-    from sregym.types import GroundTruth
 
     problem = get_problem(problem_id)
     window = float(problem.settle_s if window_s is None else window_s)
@@ -80,9 +80,8 @@ def offline_score(problem_id: str, workdir: Path, *, seed: int = 0, noise: str =
                                baseline_s=LIVE_BASELINE_S)
     export_wall = time.perf_counter() - wall0
     repeat = workdir / "repeat-1"
-    status = run_baseline(snapshot, repeat / "output.json", repeat / "trajectory.jsonl")
-    truth_doc = json.loads((workdir / "export" / "ground_truth.json").read_text(encoding="utf-8"))
-    truth = GroundTruth.model_validate(truth_doc["ground_truth"])
+    status = run_baseline(snapshot, repeat / layout.OUTPUT_JSON, repeat / layout.TRAJECTORY_JSONL)
+    truth = load_ground_truth(workdir / "export" / layout.GROUND_TRUTH_JSON)
     scored = score_repeat(truth, repeat, 1)
     reason = scored.reason or (status.get("error") or "")
     return (float(scored.score), bool(scored.valid), reason, tuple(scored.entities), export_wall,

@@ -16,6 +16,9 @@ Agents:
   pointer, the output schema and an example), under a time limit; with namespaces available it
   also gets a read-only mount of the copy and the dataset and output directories hidden;
 - `react` is the live tool-calling loop with the snapshot tools of `file_tools.py`.
+Each family has its driver module (`driver` holds the interface, `noop` and the choice of driver;
+`baseline_driver`, `command_driver`, `react_driver`); `task_text` writes what they are told. This
+module only schedules repeats, keeps their results and resumes.
 
 An agent that crashes, times out or never answers leaves `status.json` with `ok: false` and the
 error and no `output.json` (the repeat scores 0); the run goes on. An answer that does not
@@ -25,7 +28,6 @@ validate is kept as written (the scorer reports why it scores 0) and marked `ok:
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import threading
@@ -36,43 +38,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sregym.agents import prompts
-from sregym.agents.command import CommandAgent
-from sregym.agents.react import AgentBudgetExceeded, ReactAgent
-from sregym.agents.registry import get_agent
-from sregym.snapshot.file_tools import SnapshotToolSession, dumps_entry
-from sregym.snapshot.output import AgentOutput, OutputError, json_schema, load_output, write_output
-from sregym.snapshot.sandbox import (
-    ConfinedShell,
-    SandboxError,
-    Workspace,
-    confine_argv,
-    kill_running,
-    namespace_problem,
-    run_process,
-)
-from sregym.tools.output import compact
+from sregym.snapshot import layout
+from sregym.snapshot.baseline_driver import BaselineDriver
+from sregym.snapshot.command_driver import CommandDriver
+from sregym.snapshot.driver import AgentResult, Driver, NoopDriver, Trajectory, make_driver
+from sregym.snapshot.index import DatasetError, DatasetTask, index_fingerprint, read_index
+from sregym.snapshot.jsonfile import read_json, write_json
+from sregym.snapshot.layout import RUN_FORMAT
+from sregym.snapshot.output import OutputError, load_output
+from sregym.snapshot.react_driver import REACT_OVERRIDES, REACT_TOOL_OPTIONS, ReactDriver, SnapshotReactAgent
+from sregym.snapshot.sandbox import Workspace, kill_running
+from sregym.snapshot.task_text import EXAMPLE_OUTPUT, instructions_text, overview
 
-RUN_FORMAT = "sregym-snapshot-run/1"
-# Options of the snapshot tools, taken out before the react agent sees its own options.
-REACT_TOOL_OPTIONS: dict[str, Any] = {"allow_network": False, "shell_time_limit_s": 30.0,
-                                      "shell_output_chars": 10_000}
-REACT_OVERRIDES: dict[str, Any] = {"max_steps": 100}  # turns, like ITBench-AA's agent
-DEFAULT_TIME_LIMIT_S = {"noop": None, "baseline": 300.0, "react": 1800.0}
-EXAMPLE_OUTPUT: dict[str, Any] = {
-    "entities": [{"kind": "<Kind, e.g. Deployment>", "namespace": "<namespace>", "name": "<object name>"}],
-    "explanation": "<what is wrong with it, the concrete change, the evidence>",
-}
-# Variables of a live attempt that must not leak into an offline one.
-_LIVE_ENV = ("KUBECONFIG", "PROMETHEUS_URL", "LOKI_URL", "JAEGER_URL", "SREGYM_AGENT_TOKEN", "SREGYM_SUBMIT_URL",
-             "SREGYM_SUBMIT_TOKEN", "SREGYM_MCP_CONFIG", "SREGYM_NAMESPACE", "SREGYM_SNAPSHOT", "SREGYM_OUTPUT",
-             "SREGYM_INSTRUCTIONS")
-
-
-@dataclass(frozen=True)
-class Task:
-    name: str
-    snapshot: Path
+DEFAULT_TIME_LIMIT_S = {"noop": None, "baseline": BaselineDriver.default_time_limit_s,
+                        "react": ReactDriver.default_time_limit_s}
+Task = DatasetTask  # a task of the dataset: `name` and its `snapshot` directory
 
 
 @dataclass(frozen=True)
@@ -122,12 +102,13 @@ def run_dataset(dataset: Path, agent: str, repeats: int, out: Path, *, options: 
     tasks = load_tasks(dataset)
     driver = make_driver(agent, dict(options or {}), time_limit_s=time_limit_s, hide=(dataset, out))
     run_info = {"format": RUN_FORMAT, "agent": agent, "repeats": int(repeats), "dataset": str(dataset),
+                "index_sha256": index_fingerprint(dataset),
                 "options": _public_options(driver.recorded_options()), "time_limit_s": driver.time_limit_s}
     _prepare_out(out, run_info, resume=resume)
     say = progress or _stderr
     lock = threading.Lock()
     plan = [(task, k) for task in tasks for k in range(1, int(repeats) + 1)]
-    todo = [(t, k) for t, k in plan if not (resume and (out / t.name / f"repeat-{k}" / "status.json").is_file())]
+    todo = [(t, k) for t, k in plan if not (resume and (_repeat_path(out, t, k) / layout.STATUS_JSON).is_file())]
     if len(todo) < len(plan):
         say(f"[sregym] resume: {len(plan) - len(todo)} of {len(plan)} repeats already done")
     outcomes: list[Outcome] = []
@@ -137,7 +118,7 @@ def run_dataset(dataset: Path, agent: str, repeats: int, out: Path, *, options: 
     def one(task: Task, k: int) -> Outcome | None:
         if stop.is_set():
             return None
-        outcome = run_repeat(driver, task, k, out / task.name / f"repeat-{k}", cancelled=stop.is_set)
+        outcome = run_repeat(driver, task, k, _repeat_path(out, task, k), cancelled=stop.is_set)
         if outcome is None:
             return None
         with lock:
@@ -186,11 +167,11 @@ def run_repeat(driver: Driver, task: Task, repeat: int, dest: Path,
     if dest.exists():
         shutil.rmtree(dest)  # a half-written repeat of an interrupted run
     dest.mkdir(parents=True)
-    trajectory = Trajectory(dest / "trajectory.jsonl")
+    trajectory = Trajectory(dest / layout.TRAJECTORY_JSONL)
     started = time.monotonic()
     tool_calls = 0
     with Workspace(task.snapshot) as ws:
-        answer = ws.work / "output.json"
+        answer = ws.work / layout.OUTPUT_JSON
         try:
             result = driver.run(ws, answer, trajectory)
             tool_calls, error = result.tool_calls, result.error
@@ -201,12 +182,16 @@ def run_repeat(driver: Driver, task: Task, repeat: int, dest: Path,
             return None
         ok = error is None
         if ok:
-            error = _keep_answer(answer, dest / "output.json")
+            error = _keep_answer(answer, dest / layout.OUTPUT_JSON)
             ok = error is None
     outcome = Outcome(task=task.name, repeat=repeat, ok=ok, error=error, wall_s=time.monotonic() - started,
                       tool_calls=tool_calls)
-    _write_json(dest / "status.json", outcome.status())
+    write_json(dest / layout.STATUS_JSON, outcome.status())
     return outcome
+
+
+def _repeat_path(out: Path, task: Task, repeat: int) -> Path:
+    return out / task.name / layout.repeat_dir(repeat)
 
 
 def _keep_answer(answer: Path, dest: Path) -> str | None:
@@ -224,312 +209,46 @@ def _keep_answer(answer: Path, dest: Path) -> str | None:
 
 # ====================================================================== dataset
 def load_tasks(dataset: Path) -> list[Task]:
-    """The tasks of `dataset/index.json`, each snapshot checked to lie inside the dataset and to
-    hold no ground-truth file (copying it whole must never hand the answer over)."""
-    index_path = dataset / "index.json"
-    if not index_path.is_file():
-        raise FileNotFoundError(f"{dataset} is not a dataset: no index.json (make one with "
-                                f"`sregym snapshot dataset ... --out DIR`)")
-    try:
-        index = json.loads(index_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{index_path} is not valid JSON: {exc}") from None
-    entries = index.get("tasks") if isinstance(index, dict) else None
-    if not isinstance(entries, list) or not entries:
-        raise ValueError(f"{index_path} lists no tasks")
-    root = dataset.resolve()
-    truths = [(root / str(e.get("ground_truth", ""))).resolve() for e in entries if isinstance(e, dict)]
-    tasks: list[Task] = []
-    for entry in entries:
-        name = str(entry.get("task", "")) if isinstance(entry, dict) else ""
-        if not name or "/" in name or name.startswith("."):
-            raise ValueError(f"{index_path}: bad task entry {entry!r}")
-        snapshot = (root / str(entry.get("snapshot", f"tasks/{name}"))).resolve()
-        if not snapshot.is_relative_to(root) or snapshot == root:
-            raise ValueError(f"{index_path}: the snapshot of {name} must be a directory inside the dataset")
-        if not snapshot.is_dir():
-            raise FileNotFoundError(f"snapshot directory of {name} is missing: {snapshot}")
-        if any(t.is_relative_to(snapshot) for t in truths):
-            raise ValueError(f"{index_path}: the snapshot of {name} contains a ground-truth file; refusing to "
-                             "hand it to an agent")
-        tasks.append(Task(name=name, snapshot=snapshot))
-    return tasks
+    """The tasks of `dataset/index.json` (`index.read_index`: inside the dataset, uniquely named),
+    each snapshot checked to exist and to hold no ground-truth file (copying it whole must never
+    hand the answer over). Raises `DatasetError`."""
+    index = read_index(dataset)
+    truths = [t.ground_truth for t in index.tasks if t.ground_truth is not None]
+    for task in index.tasks:
+        if not task.snapshot.is_dir():
+            raise DatasetError(f"the snapshot directory of {task.name} is missing: {task.snapshot}; the dataset "
+                               "is incomplete (build it again with `sregym snapshot dataset`)")
+        if any(t.is_relative_to(task.snapshot) for t in truths):
+            raise DatasetError(f"{index.root / layout.INDEX_JSON}: the snapshot of {task.name} contains a "
+                               "ground-truth file; refusing to hand it to an agent")
+    return list(index.tasks)
 
 
 def _prepare_out(out: Path, run_info: dict[str, Any], *, resume: bool) -> None:
-    run_json = out / "run.json"
+    run_json = out / layout.RUN_JSON
     if resume:
         if not run_json.is_file():
-            raise FileNotFoundError(f"nothing to resume: {run_json} does not exist")
-        old = json.loads(run_json.read_text(encoding="utf-8"))
+            raise FileNotFoundError(f"nothing to resume: {run_json} does not exist (drop --resume to start a "
+                                    "new run there)")
+        old = read_json(run_json, "run description")
+        old = old if isinstance(old, dict) else {}
         for key in ("agent", "repeats", "dataset"):
             if old.get(key) != run_info[key]:
                 raise ValueError(f"cannot resume {out}: it was run with {key}={old.get(key)!r}, "
-                                 f"not {run_info[key]!r}")
+                                 f"not {run_info[key]!r}; resume with the same --{key}, or pick a new --out")
+        if old.get("index_sha256", run_info["index_sha256"]) != run_info["index_sha256"]:
+            raise ValueError(f"cannot resume {out}: the dataset changed since (it was built again); start a new "
+                             "run with another --out")
         return
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"{out} is a file, not a directory: pick a new --out")
     if out.exists() and any(out.iterdir()):
-        raise FileExistsError(f"{out} is not empty: pick a new --out, or --resume to finish that run")
+        raise FileExistsError(f"{out} is not empty: pick a new --out, or pass --resume to finish the run in it")
     out.mkdir(parents=True, exist_ok=True)
-    _write_json(run_json, run_info)
+    write_json(run_json, run_info)
 
 
-# ====================================================================== agents
-@dataclass(frozen=True)
-class AgentResult:
-    error: str | None  # None: the agent finished and should have written its answer
-    tool_calls: int = 0
-
-
-class Driver:
-    """How one kind of agent is run on a workspace. Built (and its options checked) once,
-    before any repeat, so a bad option fails the command instead of every repeat."""
-
-    def __init__(self, agent: str, options: dict[str, Any], time_limit_s: float | None,
-                 hide: tuple[Path, ...]) -> None:
-        self.cancelled: Callable[[], bool] = lambda: False  # set by run_dataset
-        self.agent = agent
-        self.options = options
-        self.time_limit_s = time_limit_s
-        self.hide = hide
-
-    def recorded_options(self) -> dict[str, Any]:
-        return dict(self.options)
-
-    def run(self, ws: Workspace, answer: Path, trajectory: Trajectory) -> AgentResult:
-        raise NotImplementedError
-
-
-class NoopDriver(Driver):
-    def run(self, ws: Workspace, answer: Path, trajectory: Trajectory) -> AgentResult:
-        write_output(answer, AgentOutput(entities=()))
-        trajectory.write({"event": "noop", "output": {"entities": []}})
-        return AgentResult(None)
-
-
-class BaselineDriver(Driver):
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        if self.options:
-            raise ValueError(f"the baseline agent takes no options (got {', '.join(sorted(self.options))})")
-        if self.time_limit_s is None:
-            self.time_limit_s = DEFAULT_TIME_LIMIT_S["baseline"]
-        from sregym.snapshot.replay import run_baseline  # fails early if the replay is unavailable
-
-        self._run_baseline = run_baseline
-
-    def run(self, ws: Workspace, answer: Path, trajectory: Trajectory) -> AgentResult:
-        result = self._run_baseline(ws.snapshot, answer, trajectory.path, time_limit_s=float(self.time_limit_s or 300))
-        ok = bool(result.get("ok"))
-        error = None if ok else str(result.get("error") or "the baseline agent failed")
-        return AgentResult(error, int(result.get("tool_calls") or 0))
-
-
-class CommandDriver(Driver):
-    """A `CommandAgent` (or preset): its own option checks and command line, our workspace."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        cls = get_agent(self.agent)
-        options = dict(self.options)
-        if self.time_limit_s is not None:
-            options["time_limit_s"] = float(self.time_limit_s)
-        for live_only in ("workdir", "mcp"):
-            if options.get(live_only) not in (None, True, False):
-                raise ValueError(f"option {live_only} has no meaning on a snapshot")
-        self.program: CommandAgent = cls(**options)  # type: ignore[assignment]
-        self.time_limit_s = float(self.program.options["time_limit_s"])
-        self.isolation = namespace_problem(network=True)
-        if self.isolation is not None:
-            print(f"[sregym] note: {self.isolation}; the {self.agent} program runs without its own mount "
-                  "namespace (the copy is read-only by permissions only)", file=sys.stderr)
-
-    def run(self, ws: Workspace, answer: Path, trajectory: Trajectory) -> AgentResult:
-        instructions = instructions_text(ws.snapshot, answer, self.time_limit_s or 0)
-        files = {"instructions": ws.work / "instructions.md", "mcp": ws.work / "mcp.json",
-                 "bin": ws.work / "bin"}
-        files["instructions"].write_text(instructions, encoding="utf-8")
-        files["mcp"].write_text('{"mcpServers": {}}\n', encoding="utf-8")
-        command = self.program.argv(instructions, files)
-        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-        shown = command if isinstance(command, str) else " ".join(argv)
-        if not argv:
-            raise ValueError("empty command")
-        env = {k: v for k, v in os.environ.items() if k not in _LIVE_ENV}
-        env.update({"SREGYM_SNAPSHOT": str(ws.snapshot), "SREGYM_OUTPUT": str(answer),
-                    "SREGYM_INSTRUCTIONS": str(files["instructions"])})
-        env.update({str(k): str(v) for k, v in dict(self.program.options["env"] or {}).items()})
-        if self.isolation is None:
-            argv = confine_argv(argv, ws.snapshot, network=True, hide=self.hide)
-            # The program is uid 0 inside its user namespace; Claude Code then refuses to skip its
-            # permission prompts unless told it is sandboxed — which, here, it really is.
-            env.setdefault("IS_SANDBOX", "1")
-        limit = int(self.program.options["output_chars"])
-        result = run_process(argv, cwd=ws.snapshot, env=env, time_limit_s=float(self.time_limit_s or 0),
-                             max_bytes=limit)
-        if result.timed_out:
-            status = f"killed: time limit of {self.time_limit_s:g}s reached"
-        else:
-            status = f"exited with code {result.exit_code}"
-        trajectory.write({"index": 1, "tool": "command", "args": {"command": compact(shown, 2_000)},
-                          "exit_code": result.exit_code, "status": status, "is_error": status != "exited with code 0",
-                          "wall_s": round(result.wall_s, 3),
-                          "observation": f"--- stdout ---\n{compact(result.stdout, limit)}\n"
-                                         f"--- stderr ---\n{compact(result.stderr, limit)}"})
-        if result.timed_out or result.exit_code != 0:
-            return AgentResult(f"the program {status}", 0)
-        return AgentResult(None, 0)
-
-
-class ReactDriver(Driver):
-    """The live `react` loop over `SnapshotToolSession`."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        options = dict(self.options)
-        self.tool_options = {k: options.pop(k, v) for k, v in REACT_TOOL_OPTIONS.items()}
-        self.tool_options["allow_network"] = _truthy(self.tool_options["allow_network"])
-        self.agent_options = {**REACT_OVERRIDES, **options}
-        if self.time_limit_s is None:
-            self.time_limit_s = DEFAULT_TIME_LIMIT_S["react"]
-        SnapshotReactAgent(**self.agent_options)  # checks the model, key and options now
-        problem = namespace_problem(network=self.tool_options["allow_network"])
-        if problem is not None and not self.tool_options["allow_network"]:
-            raise SandboxError(
-                f"the react agent's shell cannot be cut off the network here: {problem}. It needs unprivileged "
-                "user namespaces (`unshare -rn true` must work). Pass -o allow_network=1 to run the shell "
-                "without that isolation.")
-
-    def recorded_options(self) -> dict[str, Any]:
-        return {**self.agent_options, **self.tool_options}
-
-    def run(self, ws: Workspace, answer: Path, trajectory: Trajectory) -> AgentResult:
-        shell = ConfinedShell(ws.snapshot, scratch=ws.scratch,
-                              time_limit_s=float(self.tool_options["shell_time_limit_s"]),
-                              max_output_chars=int(self.tool_options["shell_output_chars"]),
-                              allow_network=bool(self.tool_options["allow_network"]),
-                              hide=(*self.hide, ws.work))
-        session = SnapshotToolSession(ws.snapshot, answer, shell=shell, record=trajectory.write,
-                                      time_limit_s=self.time_limit_s, cancelled=self.cancelled)
-        model = SnapshotReactAgent(**self.agent_options)
-        from sregym.env.models import Brief
-
-        brief = Brief(text=overview(ws.snapshot), app=_app_name(ws.snapshot), namespaces=(),
-                      phases=("diagnosis",), started_at="")
-        crash: str | None = None
-        try:
-            model.run(session, brief)  # type: ignore[arg-type]
-        except Exception as exc:  # the endpoint failed for good: a result, with the calls made so far
-            crash = f"{type(exc).__name__}: {exc}"
-        trajectory.write({"event": "end", "steps": session.steps, "tokens_in": session.tokens_in,
-                          "tokens_out": session.tokens_out, "stop_reason": model.stop_reason, "error": crash})
-        if crash is not None and not session.submitted:
-            return AgentResult(crash, session.tool_calls)
-        if session.submitted:
-            return AgentResult(None, session.tool_calls)
-        return AgentResult(model.stop_reason or "the agent stopped without calling submit_root_causes",
-                           session.tool_calls)
-
-
-class SnapshotReactAgent(ReactAgent):
-    """`react` with the snapshot prompts: one phase (diagnosis), answered by submit_root_causes."""
-
-    def run(self, session: Any, brief: Any) -> None:
-        client = self._client()
-        try:
-            messages = [{"role": "system", "content": prompts.SNAPSHOT_SYSTEM_PROMPT},
-                        {"role": "user", "content": prompts.SNAPSHOT_TASK.format(overview=brief.text)}]
-            self._phase_loop(client, session, messages, "diagnosis")
-        except AgentBudgetExceeded as exc:
-            self.stop_reason = str(exc)
-            print(f"[sregym] react: {exc}; stopping", file=sys.stderr)
-        finally:
-            client.close()
-
-
-def make_driver(agent: str, options: dict[str, Any], *, time_limit_s: float | None = None,
-                hide: tuple[Path, ...] = ()) -> Driver:
-    """The driver of a registered agent that can work offline, options checked."""
-    if agent == "noop":
-        return NoopDriver(agent, options, time_limit_s, hide)
-    if agent == "baseline":
-        return BaselineDriver(agent, options, time_limit_s, hide)
-    cls = get_agent(agent)  # KeyError with the known names for an unknown agent
-    if issubclass(cls, CommandAgent):
-        return CommandDriver(agent, options, time_limit_s, hide)
-    if issubclass(cls, ReactAgent):
-        return ReactDriver(agent, options, time_limit_s, hide)
-    raise ValueError(f"the {agent} agent cannot run on snapshots; offline agents: noop, baseline, command "
-                     f"(and its presets claude-code, codex), react")
-
-
-# ====================================================================== task text
-def overview(snapshot: Path) -> str:
-    """What the agent is told up front: the app, the time window and the alerts at snapshot
-    time — the offline version of the live incident page."""
-    from sregym.tools import render
-
-    meta = _read_json(snapshot / "snapshot.json") or {}
-    app = _read_json(snapshot / "app.json") or {}
-    window = meta.get("window") or {}
-    lines = [f"INCIDENT SNAPSHOT taken at {meta.get('snapshot_time', '?')} "
-             f"(data from {window.get('start', '?')} to {window.get('end', '?')}, UTC)"]
-    alert_files = sorted((snapshot / "alerts").glob("alerts_*.json")) if (snapshot / "alerts").is_dir() else []
-    alerts = _read_json(alert_files[-1]) if alert_files else None
-    if isinstance(alerts, list) and alerts:
-        lines.append("Alerts at snapshot time:\n" + render.alerts({"data": {"alerts": alerts}}))
-    else:
-        lines.append("Users report that the application is misbehaving (no alert was pending or firing at "
-                     "snapshot time).")
-    name = app.get("app") or meta.get("app") or "?"
-    namespaces = app.get("namespaces") or meta.get("namespaces") or []
-    lines.append(f"Application: {name}\nNamespace(s): {', '.join(map(str, namespaces))}")
-    if app.get("description"):
-        lines.append(str(app["description"]).strip())
-    entry = app.get("entry_point")
-    if isinstance(entry, dict) and entry.get("service"):
-        lines.append(f"Entry point: service {entry['service']}, port {entry.get('port', '?')}")
-    return "\n\n".join(lines)
-
-
-def instructions_text(snapshot: Path, answer: Path, time_limit_s: float) -> str:
-    """The `SREGYM_INSTRUCTIONS` file of a command agent (also the preset CLIs' prompt)."""
-    indent = lambda text: "\n".join("    " + line for line in text.splitlines())  # noqa: E731
-    return prompts.SNAPSHOT_INSTRUCTIONS.format(
-        overview=overview(snapshot), snapshot=snapshot, output=answer,
-        example=indent(json.dumps(EXAMPLE_OUTPUT, indent=2)),
-        schema=indent(json.dumps(json_schema(), indent=2, sort_keys=True)), time_limit=f"{time_limit_s:g}")
-
-
-# ====================================================================== files
-class Trajectory:
-    """`trajectory.jsonl`, appended one JSON line per entry as the agent works (so a crash keeps
-    what happened before it). Thread-safe."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
-
-    def write(self, entry: dict[str, Any]) -> None:
-        with self._lock, self.path.open("a", encoding="utf-8") as handle:
-            handle.write(dumps_entry(entry) + "\n")
-
-
-def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, sort_keys=True, indent=2) + "\n", encoding="utf-8")
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _app_name(snapshot: Path) -> str:
-    meta = _read_json(snapshot / "snapshot.json") or {}
-    return str(meta.get("app") or "?")
-
-
+# ====================================================================== helpers
 def _public_options(options: dict[str, Any]) -> dict[str, Any]:
     """Options as recorded in run.json: JSON-safe, and never a secret (keys are named by their
     environment variable, never passed as values, but `env` may hold anything)."""
@@ -545,12 +264,6 @@ def _public_options(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _truthy(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    return bool(value)
-
-
 def _one_line(text: str | None) -> str:
     first = (text or "").strip().splitlines()
     return (first[0][:200] if first else "?")
@@ -560,5 +273,8 @@ def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-__all__ = ["REACT_TOOL_OPTIONS", "AgentResult", "Driver", "Outcome", "RunSummary", "SnapshotReactAgent", "Task",
-           "Trajectory", "instructions_text", "load_tasks", "make_driver", "overview", "run_dataset", "run_repeat"]
+# The drivers and the task text live in their own modules; their names stay importable from here.
+__all__ = ["DEFAULT_TIME_LIMIT_S", "EXAMPLE_OUTPUT", "REACT_OVERRIDES", "REACT_TOOL_OPTIONS", "RUN_FORMAT",
+           "AgentResult", "BaselineDriver", "CommandDriver", "Driver", "NoopDriver", "Outcome", "ReactDriver",
+           "RunSummary", "SnapshotReactAgent", "Task", "Trajectory", "instructions_text", "load_tasks",
+           "make_driver", "overview", "run_dataset", "run_repeat"]

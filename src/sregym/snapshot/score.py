@@ -7,7 +7,9 @@ Per repeat: precision at full recall of the submitted root-cause entities (any m
 root-cause Deployment) and kind spellings count exactly as they do live. A missing or invalid
 `output.json` scores 0 and the reason is kept. Task score = mean over repeats (a repeat the run
 never produced counts 0); benchmark score = mean over tasks; per layer tag, the mean over the tasks
-of problems with that tag.
+of problems with that tag. The dataset is read as the runner reads it (`index.read_index`), and the
+outputs of a run on another dataset are refused (`run.json` records the index's fingerprint): task
+names repeat across datasets, so they would silently be scored against the wrong answers.
 
 The 3×3 checklist is scored only for repeats whose output has an explanation: without text the
 checklist's characterization and impact questions have nothing to read, and an all-"no" checklist
@@ -17,24 +19,25 @@ mechanism and the explanation of the `DiagnosisSubmission` (`AgentOutput.to_subm
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sregym.errors import SregymError
 from sregym.oracles.diagnosis import Judge, root_cause_score, score_diagnosis
+from sregym.snapshot import layout
+from sregym.snapshot.index import DatasetError, DatasetIndex, DatasetTask, load_ground_truth, read_index
+from sregym.snapshot.jsonfile import read_json
+from sregym.snapshot.layout import SCORE_FORMAT
 from sregym.snapshot.output import OutputError, load_output
 from sregym.types import DiagnosisScore, GroundTruth
 
-SCORE_FORMAT = "sregym-score/1"
-DATASET_FORMAT = "sregym-dataset/1"
 _REPEAT_DIR = re.compile(r"repeat-(\d+)")
+_HOW = "point --outputs at a directory written by `sregym snapshot run`"
 
 
-class ScoreError(SregymError, ValueError):
+class ScoreError(DatasetError):
     """The dataset or the outputs directory cannot be scored (not an agent mistake)."""
 
 
@@ -142,10 +145,10 @@ class ScoreReport:
                          "-" if t.checklist is None else f"{t.checklist:.3f}"])
         lines = _aligned(rows, numeric=set(range(2, len(head))))
         checklist = "-" if self.checklist is None else f"{self.checklist:.3f}"
-        lines += ["", f"benchmark score: {self.score:.3f} (mean over {len(self.tasks)} tasks, "
-                      f"{self.repeats} repeat{'' if self.repeats == 1 else 's'} each); checklist: {checklist} ({self.judge} judge)"]
+        lines += ["", f"benchmark score: {self.score:.3f} (mean over {len(self.tasks)} task{_s(len(self.tasks))}, "
+                      f"{self.repeats} repeat{_s(self.repeats)} each); checklist: {checklist} ({self.judge} judge)"]
         for layer, (s, n) in self.layers().items():
-            lines.append(f"  {layer}: {s:.3f} ({n} task{'' if n == 1 else 's'})")
+            lines.append(f"  {layer}: {s:.3f} ({n} task{_s(n)})")
         failed = [(t.task, r) for t in self.tasks for r in t.repeats if not r.valid]
         if failed:
             lines += ["", "* output missing or invalid (scored 0):"]
@@ -154,6 +157,10 @@ class ScoreReport:
                 lines.append(f"  {task} repeat {r.repeat}: {reason}")
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines) + "\n"
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
 
 
 def _aligned(rows: list[list[str]], *, numeric: set[int]) -> list[str]:
@@ -169,77 +176,70 @@ def _aligned(rows: list[list[str]], *, numeric: set[int]) -> list[str]:
     return out
 
 
-def _read_json(path: Path, what: str) -> Any:
+def _load_index(dataset: Path) -> DatasetIndex:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScoreError(f"{what} not found: {path}") from None
-    except (OSError, ValueError) as err:
-        raise ScoreError(f"{what} {path} is not readable JSON: {err}") from None
+        return read_index(dataset)
+    except DatasetError as err:
+        raise ScoreError(str(err)) from None
 
 
-def _load_index(dataset: Path) -> list[dict[str, Any]]:
-    if not dataset.is_dir():
-        raise ScoreError(f"dataset directory not found: {dataset}")
-    index_path = dataset / "index.json"
-    if not index_path.is_file():
-        raise ScoreError(f"{dataset} has no index.json: point --dataset at a directory written by "
-                         "`sregym snapshot dataset`")
-    index = _read_json(index_path, "dataset index")
-    if not isinstance(index, dict) or index.get("format") != DATASET_FORMAT:
-        raise ScoreError(f"{index_path} is not a {DATASET_FORMAT} index (format: "
-                         f"{index.get('format') if isinstance(index, dict) else None!r})")
-    tasks = index.get("tasks")
-    if not isinstance(tasks, list) or not all(isinstance(t, dict) and "task" in t for t in tasks):
-        raise ScoreError(f"{index_path}: `tasks` must be a list of objects with a `task` key")
-    return tasks
-
-
-def _load_truth(dataset: Path, entry: dict[str, Any]) -> GroundTruth:
-    rel = entry.get("ground_truth") or f"ground_truth/{entry['task']}.json"
-    path = dataset / rel
-    data = _read_json(path, f"ground truth of {entry['task']}")
+def _load_truth(task: DatasetTask) -> GroundTruth:
+    assert task.ground_truth is not None  # read_index always sets it
     try:
-        return GroundTruth.model_validate(data["ground_truth"])
-    except (KeyError, TypeError, ValueError) as err:
-        raise ScoreError(f"{path}: no valid `ground_truth` object ({err})") from None
+        return load_ground_truth(task.ground_truth, f"ground truth of {task.name}")
+    except DatasetError as err:
+        raise ScoreError(str(err)) from None
 
 
-def _layers(entry: dict[str, Any]) -> tuple[str, ...]:
+def _layers(task: DatasetTask) -> tuple[str, ...]:
     """Layer tags from the index entry if it has them, else from the problem registry."""
-    if isinstance(entry.get("layers"), list):
-        return tuple(str(x) for x in entry["layers"])
+    if task.layers is not None:
+        return task.layers
     from sregym.problems import get_problem
 
     try:
-        return tuple(get_problem(str(entry.get("problem", ""))).tags.layers)
+        return tuple(get_problem(task.problem).tags.layers)
     except KeyError:
         return ()
 
 
-def _repeat_count(outputs: Path, tasks: list[dict[str, Any]]) -> tuple[int, list[str]]:
-    run_path = outputs / "run.json"
-    if run_path.is_file():
-        run = _read_json(run_path, "run description")
-        repeats = run.get("repeats") if isinstance(run, dict) else None
+def _read_run(outputs: Path, index: DatasetIndex) -> dict[str, Any] | None:
+    """`run.json` if there is one, checked to describe a run on this very dataset."""
+    run_path = outputs / layout.RUN_JSON
+    if not run_path.is_file():
+        return None
+    run = read_json(run_path, "run description", ScoreError)
+    if not isinstance(run, dict):
+        raise ScoreError(f"{run_path} is not a JSON object; {_HOW}")
+    fingerprint = run.get("index_sha256")
+    if fingerprint is not None and fingerprint != index.fingerprint:
+        raise ScoreError(f"{outputs} holds a run on another dataset ({run.get('dataset')}), not on {index.root}: "
+                         f"score it with --dataset {run.get('dataset')}, or pass the --outputs of a run on "
+                         f"{index.root}")
+    return run
+
+
+def _repeat_count(outputs: Path, run: dict[str, Any] | None, tasks: Sequence[DatasetTask]) -> tuple[int, list[str]]:
+    if run is not None:
+        repeats = run.get("repeats")
         if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
-            raise ScoreError(f"{run_path}: `repeats` must be a positive integer, got {repeats!r}")
+            raise ScoreError(f"{outputs / layout.RUN_JSON}: `repeats` must be a positive integer, got {repeats!r}")
         return repeats, []
-    found = [int(m.group(1)) for entry in tasks if (outputs / entry["task"]).is_dir()
-             for d in (outputs / entry["task"]).iterdir() if d.is_dir() and (m := _REPEAT_DIR.fullmatch(d.name))]
+    found = [int(m.group(1)) for task in tasks if (outputs / task.name).is_dir()
+             for d in (outputs / task.name).iterdir() if d.is_dir() and (m := _REPEAT_DIR.fullmatch(d.name))]
     if not found:
-        raise ScoreError(f"{outputs} has no run.json and no <task>/repeat-<k>/ directories: point --outputs at "
-                         "a directory written by `sregym snapshot run`")
-    return max(found), [f"no run.json: repeats taken as {max(found)}, the highest repeat directory present"]
+        raise ScoreError(f"{outputs} has no {layout.RUN_JSON} and no <task>/repeat-<k>/ directories of this "
+                         f"dataset's tasks: {_HOW} on this dataset")
+    return max(found), [f"no {layout.RUN_JSON}: repeats taken as {max(found)}, the highest repeat directory present"]
 
 
 def _missing_reason(repeat_dir: Path) -> str:
     if not repeat_dir.is_dir():
         return f"no output: {repeat_dir} does not exist (the repeat did not run)"
-    reason = f"no output: {repeat_dir / 'output.json'} does not exist"
+    reason = f"no output: {repeat_dir / layout.OUTPUT_JSON} does not exist"
     try:
-        status = json.loads((repeat_dir / "status.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        status = read_json(repeat_dir / layout.STATUS_JSON, "status")
+    except ValueError:
         return reason
     if isinstance(status, dict) and status.get("error"):
         reason += f" (agent error: {status['error']})"
@@ -249,7 +249,7 @@ def _missing_reason(repeat_dir: Path) -> str:
 def score_repeat(truth: GroundTruth, repeat_dir: Path, repeat: int, *, judge: Judge | None = None,
                  judge_name: str = "deterministic", judge_model: str | None = None) -> RepeatScore:
     """Score `repeat_dir/output.json` against `truth` (0 with a reason when missing or invalid)."""
-    path = repeat_dir / "output.json"
+    path = repeat_dir / layout.OUTPUT_JSON
     if not path.is_file():
         return RepeatScore(repeat=repeat, score=0.0, reason=_missing_reason(repeat_dir))
     try:
@@ -274,22 +274,19 @@ def score_outputs(dataset: Path, outputs: Path, *, judge: Judge | None = None,
     the outputs directory is not usable.
     """
     dataset, outputs = Path(dataset), Path(outputs)
-    entries = _load_index(dataset)
+    index = _load_index(dataset)
     if not outputs.is_dir():
-        raise ScoreError(f"outputs directory not found: {outputs}")
-    repeats, notes = _repeat_count(outputs, entries)
+        raise ScoreError(f"outputs directory not found: {outputs}; {_HOW}")
+    repeats, notes = _repeat_count(outputs, _read_run(outputs, index), index.tasks)
     name = judge_name or ("deterministic" if judge is None else "custom")
     tasks = []
-    for entry in entries:
-        truth = _load_truth(dataset, entry)
-        task = str(entry["task"])
-        scores = tuple(score_repeat(truth, outputs / task / f"repeat-{k}", k, judge=judge, judge_name=name,
-                                    judge_model=judge_model) for k in range(1, repeats + 1))
-        seed = entry.get("seed")
-        tasks.append(TaskScore(task=task, problem=str(entry.get("problem", "")),
-                               seed=seed if isinstance(seed, int) else None, layers=_layers(entry),
+    for task in index.tasks:
+        truth = _load_truth(task)
+        scores = tuple(score_repeat(truth, outputs / task.name / layout.repeat_dir(k), k, judge=judge,
+                                    judge_name=name, judge_model=judge_model) for k in range(1, repeats + 1))
+        tasks.append(TaskScore(task=task.name, problem=task.problem, seed=task.seed, layers=_layers(task),
                                repeats=scores))
-    known = {str(e["task"]) for e in entries}
+    known = {t.name for t in index.tasks}
     extra = sorted(d.name for d in outputs.iterdir() if d.is_dir() and d.name not in known)
     if extra:
         notes.append(f"ignored output directories not in the dataset index: {', '.join(extra)}")

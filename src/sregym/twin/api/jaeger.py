@@ -123,6 +123,19 @@ def encode_trace(trace_id: str, spans: list[Span], visible: Callable[[Span], boo
     return {"traceID": trace_id, "spans": out_spans, "processes": process_docs, "warnings": None}
 
 
+def call_counts(by_id: dict[tuple[str, str], Span], window: Iterable[Span]) -> dict[tuple[str, str], int]:
+    """(parent service, child service) → how many spans of `window` have a parent span of another
+    service: Jaeger's dependency links (also the snapshot topology's `calls`)."""
+    counts: dict[tuple[str, str], int] = {}
+    for s in window:
+        parent = by_id.get((s.trace_id, s.parent_span_id)) if s.parent_span_id else None
+        if parent is None or parent.service == s.service:
+            continue
+        key = (parent.service, s.service)
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def ok(data: Any, total: int | None = None) -> JSONResponse:
     count = total if total is not None else (len(data) if isinstance(data, list) else 0)
     return JSONResponse({"data": data, "total": count, "limit": 0, "offset": 0, "errors": None})
@@ -243,13 +256,7 @@ class JaegerApi:
             by_id[(s.trace_id, s.span_id)] = s
             if start_us <= s.start_us <= end_us:
                 window.append(s)
-        counts: dict[tuple[str, str], int] = {}
-        for s in window:
-            parent = by_id.get((s.trace_id, s.parent_span_id)) if s.parent_span_id else None
-            if parent is None or parent.service == s.service:
-                continue
-            key = (parent.service, s.service)
-            counts[key] = counts.get(key, 0) + 1
+        counts = call_counts(by_id, window)
         return ok([{"parent": p, "child": c, "callCount": n} for (p, c), n in sorted(counts.items())])
 
 
@@ -348,4 +355,4 @@ async def _not_allowed(_request: Request, _exc: Exception) -> Response:
     return error("method not allowed", 405)
 
 
-__all__ = ["create_jaeger_app", "encode_trace", "span_tags", "span_visible", "tag"]
+__all__ = ["call_counts", "create_jaeger_app", "encode_trace", "span_tags", "span_visible", "tag"]
