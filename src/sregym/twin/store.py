@@ -28,6 +28,7 @@ from sregym.errors import (
     not_found,
 )
 from sregym.twin.clock import SimClock
+from sregym.twin.conversion import storage_form
 from sregym.twin.kinds import KindRegistry, ResourceKind
 from sregym.twin.objects import clone
 from sregym.twin.rng import RngStreams
@@ -234,7 +235,9 @@ class ObjectStore:
 
     def all_objects(self) -> Iterator[tuple[ResourceKind, dict[str, Any]]]:
         """Every stored object, in a stable order (by group, kind, namespace, name)."""
-        by_key = {k.key: k for k in self.kinds.kinds}
+        by_key: dict[tuple[str, str], ResourceKind] = {}
+        for k in self.kinds.kinds:  # the first row of a kind is its storage version
+            by_key.setdefault(k.key, k)
         for key in sorted(self._objects):
             kind = by_key.get(key)
             if kind is None:
@@ -263,6 +266,7 @@ class ObjectStore:
         kind = self.kind_of(obj)
         if kind.virtual:
             raise Forbidden(f"{kind.plural}.{kind.group} cannot be stored")
+        kind, obj = storage_form(self.kinds, kind, obj)
         new = clone(obj)
         meta = new.get("metadata")
         if not isinstance(meta, dict):
@@ -351,7 +355,7 @@ class ObjectStore:
                subresource: str | None = None) -> dict[str, Any]:
         """Replace an object (PUT). With `subresource="status"` only the status changes; for kinds
         with a status subresource a main-resource update keeps the stored status."""
-        kind = self.kind_of(obj)
+        kind, obj = storage_form(self.kinds, self.kind_of(obj), obj)
         meta = obj.get("metadata") or {}
         ns = (meta.get("namespace") or "default") if kind.namespaced else ""
         name = meta.get("name", "")

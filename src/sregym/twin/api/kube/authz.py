@@ -11,8 +11,8 @@ engineer given a namespaced-admin-like role cluster-wide, expressed as RBAC Poli
   server filters them out of lists and discovery and answers direct access with 403;
 - it changes workloads (pods, deployments, replicasets, statefulsets, daemonsets, jobs,
   cronjobs, HPAs, PDBs), their `scale` subresource, pod eviction/exec/port-forward, config
-  (configmaps, secrets, serviceaccounts), networking (services, endpoints, endpointslices,
-  ingresses, networkpolicies), namespaced policy (resourcequotas, limitranges, roles,
+  (configmaps, secrets, serviceaccounts and their tokens), networking (services, endpoints,
+  endpointslices, ingresses, networkpolicies), namespaced policy (resourcequotas, limitranges, roles,
   rolebindings), storage claims and volumes, webhook configurations (an on-call engineer removes a
   webhook that blocks every create) and priority classes; it may create namespaces and label
   them (Pod Security Admission fixes) but not delete them;
@@ -70,6 +70,8 @@ AGENT_RULES: tuple[PolicyRule, ...] = (
                        "limitranges", "replicationcontrollers", "podtemplates"), ALL_VERBS),
     PolicyRule(("",), ("pods/eviction", "pods/exec", "pods/attach", "pods/portforward",
                        "replicationcontrollers/scale"), ("get", "create", "update", "patch")),
+    # `kubectl create token` (the built-in `edit` role grants it too).
+    PolicyRule(("",), ("serviceaccounts/token",), ("create",)),
     PolicyRule(("",), ("namespaces",), ("create", "update", "patch")),
     PolicyRule(("",), ("nodes",), ("update", "patch")),
     PolicyRule(("apps",), ("deployments", "replicasets", "statefulsets", "daemonsets"), ALL_VERBS),

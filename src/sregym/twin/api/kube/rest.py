@@ -23,6 +23,7 @@ from sregym.twin.api.kube.handlers import RequestContext
 from sregym.twin.api.kube.listing import field_selector_for, label_selector_for, list_page
 from sregym.twin.api.kube.paths import ResourcePath
 from sregym.twin.api.kube.tables import INCLUDE_OBJECT, table
+from sregym.twin.conversion import converter_for, served_form
 from sregym.twin.kinds import ResourceKind
 from sregym.twin.objects import clone
 from sregym.twin.selectors import selector_to_string
@@ -99,11 +100,24 @@ class Call:
         """The object as served at this endpoint's version."""
         if obj.get("apiVersion") == self.kind.api_version and obj.get("kind") == self.kind.kind:
             return obj
+        if converter_for(self.kind) is not None:
+            return served_form(self.kind, obj)
         return {**obj, "apiVersion": self.kind.api_version, "kind": self.kind.kind}
 
     def as_table(self, objects: list[dict[str, Any]], list_meta: dict[str, Any]) -> dict[str, Any]:
-        return table(self.kind, objects, now=self.ctx.twin.clock.now,
-                     include_object=self.include_object(), list_meta=list_meta)
+        include = self.include_object()
+        conv = converter_for(self.kind)
+        if conv is None:
+            return table(self.kind, objects, now=self.ctx.twin.clock.now, include_object=include,
+                         list_meta=list_meta)
+        # The printers read the storage version (the real server prints its internal type); the
+        # rows still carry the object as served at this endpoint's version.
+        result = table(self.kind, [conv.to_storage(o) for o in objects], now=self.ctx.twin.clock.now,
+                       include_object=include, list_meta=list_meta)
+        if include == "Object":
+            for row, obj in zip(result.get("rows") or [], objects, strict=False):
+                row["object"] = obj
+        return result
 
     def stored(self, name: str) -> dict[str, Any]:
         obj = self.store.peek(self.kind, self.namespace, name)
@@ -336,8 +350,13 @@ def patch(call: Call, name: str, raw: Any, content_type: str | None,
         _check_body(call, raw, name=name)
         patch_type = "merge" if call.kind.custom else "apply"
     current = clone(stored)
+    converted = converter_for(call.kind) is not None
+    if converted:  # a patch applies to the object as served at the endpoint's version
+        current = served_form(call.kind, current)
     patched = _apply_patch(current, raw, patch_type, call.kind)
     _check_patched(call, stored, patched, name)
+    if converted:
+        patched["apiVersion"] = call.kind.api_version
     updated = call.store.update(patched, dry_run=dry_run, user=call.user, subresource=subresource)
     return call.respond(call.present(updated))
 
