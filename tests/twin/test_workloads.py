@@ -685,6 +685,24 @@ def test_hpa_scales_up_from_provider_usage() -> None:
                or m.startswith("New size: 4;") for m in messages(twin, "SuccessfulRescale"))
 
 
+def test_new_hpa_waits_a_stabilization_window_before_scaling_down() -> None:
+    # The controller seeds each new HPA's history with the current replica count.
+    twin = isolated_twin(seed=30)
+
+    class Metrics:
+        def pod_usage(self, namespace: str, name: str) -> tuple[float, int]:
+            return (0.01, 50 * 2**20)  # 10 % of a 100m request
+
+    twin.services["metrics"] = Metrics()
+    twin.apply(_with_requests(deployment("web", replicas=5)))
+    twin.advance(20)
+    twin.apply(hpa())
+    twin.advance(240)
+    assert twin.get("deploy", "default", "web")["spec"]["replicas"] == 5
+    twin.advance(120)
+    assert twin.get("deploy", "default", "web")["spec"]["replicas"] == 2  # minReplicas
+
+
 # ---------------------------------------------------------------------------------- determinism
 def test_same_seed_same_workload_state() -> None:
     def run() -> str:

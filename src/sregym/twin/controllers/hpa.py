@@ -253,7 +253,9 @@ class HorizontalPodAutoscalerController(Controller):
         """Scale down only to the highest recommendation of the stabilization window."""
         behavior = ((hpa.get("spec") or {}).get("behavior") or {}).get("scaleDown") or {}
         window = float(behavior.get("stabilizationWindowSeconds", DOWNSCALE_WINDOW))
-        history = self._recommendations.setdefault(hpa["metadata"]["uid"], [])
+        # Like the real controller, a newly seen HPA's history starts with the current replica count,
+        # so it cannot scale down before a whole window of lower recommendations has passed.
+        history = self._recommendations.setdefault(hpa["metadata"]["uid"], [(now, current)])
         history.append((now, desired))
         history[:] = [(t, r) for t, r in history if now - t <= window]
         if desired >= current:
