@@ -3,6 +3,8 @@
 Each function looks at the shared `Facts` (and may run a few more read-only kubectl commands
 through the `Ctx` cache) and returns a Finding only when the evidence is specific to its
 mechanism. Mechanism words are the public submission vocabulary (copied, not imported).
+This module holds the tests and their order (`HYPOTHESES`); tests about Jobs and volumes live in
+`workloads`, runtime flags in `flags`, database logins draw on `databases`.
 """
 
 from __future__ import annotations
@@ -10,66 +12,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from sregym.agents.baseline import databases
 from sregym.agents.baseline import remedies as fix
-from sregym.agents.baseline.investigate import Facts, kubectl
-
-if TYPE_CHECKING:
-    from sregym.tools.session import ToolSession
-
-IMPACT = "Impact: user requests fail with errors or time out (service unavailable, high latency)."
-
-
-@dataclass
-class Finding:
-    roots: list[str]
-    mechanism: str
-    explanation: str
-    fixes: list[fix.Command]
-    affected: list[str] = field(default_factory=list)
-    strong: bool = True  # specific evidence (events, explicit logs) rather than a weak guess
-
-
-class Ctx:
-    """The session, the first-look facts and a cache of read-only kubectl outputs."""
-
-    def __init__(self, session: ToolSession, facts: Facts) -> None:
-        self.session = session
-        self.facts = facts
-        self.ns = facts.namespace
-        self._cache: dict[str, str] = {}
-
-    def get(self, command: str) -> str:
-        if command not in self._cache:
-            self._cache[command] = kubectl(self.session, command)
-        return self._cache[command]
-
-    def json(self, command: str) -> dict:
-        try:
-            return json.loads(self.get(command + " -o json") or "{}")
-        except ValueError:
-            return {}
-
-    def deployment(self, name: str) -> dict:
-        return self.json(f"get deployment {name} -n {self.ns}")
-
-    def dep(self, name: str) -> str:
-        return f"{self.ns}/Deployment/{name}"
-
-
-def _containers(dep: dict) -> list[dict]:
-    return ((dep.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []
-
-
-def _events(ctx: Ctx, *needles: str) -> list:
-    return [e for e in ctx.facts.events if any(n in e.message or n == e.reason for n in needles)]
-
-
-def _workloads_of_events(ctx: Ctx, events: list) -> list[str]:
-    names = {ctx.facts.owner(e.obj.split("/", 1)[-1]) for e in events}
-    return sorted(n for n in names if n)
+from sregym.agents.baseline.context import (
+    IMPACT,
+    Ctx,
+    Finding,
+    callers,
+    containers,
+    events_like,
+    load_json,
+    workloads_of_events,
+)
+from sregym.agents.baseline.flags import feature_flag
+from sregym.agents.baseline.workloads import job_sidecar, missing_volume_source, volume_attach
 
 
 # ------------------------------------------------------------------ images
@@ -80,7 +37,7 @@ def _undo_image(ctx: Ctx, deployment: str) -> list[fix.Command]:
     happened after the image change; the ReplicaSets keep every revision's template.
     """
     dep = ctx.deployment(deployment)
-    current = sorted(c.get("image", "") for c in _containers(dep))
+    current = sorted(c.get("image", "") for c in containers(dep))
     labels = ((dep.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
     if not labels:
         return fix.rollout_undo(ctx.ns, deployment)
@@ -99,8 +56,8 @@ def _undo_image(ctx: Ctx, deployment: str) -> list[fix.Command]:
 
 
 def image_pull(ctx: Ctx) -> Finding | None:
-    events = _events(ctx, "Failed to pull image", "ErrImagePull", "ImagePullBackOff")
-    deps = _workloads_of_events(ctx, events)
+    events = events_like(ctx, "Failed to pull image", "ErrImagePull", "ImagePullBackOff")
+    deps = workloads_of_events(ctx, events)
     if not deps:
         return None
     images = sorted({m.group(1) for e in events for m in [re.search(r'image "([^"]+)"', e.message)] if m})
@@ -120,7 +77,7 @@ def crashing_image(ctx: Ctx) -> Finding | None:
         revision = (dep.get("metadata") or {}).get("annotations", {}).get("deployment.kubernetes.io/revision", "1")
         if revision != "1":
             changed.append(d)
-            images += [c.get("image", "") for c in _containers(dep)]
+            images += [c.get("image", "") for c in containers(dep)]
     if not changed:
         return None
     cmds = [c for d in changed for c in _undo_image(ctx, d)]
@@ -131,7 +88,7 @@ def crashing_image(ctx: Ctx) -> Finding | None:
 
 # ------------------------------------------------------------------ admission
 def admission_webhook(ctx: Ctx) -> Finding | None:
-    events = _events(ctx, "failed calling webhook")
+    events = events_like(ctx, "failed calling webhook")
     if not events:
         return None
     validating = [n for k, n in ctx.facts.webhooks if k == "ValidatingWebhookConfiguration"]
@@ -140,7 +97,7 @@ def admission_webhook(ctx: Ctx) -> Finding | None:
     target = [n for n in validating if n.split("-")[0] in hook_name] or validating[-1:]
     if not target:
         return None
-    deps = _workloads_of_events(ctx, events)
+    deps = workloads_of_events(ctx, events)
     return Finding([f"ValidatingWebhookConfiguration/{target[0]}"],
                    "admission webhook failing (failurePolicy Fail)",
                    f"ValidatingWebhookConfiguration {target[0]} calls webhook {hook_name}, whose backend is "
@@ -151,13 +108,13 @@ def admission_webhook(ctx: Ctx) -> Finding | None:
 
 
 def resource_quota(ctx: Ctx) -> Finding | None:
-    events = _events(ctx, "exceeded quota", "failed quota")
+    events = events_like(ctx, "exceeded quota", "failed quota")
     if not events:
         return None
     match = re.search(r"(?:failed|exceeded) quota: ([\w.-]+)", events[-1].message)
     if not match:
         return None
-    deps = _workloads_of_events(ctx, events)
+    deps = workloads_of_events(ctx, events)
     return Finding([f"{ctx.ns}/ResourceQuota/{match.group(1)}"], "resource quota rejects pod creation",
                    f"ResourceQuota {match.group(1)} forbids the pods of {', '.join(deps)}: "
                    f"{events[-1].message[:240]}. {IMPACT}",
@@ -166,8 +123,8 @@ def resource_quota(ctx: Ctx) -> Finding | None:
 
 # ------------------------------------------------------------------ scheduling
 def node_selector(ctx: Ctx) -> Finding | None:
-    events = [e for e in _events(ctx, "FailedScheduling") if "affinity/selector" in e.message]
-    deps = _workloads_of_events(ctx, events)
+    events = [e for e in events_like(ctx, "FailedScheduling") if "affinity/selector" in e.message]
+    deps = workloads_of_events(ctx, events)
     if not deps:
         return None
     cmds, details = [], []
@@ -195,7 +152,7 @@ def oom(ctx: Ctx) -> Finding | None:
     restarts = [fix.restart(ctx.ns, d) for d in crashing]
     affected = [ctx.dep(d) for d in crashing]
     limit_ranges = re.findall(r"limitrange[\w.]*/([\w.-]+)", ctx.facts.policies)
-    own_limits = {d: [((c.get("resources") or {}).get("limits") or {}).get("memory") for c in _containers(ctx.deployment(d))]
+    own_limits = {d: [((c.get("resources") or {}).get("limits") or {}).get("memory") for c in containers(ctx.deployment(d))]
                   for d in crashing}
     injected = all(not any(v) for v in own_limits.values())
     if injected and limit_ranges:
@@ -216,7 +173,7 @@ def oom(ctx: Ctx) -> Finding | None:
                        fix.delete("mutatingwebhookconfiguration", hook) + restarts, affected=affected)
     cmds: list[fix.Command] = []
     for d in crashing:
-        for c in _containers(ctx.deployment(d)):
+        for c in containers(ctx.deployment(d)):
             cmds += fix.container_patch(ctx.ns, d, c["name"], {"resources": {"limits": {"memory": "1Gi"}}})
     return Finding([ctx.dep(d) for d in crashing], "oom: memory limit too low (OOMKilled)",
                    f"{', '.join(crashing)} containers exceed their memory limit "
@@ -230,13 +187,13 @@ def cpu_throttling(ctx: Ctx) -> Finding | None:
         return None
     cmds, details = [], []
     for d in deps:
-        for c in _containers(ctx.deployment(d)):
+        for c in containers(ctx.deployment(d)):
             limit = ((c.get("resources") or {}).get("limits") or {}).get("cpu")
             details.append(f"{d}/{c['name']} cpu limit {limit}")
             cmds += fix.container_patch(ctx.ns, d, c["name"], {"resources": {"limits": {"cpu": "2"}}})
     return Finding([ctx.dep(d) for d in deps], "cpu throttling (CFS throttled, low cpu limit)",
                    f"{'; '.join(details)}: the container is CFS-throttled, so its requests are slow and "
-                   f"callers time out. {IMPACT}", cmds, affected=_callers(ctx, deps))
+                   f"callers time out. {IMPACT}", cmds, affected=callers(ctx, deps))
 
 
 def retry_storm(ctx: Ctx) -> Finding | None:
@@ -248,7 +205,7 @@ def retry_storm(ctx: Ctx) -> Finding | None:
     for caller in sorted({p for p, c in ctx.facts.edges if c in hot}):
         if caller not in ctx.facts.deployments:
             continue
-        for c in _containers(ctx.deployment(caller)):
+        for c in containers(ctx.deployment(caller)):
             env = {e.get("name"): e.get("value") for e in c.get("env") or [] if "value" in e}
             knobs = {k: v for k, v in env.items() if re.search(r"RETR|TIMEOUT|BACKOFF", k or "")}
             retries = [v for k, v in knobs.items() if "RETR" in k and str(v).isdigit() and int(v) > 2]
@@ -261,21 +218,24 @@ def retry_storm(ctx: Ctx) -> Finding | None:
             return Finding([ctx.dep(caller)], "retry storm (retry amplification, metastable)",
                            f"{caller} client settings {json.dumps(knobs)} retry aggressively; the retries keep "
                            f"{', '.join(sorted(hot))} overloaded after the spike (metastable queue). {IMPACT}",
-                           cmds, affected=[ctx.dep(h) for h in sorted(hot)] + _callers(ctx, [caller]))
+                           cmds, affected=[ctx.dep(h) for h in sorted(hot)] + callers(ctx, [caller]))
     return None
 
 
 # ------------------------------------------------------------------ probes and rollouts
+_PROBE_TIMEOUT = re.compile(r"(?i)deadline exceeded|timeout|timed out")
+
+
 def probe(ctx: Ctx) -> Finding | None:
     unready = {p.name for p in ctx.facts.pods if not p.healthy}
     # Probes fail now and then on loaded pods; only probes that keep a pod unready count.
-    events = [e for e in _events(ctx, "probe failed") if e.obj.split("/", 1)[-1] in unready]
-    deps = _workloads_of_events(ctx, events)
+    events = [e for e in events_like(ctx, "probe failed") if e.obj.split("/", 1)[-1] in unready]
+    deps = workloads_of_events(ctx, events)
     if not deps:
         return None
     cmds, details = [], []
     for d in deps:
-        for c in _containers(ctx.deployment(d)):
+        for c in containers(ctx.deployment(d)):
             ports = [p.get("containerPort") for p in c.get("ports") or []]
             for kind in ("readinessProbe", "livenessProbe", "startupProbe"):
                 pr = c.get(kind) or {}
@@ -284,11 +244,52 @@ def probe(ctx: Ctx) -> Finding | None:
                     if port is not None and ports and port not in ports:
                         details.append(f"{d} {kind} {handler} port {port} but the container listens on {ports[0]}")
                         cmds += fix.container_patch(ctx.ns, d, c["name"], {kind: {handler: {"port": ports[0]}}})
+    liveness = all(e.message.startswith("Liveness probe failed") for e in events)
+    if not cmds and liveness:
+        slow = _liveness_too_tight(ctx, [e for e in events if _PROBE_TIMEOUT.search(e.message)])
+        if slow:
+            return slow
     if not cmds:
         cmds = [c for d in deps for c in fix.rollout_undo(ctx.ns, d)]
-    return Finding([ctx.dep(d) for d in deps], "readiness probe misconfigured",
+    kind = "liveness" if liveness else "readiness"
+    return Finding([ctx.dep(d) for d in deps], f"{kind} probe misconfigured",
                    f"{'; '.join(details) or events[-1].message[:200]}. The pods never become ready and the "
                    f"rollout cannot finish. {IMPACT}", cmds, affected=[f"{ctx.ns}/Service/{d}" for d in deps])
+
+
+def _liveness_too_tight(ctx: Ctx, events: list) -> Finding | None:
+    """Liveness probes that time out on a slow, busy container which the kubelet then restarts:
+    an overload turned into an outage by a probe with no slack (short timeout, one failure).
+
+    Fix both halves: give the probe slack, and give the workload the capacity the load needs
+    (twice the replicas), since a restarted pod is just as overloaded as the one it replaces.
+    """
+    crashing = set(ctx.facts.crashing())
+    deps = [d for d in workloads_of_events(ctx, events) if d in crashing]
+    cmds: list[fix.Command] = []
+    details = []
+    for d in deps:
+        dep = ctx.deployment(d)
+        for c in containers(dep):
+            lp = c.get("livenessProbe") or {}
+            if not lp:
+                continue
+            period, timeout, failures = (lp.get("periodSeconds", 10), lp.get("timeoutSeconds", 1),
+                                         lp.get("failureThreshold", 3))
+            details.append(f"{d} livenessProbe periodSeconds {period}, timeoutSeconds {timeout}, "
+                           f"failureThreshold {failures}")
+            cmds += fix.container_patch(ctx.ns, d, c["name"], {"livenessProbe": {
+                "periodSeconds": max(period, 10), "timeoutSeconds": max(timeout, 5),
+                "failureThreshold": max(failures, 3)}})
+        replicas = int((dep.get("spec") or {}).get("replicas") or 1)
+        cmds.append((f"scale deployment {d} -n {ctx.ns} --replicas={max(2, replicas * 2)}", None))
+    if not details:
+        return None
+    return Finding([ctx.dep(d) for d in deps], "liveness probe too aggressive (restarts a slow container under load)",
+                   f"{'; '.join(details)}: under load the container answers slower than the probe allows "
+                   f"({events[-1].message[:160]}), and the kubelet kills it after one missed probe, again and "
+                   f"again (CrashLoopBackOff), turning slowness into an outage. {IMPACT}", cmds,
+                   affected=[ctx.obj("Service", d) for d in deps])
 
 
 def rollout_strategy(ctx: Ctx) -> Finding | None:
@@ -310,7 +311,7 @@ def rollout_strategy(ctx: Ctx) -> Finding | None:
     return Finding([ctx.dep(d) for d in stuck], "rollout strategy maxUnavailable with a hanging init container",
                    f"{'; '.join(details)}. The rolling update removed the old pods at once (maxUnavailable) and "
                    f"the new pod hangs in its init container (Init:0/1). {IMPACT}", cmds,
-                   affected=[f"{ctx.ns}/Service/{d}" for d in stuck] + _callers(ctx, stuck))
+                   affected=[f"{ctx.ns}/Service/{d}" for d in stuck] + callers(ctx, stuck))
 
 
 # ------------------------------------------------------------------ services
@@ -322,7 +323,7 @@ def _services(ctx: Ctx) -> list[dict]:
     for line in text.splitlines():
         name, _, rest = line.partition("\t")
         selector, _, ports = rest.partition("\t")
-        out.append({"metadata": {"name": name}, "spec": {"selector": _load(selector) or {}, "ports": _load(ports) or []}})
+        out.append({"metadata": {"name": name}, "spec": {"selector": load_json(selector) or {}, "ports": load_json(ports) or []}})
     return out
 
 
@@ -335,15 +336,8 @@ def _workload_shapes(ctx: Ctx) -> dict[str, tuple[dict, list[int]]]:
     for line in text.splitlines():
         name, _, rest = line.partition("\t")
         labels, _, ports = rest.partition("\t")
-        out[name] = (_load(labels) or {}, [int(p) for p in ports.split() if p.isdigit()])
+        out[name] = (load_json(labels) or {}, [int(p) for p in ports.split() if p.isdigit()])
     return out
-
-
-def _load(text: str) -> object:
-    try:
-        return json.loads(text) if text.strip() else None
-    except ValueError:
-        return None
 
 
 def service_selector(ctx: Ctx) -> Finding | None:
@@ -360,7 +354,49 @@ def service_selector(ctx: Ctx) -> Finding | None:
                            f"labelled {json.dumps(labels)}), so it has no endpoints. {IMPACT}",
                            fix.json_patch("service", name, ctx.ns,
                                           [{"op": "replace", "path": "/spec/selector", "value": wanted}]),
-                           affected=_callers(ctx, [name]))
+                           affected=callers(ctx, [name]))
+    return None
+
+
+def service_extra_pods(ctx: Ctx) -> Finding | None:
+    """A Service whose selector also matches the pods of another workload that does not listen on
+    its target port: the endpoints mix the right pods with wrong ones, so a share of the
+    connections is refused while every pod looks healthy.
+
+    Workloads that all serve the port (a canary next to the stable release) are left alone.
+    """
+    shapes = _workload_shapes(ctx)
+    for svc in _services(ctx):
+        name = svc["metadata"]["name"]
+        selector = svc["spec"]["selector"]
+        if not selector:
+            continue
+        matched = sorted(d for d, (labels, _) in shapes.items()
+                         if labels and all(labels.get(k) == v for k, v in selector.items()))
+        targets = {sp.get("targetPort", sp.get("port")) for sp in svc["spec"]["ports"]
+                   if sp.get("protocol", "TCP") == "TCP"}
+        wanted_ports = {t for t in targets if isinstance(t, int)}
+        if len(matched) < 2 or not wanted_ports:
+            continue
+        serving = [d for d in matched if wanted_ports <= set(shapes[d][1])]
+        strays = [d for d in matched if d not in serving]
+        intended = name if name in serving else (serving[0] if len(serving) == 1 else None)
+        if not strays or intended is None:
+            continue
+        own = shapes[intended][0]
+        narrow = {k: v for k, v in sorted(own.items())
+                  if all(shapes[s][0].get(k) != v for s in strays)}
+        still = [d for d, (labels, _) in shapes.items() if all(labels.get(k) == v for k, v in narrow.items())]
+        if not narrow or any(d not in serving for d in still):
+            continue
+        return Finding([ctx.obj("Service", name)], "service selector matches pods of another workload (wrong endpoints)",
+                       f"Service {name} selector {json.dumps(selector)} also matches the pods of "
+                       f"{', '.join(strays)}, which do not listen on port {sorted(wanted_ports)[0]}; its endpoints "
+                       f"include those wrong pods, so part of the connections to {name} are refused. "
+                       f"The selector should be {json.dumps(narrow)}. {IMPACT}",
+                       fix.json_patch("service", name, ctx.ns, [{"op": "replace", "path": "/spec/selector",
+                                                                  "value": narrow}]),
+                       affected=[ctx.dep(d) for d in [*strays, intended]] + callers(ctx, [intended]))
     return None
 
 
@@ -384,7 +420,7 @@ def service_port(ctx: Ctx) -> Finding | None:
                                f"container listens on {good}: connections are refused. {IMPACT}",
                                fix.json_patch("service", name, ctx.ns, [{"op": "replace",
                                               "path": f"/spec/ports/{i}/targetPort", "value": good}]),
-                               affected=_callers(ctx, [name]))
+                               affected=callers(ctx, [name]))
     return None
 
 
@@ -397,7 +433,7 @@ def network_policy(ctx: Ctx) -> Finding | None:
         roots.append(f"{ctx.ns}/NetworkPolicy/{name}")
         target = selector.split("=", 1)[-1]
         if target in ctx.facts.deployments:
-            affected += [ctx.dep(target), *_callers(ctx, [target])]
+            affected += [ctx.dep(target), *callers(ctx, [target])]
         cmds += fix.delete("networkpolicy", name, ctx.ns)
     return Finding(roots, "network policy blocks ingress (deny all)",
                    f"NetworkPolicy {', '.join(n for n, _ in names)} selects {', '.join(s for _, s in names)} and "
@@ -459,44 +495,61 @@ def _name_refs(ctx: Ctx, host: str) -> list[str]:
 
 # ------------------------------------------------------------------ databases and disks
 def db_auth(ctx: Ctx) -> Finding | None:
+    """Database logins that fail. Three mechanisms read alike in the client's log and are told
+    apart by the database's side: a role revoked (`not authorized on <db>`: grant it back), a
+    user that no longer exists (the database logs `UserNotFound`: recreate it with the
+    credentials the client holds), or a client still using an old password after a rotation
+    (restart the client so it reads the current Secret)."""
     revoked = [(w, m) for w, m in ctx.facts.error_logs if "not authorized on" in m]
     failed = [(w, m) for w, m in ctx.facts.error_logs if "Authentication failed" in m or "AuthenticationFailed" in m]
     if revoked:
         db = re.search(r"not authorized on ([\w-]+)", revoked[0][1]).group(1)
         app = ctx.facts.deepest_failing() or revoked[0][0]
-        mongo = _db_deployment(ctx, app)
+        login = databases.client_login(ctx, app)
+        mongo = databases.database_of(ctx, app, login.secret)
         if not mongo:
             return None
-        user, password = _root_credentials(ctx, mongo)
-        grant = (f"db.grantRolesToUser('admin', [{{role: 'readWrite', db: '{db}'}}])")
-        cmd = (f"exec deployment/{mongo} -n {ctx.ns} -- mongo admin --quiet -u {user} -p {password} "
-               f"--authenticationDatabase admin --eval \"{grant}\"", None)
+        user = login.user or "admin"
+        admin = databases.admin_login(ctx, mongo, exclude=user)
+        grant = f"db.getSiblingDB('{login.auth_db}').grantRolesToUser('{user}', [{{role: 'readWrite', db: '{db}'}}])"
         return Finding([ctx.dep(mongo)], "database authorization: role revoked (not authorized)",
-                       f"{app} gets '(Unauthorized) not authorized on {db}' from {mongo}: the database user lost "
-                       f"its readWrite role on {db}. {IMPACT}", [cmd],
-                       affected=[ctx.dep(app), *_callers(ctx, [app])])
+                       f"{app} gets '(Unauthorized) not authorized on {db}' from {mongo}: the database user {user} "
+                       f"lost its readWrite role on {db}. {IMPACT}", [(databases.mongo_eval(ctx, mongo, admin, grant), None)],
+                       affected=[ctx.dep(app), *callers(ctx, [app])])
     if failed:
         app = sorted({w for w, m in failed if not w.startswith("mongodb")} or {failed[0][0]})
         client = ctx.facts.deepest_failing() if ctx.facts.deepest_failing() in app else app[0]
+        missing = _user_removed(ctx, client)
+        if missing:
+            return missing
         return Finding([ctx.dep(client)], "database authentication failed: stale credentials (password)",
                        f"{client} fails to authenticate to its database (AuthenticationFailed): its pods still "
                        f"use the old password after a credentials rotation. {IMPACT}",
-                       [fix.restart(ctx.ns, client)], affected=_callers(ctx, [client]))
+                       [fix.restart(ctx.ns, client)], affected=callers(ctx, [client]))
     return None
 
 
-def _db_deployment(ctx: Ctx, app: str) -> str | None:
-    cands = [d for d in ctx.facts.deployments if d != app and app in d and re.search(r"mongo|db|sql", d)]
-    return cands[0] if cands else None
-
-
-def _root_credentials(ctx: Ctx, deployment: str) -> tuple[str, str]:
-    for c in _containers(ctx.deployment(deployment)):
-        env = {e.get("name"): e.get("value") for e in c.get("env") or []}
-        user = env.get("MONGO_INITDB_ROOT_USERNAME")
-        if user:
-            return user, env.get("MONGO_INITDB_ROOT_PASSWORD") or user
-    return "root", "root"
+def _user_removed(ctx: Ctx, client: str) -> Finding | None:
+    login = databases.client_login(ctx, client)
+    database = databases.database_of(ctx, client, login.secret)
+    line = databases.user_missing(ctx, database) if database else None
+    if not database or not line or not login.user:
+        return None
+    cmds: list[fix.Command] = []
+    how = "recreate the user with the credentials the client holds"
+    if databases.is_mongo(ctx, database) and login.password:
+        roles = ", ".join(f"{{role: '{r}', db: '{d}'}}" for r, d in databases.roles_for(ctx, database, login))
+        create = (f"db.getSiblingDB('{login.auth_db}').createUser({{user: '{login.user}', pwd: '{login.password}', "
+                  f"roles: [{roles}]}})")
+        admin = databases.admin_login(ctx, database, exclude=login.user)
+        cmds = [(databases.mongo_eval(ctx, database, admin, create), None)]
+        how = (f"recreate user {login.user} (password from Secret {login.secret or 'the client env'}) with roles "
+               f"[{roles}] via kubectl exec into {database}")
+    return Finding([ctx.dep(database)], "database authentication failed: the user was removed from the database",
+                   f"{client} cannot log in to {database} (AuthenticationFailed), and {database} itself logs that "
+                   f"the user does not exist: {line}. The user {login.user} that {client} logs in "
+                   f"as was removed (UserNotFound); the client's credentials are unchanged. Fix: {how}. {IMPACT}",
+                   cmds, affected=[ctx.dep(client), *callers(ctx, [client])])
 
 
 def disk(ctx: Ctx) -> Finding | None:
@@ -527,7 +580,7 @@ def disk(ctx: Ctx) -> Finding | None:
                        "disk I/O errors (bad sectors on the block device)",
                        f"Kernel log on {node_name}: {bad[-1][-160:]}. {d} stores its data on PVC {claim} on that "
                        f"disk and returns Input/output error. {IMPACT}", cmds,
-                       affected=[ctx.dep(u) for u in users] + _callers(ctx, users))
+                       affected=[ctx.dep(u) for u in users] + callers(ctx, users))
     return None
 
 
@@ -547,7 +600,7 @@ def config_crash(ctx: Ctx) -> Finding | None:
                 return Finding([f"{ctx.ns}/ConfigMap/{name}"], "missing config key in configmap",
                                f"ConfigMap {name} mounted by {d} lost configuration keys; {d} crash-loops on "
                                f"start. {IMPACT}", [*fix.apply_yaml(manifest), fix.restart(ctx.ns, d)],
-                               affected=[ctx.dep(d), *_callers(ctx, [d])])
+                               affected=[ctx.dep(d), *callers(ctx, [d])])
             repaired = _fill_missing_key(ctx, d, cm.get("data") or {})
             if repaired:
                 key, filename, text = repaired
@@ -557,14 +610,14 @@ def config_crash(ctx: Ctx) -> Finding | None:
                                f"with an empty value and crash-loops (CrashLoopBackOff). {IMPACT}",
                                [(f"patch configmap {name} -n {ctx.ns} --type merge -p '{body}'", None),
                                 fix.restart(ctx.ns, d)],
-                               affected=[ctx.dep(d), *_callers(ctx, [d])])
+                               affected=[ctx.dep(d), *callers(ctx, [d])])
             if maps and not _oom_evidence(ctx, [d]):
                 logs = ctx.get(f"logs deployment/{d} -n {ctx.ns} --tail=20")
                 if re.search(r"(?i)config|key|json", logs):
                     return Finding([f"{ctx.ns}/ConfigMap/{name}"], "missing config key in configmap",
                                    f"{d} crash-loops reading ConfigMap {name}: {logs.strip()[-200:]}. {IMPACT}",
                                    [c for c in fix.rollout_undo(ctx.ns, d)],
-                                   affected=[ctx.dep(d), *_callers(ctx, [d])])
+                                   affected=[ctx.dep(d), *callers(ctx, [d])])
     return None
 
 
@@ -603,7 +656,7 @@ def _fill_missing_key(ctx: Ctx, workload: str, data: dict[str, str]) -> tuple[st
 def env_shadowed(ctx: Ctx) -> Finding | None:
     """A container env list that sets one variable twice: the later value wins silently."""
     for d in ctx.facts.failing_services():
-        for ci, c in enumerate(_containers(ctx.deployment(d))):
+        for ci, c in enumerate(containers(ctx.deployment(d))):
             seen: dict[str, int] = {}
             for i, e in enumerate(c.get("env") or []):
                 if e.get("name") in seen:
@@ -630,24 +683,43 @@ def scaled_to_zero(ctx: Ctx) -> Finding | None:
     return Finding([ctx.dep(d) for d in zero], "scaled to zero (replicas 0)",
                    f"{', '.join(zero)} is scaled to zero replicas (spec.replicas: 0), so its Service has no "
                    f"endpoints and callers fail. {IMPACT}", cmds,
-                   affected=[f"{ctx.ns}/Service/{d}" for d in zero] + _callers(ctx, zero))
+                   affected=[f"{ctx.ns}/Service/{d}" for d in zero] + callers(ctx, zero))
 
 
 def config_reference(ctx: Ctx) -> Finding | None:
     """Pods that cannot start because a referenced ConfigMap key is missing."""
     events = [e for e in ctx.facts.events if "couldn't find key" in e.message
               or e.reason == "CreateContainerConfigError"]
-    deps = _workloads_of_events(ctx, events)
+    deps = workloads_of_events(ctx, events)
     if not deps:
         return None
     match = re.search(r"couldn't find key (\S+) in ConfigMap ([\w.-]+)/([\w.-]+)", events[-1].message)
     if not match:
         return None
     key, name = match.group(1), match.group(3)
-    cmds = [c for d in deps for c in fix.rollout_undo(ctx.ns, d)]
+    cmds = [c for d in deps for c in _unblock_key_ref(ctx, d, name, key)]
     return Finding([f"{ctx.ns}/ConfigMap/{name}"], "missing config key in configmap (CreateContainerConfigError)",
                    f"{', '.join(deps)} reference key {key} of ConfigMap {name}, which does not exist: "
-                   f"{events[-1].message[:200]}. {IMPACT}", cmds, affected=[ctx.dep(d) for d in deps])
+                   f"{events[-1].message[:200]}. {IMPACT}", cmds,
+                   affected=[ctx.dep(d) for d in deps] + [ctx.obj("Service", d) for d in deps])
+
+
+def _unblock_key_ref(ctx: Ctx, deployment: str, configmap: str, key: str) -> list[fix.Command]:
+    """Undo a rollout that added the reference; with no earlier revision (the key was removed from
+    the ConfigMap, and its old value is unknown) mark the reference optional, so containers start
+    without the variable and the application falls back to its default."""
+    dep = ctx.deployment(deployment)
+    revision = ((dep.get("metadata") or {}).get("annotations") or {}).get("deployment.kubernetes.io/revision", "1")
+    if revision != "1":
+        return fix.rollout_undo(ctx.ns, deployment)
+    ops = []
+    for ci, c in enumerate(containers(dep)):
+        for ei, e in enumerate(c.get("env") or []):
+            ref = (e.get("valueFrom") or {}).get("configMapKeyRef") or {}
+            if ref.get("name") == configmap and ref.get("key") == key:
+                ops.append({"op": "add", "value": True,
+                            "path": f"/spec/template/spec/containers/{ci}/env/{ei}/valueFrom/configMapKeyRef/optional"})
+    return fix.json_patch("deployment", deployment, ctx.ns, ops) if ops else fix.rollout_undo(ctx.ns, deployment)
 
 
 def dns_policy(ctx: Ctx) -> Finding | None:
@@ -662,29 +734,16 @@ def dns_policy(ctx: Ctx) -> Finding | None:
                            f"(no such host). {IMPACT}",
                            fix.strategic_patch("deployment", name, ctx.ns,
                                                {"spec": {"template": {"spec": {"dnsPolicy": "ClusterFirst"}}}}),
-                           affected=_callers(ctx, [name]))
+                           affected=callers(ctx, [name]))
     return None
-
-
-def _callers(ctx: Ctx, names: list[str]) -> list[str]:
-    """Failing workloads upstream of `names` in the call graph (the cascade)."""
-    failing = set(ctx.facts.failing_services())
-    out: list[str] = []
-    frontier = list(names)
-    while frontier:
-        callee = frontier.pop()
-        for p, c in ctx.facts.edges:
-            if c == callee and p in failing and ctx.dep(p) not in out and p not in names:
-                out.append(ctx.dep(p))
-                frontier.append(p)
-    return out
 
 
 # Ordered from the most specific evidence (events naming the object) to the weakest.
 HYPOTHESES: list[Callable[[Ctx], Finding | None]] = [
-    service_port, service_selector, image_pull, admission_webhook, resource_quota, node_selector,
-    config_reference, probe, rollout_strategy, oom, dns_policy, crashing_image, config_crash, disk, dns,
-    db_auth, retry_storm, cpu_throttling, network_policy, env_shadowed, scaled_to_zero,
+    service_port, service_selector, service_extra_pods, image_pull, admission_webhook, resource_quota,
+    volume_attach, node_selector, missing_volume_source, config_reference, probe, job_sidecar, rollout_strategy,
+    oom, dns_policy, crashing_image, config_crash, disk, dns, db_auth, feature_flag, retry_storm, cpu_throttling,
+    network_policy, env_shadowed, scaled_to_zero,
 ]
 
 __all__ = ["HYPOTHESES", "IMPACT", "Ctx", "Finding"]
