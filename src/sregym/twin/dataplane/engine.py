@@ -5,7 +5,9 @@ Per tick (order 85, after the kubelet and the endpoints controller have settled 
 1. *Demand*: the workloads' entry rates are routed (DNS → Service → endpoints → policy → chaos →
    listening process) to the programs serving them; programs are processed callers-first, each
    serves what its CPU share allows (backlog carried), and the requests it serves issue their
-   downstream calls, multiplied by the attempts the caller's retry policy made last tick.
+   downstream calls, multiplied by the attempts the caller's retry policy made last tick. Calls
+   carry their caller's timeout: queued work whose caller gave up is discarded cheaply
+   (`queueing.serve`), as a gRPC server does with a call whose deadline passed.
 2. *Outcomes*: callees-first, each operation's success probability and latency distribution
    (`d + Exp(m)`) is computed from its own service and waiting time and its calls' outcomes —
    connection errors, the callee's result, timeouts (P(latency > timeout)), retries.
@@ -33,7 +35,6 @@ from sregym.twin.dataplane.programs import DependencyConfig, ProgramInstance, re
 from sregym.twin.dataplane.queueing import (
     QueueState,
     ServeResult,
-    cdf,
     exceed,
     quantile,
     serve,
@@ -97,6 +98,8 @@ class Proc:
     attempts: dict[tuple[str, str], float] = field(default_factory=dict)  # (dep, op) -> attempts/call
     delivered: dict[tuple[str, str], float] = field(default_factory=dict)  # (dep, op) -> attempts reaching a server
     cond: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)  # (op, id) -> (ok, hit)
+    # op -> (q, success) of each of its calls, last computed (reused lists: no allocation per tick)
+    calls: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
     demand_cores: float = 0.0
     cores: float = 1.0
     cpu_used: float = 0.0
@@ -105,6 +108,11 @@ class Proc:
     served_rps: float = 0.0
     retries_total: float = 0.0
     errors_total: float = 0.0
+    cancelled_total: float = 0.0  # queued calls discarded because their caller's deadline passed
+    # {caller timeout ms: req/s} of the callers that cancel what they abandon, as of `deadlines_at`
+    # (one dict, refilled by the first such caller of a tick: the queue keeps the last mix)
+    deadlines: dict[float, float] = field(default_factory=dict)
+    deadlines_at: float = -1.0
     pod_obj: dict[str, Any] | None = field(default=None, repr=False)  # the stored pod, refreshed per tick
 
 
@@ -275,6 +283,7 @@ class DataPlaneEngine(Controller):
             out.append(("app_requests_total", labels, proc.requests_total, "counter"))
             out.append(("app_request_errors_total", labels, proc.errors_total, "counter"))
             out.append(("app_client_retries_total", labels, proc.retries_total, "counter"))
+            out.append(("app_requests_deadline_exceeded_total", labels, proc.cancelled_total, "counter"))
             out.append(("app_cpu_utilisation_ratio", labels,
                         proc.serve_result.utilisation if proc.serve_result else 0.0, "gauge"))
             for (op, call_id), (_ok, hit) in sorted(proc.cond.items()):
@@ -468,35 +477,49 @@ class DataPlaneEngine(Controller):
                     cores = max(0.02, cores - stress_cores * (cores / max(cores + stress_cores, 1e-6)))
         proc.cores = cores
         proc.demand_cores = (proc.queue.backlog_ms + work) / (1000.0 * dt)
-        result = serve(proc.queue, work, cores, dt, limit=proc.limit, mean_cost_ms=self._mean_cost(proc),
-                       max_queue_s=spec.max_queue_seconds)
+        total_rate = sum(arrivals.values())
+        cost = self._mean_cost(proc)
+        result = serve(proc.queue, work, cores, dt, limit=proc.limit, mean_cost_ms=cost,
+                       max_queue_s=spec.max_queue_seconds,
+                       deadlines=proc.deadlines if proc.deadlines_at == self.twin.clock.now else None,
+                       rate=total_rate)
         proc.serve_result = result
         proc.cpu_used = result.cores_used
-        total_rate = sum(arrivals.values())
-        proc.served_rps = result.served_ms / max(self._mean_cost(proc), 1e-6) / dt if work > 0 else 0.0
+        proc.cancelled_total += result.cancelled
+        proc.served_rps = result.served_ms / max(cost, 1e-6) / dt if work > 0 else 0.0
         proc.requests_total += proc.served_rps * dt
         scale = proc.served_rps / total_rate if total_rate > 0 else 0.0
         proc.served = {op: rate * scale for op, rate in arrivals.items()}
         prev_latency = sum(r.mean * arrivals.get(op, 0.0) for op, r in proc.results.items()) / total_rate \
             if total_rate > 0 else 0.0
-        cost = self._mean_cost(proc)
-        proc.inflight = proc.queue.backlog_ms / cost + total_rate * prev_latency / 1000.0 if cost else 0.0
+        # Calls whose deadline passed are in flight too, until discarded.
+        proc.inflight = (proc.queue.backlog_ms / cost + proc.queue.abandoned
+                         + total_rate * prev_latency / 1000.0) if cost else 0.0
 
     def _emit_calls(self, proc: Proc, demand: dict[Any, dict[str, float]]) -> None:
         pod = self._pod(proc)
+        now = self.twin.clock.now
         for op in proc.inst.spec.operations:
             served = proc.served.get(op.name, 0.0)
             if served <= 0:
                 continue
-            for call in op.calls:
+            qs, oks = _call_lists(proc, op)
+            clean = True  # no earlier required call failed last tick
+            for index, call in enumerate(op.calls):
+                if clean and call.when is None and call.feature is None:
+                    q = made = call.probability
+                else:
+                    q, made = self._plan(proc, op, index, {}, qs, oks)
+                qs[index] = q
+                if clean and not call.optional and oks[index] < 1.0:
+                    clean = False
                 dep = proc.inst.deps.get(call.dependency)
                 if dep is None:
                     continue
-                rate = served * call.probability * call.count * self._cond_prob(proc, op, call)
+                rate = served * made * call.count
                 attempts = proc.attempts.get((call.dependency, call.operation), 1.0)
                 rate *= proc.delivered.get((call.dependency, call.operation), attempts)
-                proc.retries_total += served * call.probability * call.count * max(0.0, attempts - 1.0) * \
-                    self.twin.clock.tick
+                proc.retries_total += served * made * call.count * max(0.0, attempts - 1.0) * self.twin.clock.tick
                 if rate <= 0:
                     continue
                 route = self.router.route(pod, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)
@@ -507,24 +530,64 @@ class DataPlaneEngine(Controller):
                     callee = self._by_addr.get((leg.result.dst_ip, leg.result.target_port))
                     if callee is not None and dep.kind in ("grpc", "http"):
                         demand[callee.inst.key][call.operation] += share
+                        # gRPC sends its deadline with the call; an HTTP client that times out
+                        # closes the connection: either way the server's context is cancelled.
+                        rates = callee.deadlines
+                        if callee.deadlines_at != now:
+                            rates.clear()
+                            callee.deadlines_at = now
+                        rates[dep.timeout_ms] = rates.get(dep.timeout_ms, 0.0) + share
                     elif leg.result.dst_pod is not None:
                         uid = leg.result.dst_pod["metadata"].get("uid", "")
                         self.store_rates[uid] += share
 
-    def _cond_prob(self, proc: Proc, op: Operation, call: Call) -> float:
+    def _plan(self, proc: Proc, op: Operation, index: int, states: dict[str, tuple[float, float]],
+              qs: list[float], oks: list[float]) -> tuple[float, float]:
+        """(q, made) for call `index` of `op`: q = P(the call is made | the handler got to it),
+        made = P(the call is made) per request.
+
+        A sequential handler returns at its first failed required call (`if err != nil { return
+        err }`), so later calls are made only for the requests whose earlier required calls
+        succeeded — in particular a cache-aside fill follows only the reads that returned
+        something. `states` are this tick's (ok, hit) of call ids (else last tick's), `qs` the q of
+        the earlier calls, `oks` their success (this tick's as far as known, else last tick's);
+        only the entries before `index` are read."""
+        call = op.calls[index]
         if call.feature is not None and not call.feature_enabled(proc.inst.settings):
-            return 0.0
+            return 0.0, 0.0
+        sequential = not op.parallel
+        ref_index = -1
+        ref_ok = 1.0
         if call.when is None:
-            return 1.0
-        kind, _, ref = call.when.partition(":")
-        ok, hit = proc.cond.get((op.name, ref), (1.0, self._default_hit(proc, op, ref)))
-        if kind == "miss":
-            return (1.0 - ok) + ok * (1.0 - hit)
-        if kind == "hit":
-            return ok * hit
-        if kind == "error":
-            return 1.0 - ok
-        return ok
+            guard = 1.0
+        else:
+            kind, _, ref = call.when.partition(":")
+            ok, hit = states.get(ref) or proc.cond.get((op.name, ref)) or (1.0, self._default_hit(proc, op, ref))
+            ref_index = next((j for j in range(index) if op.calls[j].id == ref), -1)
+            if sequential and ref_index >= 0 and not op.calls[ref_index].optional:
+                # The handler returned if the call this one depends on failed: of a miss only
+                # the real misses remain, no error path runs.
+                ref_ok = ok
+                guard = {"miss": 1.0 - hit, "hit": hit, "error": 0.0}.get(kind, 1.0)
+            else:
+                ref_index = -1
+                guard = _guard(kind, ok, hit)
+        q = call.probability * guard
+        if not sequential or q <= 0.0:
+            return q, q * ref_ok
+        reach = ref_ok
+        for j in range(index):
+            prev = op.calls[j]
+            if prev.optional or j == ref_index or oks[j] >= 1.0:
+                continue
+            if prev.when is not None and prev.when == call.when:
+                p_made = prev.probability if qs[j] > 0 else 0.0  # same branch: its guard holds too
+            elif prev.when is not None and _exclusive(prev.when, call.when):
+                continue
+            else:
+                p_made = qs[j]  # unconditional, or a guard independent of this one's
+            reach *= 1.0 - p_made * (1.0 - oks[j])
+        return q, q * reach
 
     def _default_hit(self, proc: Proc, op: Operation, ref: str) -> float:
         call = next((c for c in op.calls if c.id == ref), None)
@@ -553,20 +616,29 @@ class DataPlaneEngine(Controller):
             seq_d, seq_m2 = 0.0, 0.0
             worst = 0.0
             arrivals = proc.arrivals.get(op.name, 0.0)
-            for call in op.calls:
+            qs, oks = _call_lists(proc, op)
+            clean = True  # no earlier required call failed
+            for index, call in enumerate(op.calls):
                 dep = proc.inst.deps.get(call.dependency)
-                q = call.probability * self._cond_prob_now(proc, op, call, outcomes)
+                if clean and call.when is None and call.feature is None:
+                    q = made = call.probability
+                else:
+                    q, made = self._plan(proc, op, index, outcomes, qs, oks)
                 if dep is None:
                     edge = EdgeResult(0.0, 0.1, 0.0, 1.0, error=f"missing address for {call.dependency}",
                                       error_class="refused")
                 else:
-                    edge = self._edge(proc, pod, dep, call, arrivals * q * call.count)
+                    edge = self._edge(proc, pod, dep, call, arrivals * made * call.count)
                 if call.id:
                     outcomes[call.id] = (edge.success, edge.hit_ratio)
                 proc.attempts[(call.dependency, call.operation)] = edge.attempts
                 proc.delivered[(call.dependency, call.operation)] = \
                     edge.attempts if edge.delivered is None else edge.delivered
                 s_call = edge.success ** call.count if call.count > 0 else 1.0
+                qs[index] = q
+                oks[index] = s_call
+                if s_call < 1.0 and not call.optional:
+                    clean = False
                 fail = q * (1.0 - s_call)
                 if not call.optional:
                     result.success *= 1.0 - fail
@@ -576,12 +648,12 @@ class DataPlaneEngine(Controller):
                 if dep is not None and dep.kind in ("grpc", "http") and arrivals > 0:
                     span = call.operation if dep.kind == "grpc" else f"HTTP GET {call.operation}"
                     self._record_span(spec.trace_name, span, "SPAN_KIND_CLIENT",
-                                      arrivals * q * call.count * edge.attempts * dt,
+                                      arrivals * made * call.count * edge.attempts * dt,
                                       OpResult(success=edge.success, d=edge.d, m=edge.m))
                 if fail > 0 and edge.error and arrivals > 0:
-                    self._log_error(proc, op, call, dep, edge.error, arrivals * fail, now)
-                d = q * call.count * edge.d
-                m2 = (q * call.count * edge.m) ** 2
+                    self._log_error(proc, op, call, dep, edge.error, arrivals * made * (1.0 - s_call), now)
+                d = made * call.count * edge.d
+                m2 = (made * call.count * edge.m) ** 2
                 if op.parallel:
                     par_d, par_m2 = max(par_d, d), max(par_m2, m2)
                 else:
@@ -596,21 +668,21 @@ class DataPlaneEngine(Controller):
                 proc.errors_total += arrivals * (1.0 - result.success) * dt
                 self._record_span(spec.trace_name, _span_name(spec.protocol, op), "SPAN_KIND_SERVER",
                                   arrivals * dt, result)
+        if sr is not None and sr.cancelled > 0:
+            self._record_cancelled(proc, sr.cancelled, sr.wait_ms)
 
-    def _cond_prob_now(self, proc: Proc, op: Operation, call: Call, outcomes: dict[str, tuple[float, float]]) -> float:
-        if call.feature is not None and not call.feature_enabled(proc.inst.settings):
-            return 0.0
-        if call.when is None:
-            return 1.0
-        kind, _, ref = call.when.partition(":")
-        ok, hit = outcomes.get(ref, proc.cond.get((op.name, ref), (1.0, self._default_hit(proc, op, ref))))
-        if kind == "miss":
-            return (1.0 - ok) + ok * (1.0 - hit)
-        if kind == "hit":
-            return ok * hit
-        if kind == "error":
-            return 1.0 - ok
-        return ok
+    def _record_cancelled(self, proc: Proc, cancelled: float, wait_ms: float) -> None:
+        """Server spans of the calls discarded after their deadline: DeadlineExceeded errors that
+        lasted until the caller's deadline (the handler returned at its first context check)."""
+        spec = proc.inst.spec
+        total = sum(proc.arrivals.get(op.name, 0.0) for op in spec.operations)
+        deadline = max(proc.queue.deadlines or (), default=wait_ms)
+        res = OpResult(success=0.0, d=min(wait_ms, deadline), m=0.1)
+        for op in spec.operations:
+            share = proc.arrivals.get(op.name, 0.0) / total if total > 0 else op.weight / \
+                sum(o.weight for o in spec.operations)
+            self._record_span(spec.trace_name, _span_name(spec.protocol, op), "SPAN_KIND_SERVER",
+                              cancelled * share, res)
 
     def _edge(self, proc: Proc, pod: dict[str, Any] | None, dep: DependencyConfig, call: Call,
               rate: float) -> EdgeResult:
@@ -771,8 +843,15 @@ class DataPlaneEngine(Controller):
             self.span_calls[key] += n
             self.span_sum[key] += n * (d + m)
             hist = self.span_hist.setdefault(key, [0.0] * len(SPAN_BUCKETS_MS))
+            # `n * cdf(d, m, le)` per bucket, inlined (the hottest loop of the data plane)
+            if m <= 1e-9:
+                for index, le in enumerate(SPAN_BUCKETS_MS):
+                    if le > d:
+                        hist[index] += n
+                continue
             for index, le in enumerate(SPAN_BUCKETS_MS):
-                hist[index] += n * cdf(d, m, le)
+                if le > d:
+                    hist[index] += n * (1.0 - math.exp((d - le) / m))
 
     def _log_error(self, proc: Proc, op: Operation, call: Call, dep: DependencyConfig | None, error: str,
                    rate: float, now: float) -> None:
@@ -826,6 +905,38 @@ class DataPlaneEngine(Controller):
                 if cpu and self.twin.clock.now - at <= 2 * self.twin.clock.tick:
                     return cpu, 0.0
         return 0.0, 0.0
+
+
+def _call_lists(proc: Proc, op: Operation) -> tuple[list[float], list[float]]:
+    """The op's per-call (q, success) lists, created once (success 1.0 until known)."""
+    lists = proc.calls.get(op.name)
+    if lists is None or len(lists[0]) != len(op.calls):
+        lists = proc.calls[op.name] = ([0.0] * len(op.calls), [1.0] * len(op.calls))
+    return lists
+
+
+def _guard(kind: str, ok: float, hit: float) -> float:
+    """P(a `when` guard holds) from the referenced call's success and hit ratios (a cache error
+    counts as a miss, as cache-aside clients treat it)."""
+    if kind == "miss":
+        return (1.0 - ok) + ok * (1.0 - hit)
+    if kind == "hit":
+        return ok * hit
+    if kind == "error":
+        return 1.0 - ok
+    return ok
+
+
+_EXCLUSIVE = frozenset({frozenset({"miss", "hit"}), frozenset({"error", "ok"}), frozenset({"error", "hit"})})
+
+
+def _exclusive(a: str, b: str | None) -> bool:
+    """Whether two `when` guards on the same call can never both hold."""
+    if b is None:
+        return False
+    kind_a, _, ref_a = a.partition(":")
+    kind_b, _, ref_b = b.partition(":")
+    return ref_a == ref_b and frozenset({kind_a, kind_b}) in _EXCLUSIVE
 
 
 # ------------------------------------------------------------------------------- error texts

@@ -5,7 +5,8 @@ share, the operation from the request mix, whether each downstream call happens 
 cache hit or miss), and draws its latencies and failures from the same per-tick outcomes the
 fluid engine computed. It yields Jaeger-style spans (server span per operation, client span per
 attempt, so retries are visible) with the tags a Go service instrumented with OpenTracing/
-OpenTelemetry sets. Randomness comes from the `dataplane-exemplars` stream: same seed, same spans.
+OpenTelemetry sets. A call that would wait in its server's queue past its caller's deadline is
+cancelled there: its server span ends in DeadlineExceeded at the deadline, without children. Randomness comes from the `dataplane-exemplars` stream: same seed, same spans.
 """
 
 from __future__ import annotations
@@ -74,16 +75,23 @@ def _process_tags(proc: Proc) -> dict[str, Any]:
 
 
 def _serve(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, op: Operation, trace_id: str,
-           parent: str, start_us: int, depth: int, via: Leg | None) -> tuple[int, bool, str]:
-    """A server span for `op` at `proc` with its children; returns (duration µs, ok, error)."""
+           parent: str, start_us: int, depth: int, via: Leg | None,
+           deadline_ms: float | None = None) -> tuple[int, bool, str]:
+    """A server span for `op` at `proc` with its children; returns (duration µs, ok, error).
+    `deadline_ms` is the caller's timeout when it cancels what it abandons (gRPC, HTTP clients)."""
     span_id = f"{rng.getrandbits(64):016x}"
     spec = proc.inst.spec
     result = proc.results.get(op.name)
     wait = proc.serve_result.wait_ms if proc.serve_result else 0.0
-    own_ms = op.cpu_ms * 0.6 + wait + rng.expovariate(1.0 / max(op.cpu_ms * 0.4, 0.01))
+    cancelled = deadline_ms is not None and wait >= deadline_ms
+    own_ms = deadline_ms if cancelled and deadline_ms is not None else \
+        op.cpu_ms * 0.6 + wait + rng.expovariate(1.0 / max(op.cpu_ms * 0.4, 0.01))
     cursor = start_us + int(own_ms * 500)  # half the own work happens before the calls
     ok, error = True, ""
-    if proc.serve_result is not None and rng.random() < proc.serve_result.drop_fraction:
+    if cancelled:
+        ok, error = False, "rpc error: code = DeadlineExceeded desc = context deadline exceeded" \
+            if spec.protocol == "grpc" else "context canceled"
+    elif proc.serve_result is not None and rng.random() < proc.serve_result.drop_fraction:
         ok, error = False, (result.error if result else "overloaded")
     elif depth < MAX_DEPTH:
         outcomes: dict[str, tuple[bool, bool]] = {}
@@ -173,7 +181,7 @@ def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, 
                 elapsed_us = rtt_us
             else:
                 child_us, child_ok, child_error = _serve(engine, rng, traces, callee, op, trace_id, span_id,
-                                                         cursor + rtt_us // 2, depth + 1, leg)
+                                                         cursor + rtt_us // 2, depth + 1, leg, dep.timeout_ms)
                 elapsed_us = child_us + rtt_us
                 if not child_ok:
                     from sregym.twin.dataplane.engine import OpResult

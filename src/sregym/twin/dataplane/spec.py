@@ -201,7 +201,10 @@ class Call(_Frozen):
     `count` is the fan-out (calls per request, may be fractional), `probability` how often the
     call happens at all. Cache-aside: give the cache get an `id` and make the database read
     `when="miss:<id>"` (a cache error counts as a miss, as in real clients) and the cache fill
-    `when="miss:<id>", optional=True`. An optional call's failure does not fail the operation.
+    `when="miss:<id>", optional=True`. An optional call's failure does not fail the operation;
+    a required call's failure ends the handler (`if err != nil { return err }`): the calls after
+    it are not made (unless the operation is `parallel`), so a fill follows only the reads that
+    succeeded.
     """
 
     dependency: str

@@ -75,6 +75,11 @@ class Memcached(DataStore):
             cache.items = max(0.0, cache.items - rate)
         return DbOutcome(True, None, "", service_ms)
 
+    def serve(self, req: Any) -> StoreReply:
+        """The data plane's requests: its gets do not fill, since a cache-aside client sets a
+        missed key itself, and only once the database read returned it."""
+        return self.request(req)  # type: ignore[return-value]
+
     def tick(self, seconds: float) -> None:
         """Apply this tick's fills: new distinct keys grow with the uncached share of the
         keyspace; beyond capacity every insert evicts one LRU item."""
