@@ -249,6 +249,6 @@ def test_time_limit_ends_the_attempt(snapshot: Path, tmp_path: Path) -> None:
 
 def test_replay_serves_only_an_agent_credential(snapshot: Path) -> None:
     with SnapshotReplay(snapshot) as replay:
-        assert set(replay._server.tokens.values()) == {"agent"}
+        assert set(replay._access.server.tokens.values()) == {"agent"}
         config = replay.kubeconfig.read_text()
         assert "admin" not in config

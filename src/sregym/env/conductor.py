@@ -19,14 +19,12 @@ problem) stays with whoever runs the attempt.
 
 from __future__ import annotations
 
-import contextlib
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Literal
 
 from sregym.cluster.twin import TwinCluster
+from sregym.env.agent_access import AgentAccess
 from sregym.env.models import (
     AttemptResult,
     Brief,
@@ -106,12 +104,7 @@ class Conductor:
         self._inject_at = 0.0
 
         self._run: ProblemRun | None = None
-        self._server: Any = None
-        self._http: Any = None
-        self._urls: dict[str, str] = {}
-        self._token = ""
-        self._workdir: Path | None = None
-        self._kubectl: Any = None
+        self._access: AgentAccess | None = None
         self.session = ToolSession(_Backend(self))
 
     # ================================================================ public
@@ -134,16 +127,16 @@ class Conductor:
     @property
     def kubeconfig(self) -> Path | None:
         """The agent kubeconfig (for shell agents), while the attempt is running."""
-        return self._kubectl.kubeconfig if self._kubectl is not None else None
+        return self._access.kubectl.kubeconfig if self._access is not None else None
 
     @property
     def urls(self) -> dict[str, str]:
         """Query API base URLs (prometheus, loki, jaeger), while the attempt is running."""
-        return dict(self._urls)
+        return dict(self._access.urls) if self._access is not None else {}
 
     @property
     def agent_token(self) -> str:
-        return self._token
+        return self._access.token if self._access is not None else ""
 
     def start(self) -> Brief:
         """Prepare the incident and open the first phase. Raises `EnvironmentFailure` when the
@@ -194,10 +187,9 @@ class Conductor:
         if self._closed:
             return
         self._closed = True
-        self._stop_serving()
-        if self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
+        if self._access is not None:
+            self._access.close()
+            self._access = None
 
     def __enter__(self) -> Conductor:
         return self
@@ -227,39 +219,18 @@ class Conductor:
         run.advance(self._problem.settle_s)
 
     def _serve(self) -> None:
-        import httpx
-
-        from sregym.tools.kubectl import KubectlRunner
-        from sregym.twin.api.kubeconfig import make_tokens, token_for, write_kubeconfig
-        from sregym.twin.api.serve import TwinServer
+        from sregym.twin.api.kubeconfig import make_tokens, token_for
 
         assert self._run is not None
-        twin = self._run.cluster.twin  # type: ignore[attr-defined]
         tokens = make_tokens(self.seed, salt=f"attempt:{id(self)}")
-        speed = self.realtime_speed if self.clock == "realtime" else 0.0
-        self._server = TwinServer(twin, tokens=tokens, port=0, speed=speed, shutdown_grace=0.2,
-                                  observability_ports={"prometheus": 0, "loki": 0, "jaeger": 0})
-        self._server.start_in_thread()
-        self._urls = self._server.observability_urls()
-        self._token = token_for(tokens, "agent")
-        self._workdir = Path(tempfile.mkdtemp(prefix="sregym-attempt-"))
-        home = self._workdir / "home"
-        home.mkdir()
-        agent_only = {self._token: "agent"}
-        kubeconfig = write_kubeconfig(self._workdir / "kubeconfig", self._server.url, agent_only,
-                                      ca_pem=self._server.tls.ca_pem, namespace=self._problem.namespace)
-        self._kubectl = KubectlRunner(kubeconfig=kubeconfig, home=home)
-        self._http = httpx.Client(headers={"Authorization": f"Bearer {self._token}"}, timeout=60.0)
+        self._access = AgentAccess(self._run.cluster.twin,  # type: ignore[attr-defined]
+                                   server_tokens=tokens, agent_token=token_for(tokens, "agent"),
+                                   speed=self.realtime_speed if self.clock == "realtime" else 0.0,
+                                   namespace=self._problem.namespace, prefix="sregym-attempt-")
 
     def _stop_serving(self) -> None:
-        if self._http is not None:
-            with contextlib.suppress(Exception):
-                self._http.close()
-            self._http = None
-        if self._server is not None:
-            with contextlib.suppress(Exception):
-                self._server.stop()
-            self._server = None
+        if self._access is not None:
+            self._access.stop()
 
     # ================================================================ phases
     def _sim_elapsed(self) -> float:
@@ -268,8 +239,9 @@ class Conductor:
         return self._on_loop(self._run.cluster.now) - self._inject_at
 
     def _on_loop(self, fn: Any, *args: Any) -> Any:
-        if self._server is not None:
-            return self._server.call(fn, *args)
+        server = self._access.server if self._access is not None else None
+        if server is not None:
+            return server.call(fn, *args)
         return fn(*args)
 
     def _open_phase(self, phase: Phase) -> None:
@@ -372,13 +344,9 @@ class Conductor:
         return "Mitigation declared done. The system is now observed to verify the fix; the attempt is complete."
 
     def _query(self, api: QueryApi, path: str, params: list[tuple[str, str]]) -> tuple[int, Any]:
-        if self._http is None or api not in self._urls:
+        if self._access is None:
             return 503, {"error": f"the {api} API is not available"}
-        response = self._http.get(self._urls[api] + path, params=params)
-        try:
-            return response.status_code, response.json()
-        except ValueError:
-            return response.status_code, {"error": response.text[:500]}
+        return self._access.query(api, path, params)
 
     def _app_context(self) -> AppContext:
         app = self._run.app if self._run is not None else None
@@ -460,8 +428,8 @@ class Conductor:
         """The problem's gold solution as kubectl commands (only for `gold_commands`)."""
         from sregym.env.gold_commands import action_to_command
 
-        assert self._workdir is not None
-        return [action_to_command(a, self._workdir / "home", i) for i, a in enumerate(self._problem.gold)]
+        assert self._access is not None
+        return [action_to_command(a, self._access.home, i) for i, a in enumerate(self._problem.gold)]
 
 
 class _Backend:
@@ -474,7 +442,8 @@ class _Backend:
         self._call_at = 0.0
 
     def kubectl(self, command: str, stdin: str | None = None) -> tuple[str, bool]:
-        runner = self._c._kubectl
+        access = self._c._access
+        runner = access.kubectl if access is not None else None
         if runner is None:
             return "the cluster is not available", True
         return runner.run(command, stdin)  # type: ignore[no-any-return]

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from sregym.env.agent_access import AgentAccess
 from sregym.snapshot.jsonfile import dumps_line
 from sregym.snapshot.replay_load import READ_ONLY_MESSAGE, SnapshotInfo, load_twin
 from sregym.tools.kubectl import CommandRejected, parse_command
@@ -87,55 +86,26 @@ class SnapshotReplay:
 
     def __init__(self, snapshot: Path) -> None:
         self.snapshot = Path(snapshot)
-        self._server: Any = None
-        self._http: Any = None
-        self._urls: dict[str, str] = {}
-        self._workdir: Path | None = None
-        self._kubectl: Any = None
+        self._access: AgentAccess | None = None
         self.twin, self.info = load_twin(self.snapshot)
         # An exported metric is stored under its expression; the same text as a query finds it.
         self._metric_queries = {_squash(n): n for n in self.info.metric_names}
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> SnapshotReplay:
-        import httpx
-
-        from sregym.tools.kubectl import KubectlRunner
-        from sregym.twin.api.kubeconfig import make_tokens, token_for, write_kubeconfig
-        from sregym.twin.api.serve import TwinServer
+        from sregym.twin.api.kubeconfig import make_tokens, token_for
 
         token = token_for(make_tokens(0, salt=f"replay:{id(self)}"), "agent")
-        agent_only = {token: "agent"}  # no admin token exists at all
-        try:
-            self._server = TwinServer(self.twin, tokens=agent_only, port=0, speed=0.0, shutdown_grace=0.2,
-                                      observability_ports={"prometheus": 0, "loki": 0, "jaeger": 0})
-            self._server.start_in_thread()
-            self._urls = self._server.observability_urls()
-            self._workdir = Path(tempfile.mkdtemp(prefix="sregym-replay-"))
-            home = self._workdir / "home"
-            home.mkdir()
-            namespace = self.info.namespaces[0] if self.info.namespaces else "default"
-            kubeconfig = write_kubeconfig(self._workdir / "kubeconfig", self._server.url, agent_only,
-                                          ca_pem=self._server.tls.ca_pem, namespace=namespace)
-            self._kubectl = KubectlRunner(kubeconfig=kubeconfig, home=home)
-            self._http = httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=60.0)
-        except BaseException:
-            self.close()
-            raise
+        namespace = self.info.namespaces[0] if self.info.namespaces else "default"
+        # No admin token exists at all: the server accepts only the agent's.
+        self._access = AgentAccess(self.twin, server_tokens={token: "agent"}, agent_token=token, speed=0.0,
+                                   namespace=namespace, prefix="sregym-replay-")
         return self
 
     def close(self) -> None:
-        if self._http is not None:
-            with contextlib.suppress(Exception):
-                self._http.close()
-            self._http = None
-        if self._server is not None:
-            with contextlib.suppress(Exception):
-                self._server.stop()
-            self._server = None
-        if self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
+        if self._access is not None:
+            self._access.close()
+            self._access = None
 
     def __enter__(self) -> SnapshotReplay:
         return self.start()
@@ -146,26 +116,22 @@ class SnapshotReplay:
     # ---------------------------------------------------------------- tools
     @property
     def kubeconfig(self) -> Path | None:
-        return self._kubectl.kubeconfig if self._kubectl is not None else None
+        return self._access.kubectl.kubeconfig if self._access is not None else None
 
     def kubectl(self, command: str, stdin: str | None = None) -> tuple[str, bool]:
-        if self._kubectl is None:
+        if self._access is None:
             return "the snapshot replay is not running", True
         refusal = read_only_refusal(command)
         if refusal is not None:
             return refusal, True
-        return self._kubectl.run(command, stdin)  # type: ignore[no-any-return]
+        return self._access.kubectl.run(command, stdin)  # type: ignore[no-any-return]
 
     def query(self, api: QueryApi, path: str, params: list[tuple[str, str]]) -> tuple[int, Any]:
-        if self._http is None or api not in self._urls:
+        if self._access is None:
             return 503, {"error": f"the {api} API is not available"}
         if api == "prometheus":
             params = [(k, self._exported_selector(v) if k == "query" else v) for k, v in params]
-        response = self._http.get(self._urls[api] + path, params=params)
-        try:
-            return response.status_code, response.json()
-        except ValueError:
-            return response.status_code, {"error": response.text[:500]}
+        return self._access.query(api, path, params)
 
     def _exported_selector(self, query: str) -> str:
         name = self._metric_queries.get(_squash(query))
