@@ -15,9 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import stat
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,7 @@ from sregym.snapshot.index import DatasetError
 from sregym.snapshot.output import load_output
 from sregym.snapshot.run import run_dataset
 from sregym.snapshot.score import score_outputs
+from support.scripted_openai import ScriptedModel, tool_call
 
 CRASHING = "hotel-reservation/crashing-image-geo-v1"  # root cause: Deployment geo (pod in CrashLoopBackOff)
 SELECTOR = "hotel-reservation/service-selector-nothing-v1"  # root cause: Service reservation (no BackOff)
@@ -237,63 +236,6 @@ def test_bad_inputs_fail_before_anything_runs(dataset: Path, tmp_path: Path) -> 
 
 
 # ============================================================ react agent
-Reply = tuple[int, dict[str, Any]]
-
-
-def tool_call(name: str, arguments: str | dict[str, Any], call_id: str = "call_1") -> Reply:
-    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return 200, {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "scripted",
-                 "choices": [{"index": 0, "finish_reason": "tool_calls",
-                              "message": {"role": "assistant", "content": None,
-                                          "tool_calls": [{"id": call_id, "type": "function",
-                                                          "function": {"name": name, "arguments": raw}}]}}],
-                 "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
-
-
-class ScriptedModel:
-    """A chat-completions endpoint on loopback answering from a script; keeps every request."""
-
-    def __init__(self, script: list[Reply], default: Callable[[], Reply] | None = None) -> None:
-        self.script = list(script)
-        self.default = default
-        self.requests: list[dict[str, Any]] = []
-        model = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                model.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                if model.script:
-                    status, payload = model.script.pop(0)
-                elif model.default is not None:
-                    status, payload = model.default()
-                else:
-                    status, payload = 500, {"error": {"message": "script exhausted"}}
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> ScriptedModel:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture(autouse=True)
 def _no_real_key(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
