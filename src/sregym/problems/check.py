@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from sregym.cluster.twin import TwinCluster
 from sregym.problems.model import Problem
 from sregym.problems.run import ProblemRun
-from sregym.problems.warm import WARMUP_S, can_fork, in_fork, prepare, warm_start
+from sregym.problems.warm import can_fork, in_fork, prepare, warm_start
 
 
 @dataclass
@@ -93,10 +93,7 @@ def _gold_after_warmup(run: ProblemRun) -> GoldOutcome:
 
 
 def _gold_run(problem: Problem, seed: int, factory: ClusterFactory) -> GoldOutcome:
-    run = ProblemRun(problem, factory(seed), seed=seed)
-    run.deploy()
-    run.advance(WARMUP_S)
-    return _gold_after_warmup(run)
+    return _gold_after_warmup(prepare(problem, factory(seed), seed, noise=None))
 
 
 def check_problem(problem: Problem, seed: int = 0, *, factory: ClusterFactory | None = None,
@@ -154,7 +151,7 @@ def expected_cost(problem: Problem) -> float:
     """Simulated seconds the protocol runs for `problem` (noop+recover, then gold twice): used to
     start the longest checks first so parallel workers finish together."""
     window = problem.mitigation.window_s
-    return (problem.settle_s + window + 120) + 2 * (problem.settle_s + window)
+    return (problem.settle_s + window + RECOVERY_MIN_S) + 2 * (problem.settle_s + window)
 
 
 def check_many(problems: list[Problem], seed: int = 0, *, jobs: int = 1,

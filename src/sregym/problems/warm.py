@@ -40,9 +40,10 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
-def prepare(problem: Problem, cluster: TwinCluster, seed: int) -> ProblemRun:
-    """Deploy the problem's app on a fresh cluster and warm it up: the shared prefix of every run."""
-    run = ProblemRun(problem, cluster, seed=seed, noise="none")
+def prepare(problem: Problem, cluster: TwinCluster, seed: int, *, noise: str | None = "none") -> ProblemRun:
+    """Deploy the problem's app on a fresh cluster and warm it up: the shared prefix of every run.
+    `noise` is the profile the run starts later (None: the problem's); none runs before then."""
+    run = ProblemRun(problem, cluster, seed=seed, noise=noise)
     run.deploy()
     run.advance(WARMUP_S)
     return run
