@@ -253,3 +253,6 @@ def system_objects() -> list[dict[str, Any]]:
 
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# The benchmark's own namespaces (chaos experiments, load generator): never shown to the agent,
+# never gated by a problem's admission webhooks.
+HIDDEN_NAMESPACES: tuple[str, ...] = ("chaos-mesh", "sregym-system")

@@ -24,12 +24,12 @@ from urllib.parse import urlsplit
 
 from sregym.errors import ApiError, BadRequest, InternalError
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin
-from sregym.twin.api.kube.authz import HIDDEN_NAMESPACES
 from sregym.twin.controllers.endpoints import ready_backends, resolve_target_port
 from sregym.twin.images import lookup
 from sregym.twin.objects import clone
 from sregym.twin.selectors import selector_from_spec
 from sregym.twin.store import Operation
+from sregym.twin.topology import HIDDEN_NAMESPACES
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

@@ -30,10 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sregym.twin.kinds import BUILTIN_KINDS, CHAOS_GROUP
+from sregym.twin.topology import HIDDEN_NAMESPACES
 
 ADMIN = "admin"
 AGENT = "agent"
-HIDDEN_NAMESPACES: tuple[str, ...] = ("chaos-mesh", "sregym-system")
 HIDDEN_GROUPS: tuple[str, ...] = (CHAOS_GROUP,)
 
 READ = ("get", "list", "watch")
