@@ -91,7 +91,9 @@ class ReactAgent(Agent):
         raise ValueError(f"{env_name} is not set: export it, or use --base-url for a local server")
 
     def _client(self) -> Any:
-        import openai
+        from sregym.extras import require
+
+        openai = require("openai", "the react agent")
 
         return openai.OpenAI(api_key=self._api_key, base_url=self.options["base_url"] or None,
                              max_retries=0, timeout=float(self.options["request_timeout_s"]))

@@ -31,6 +31,9 @@ class KubeCluster:
     def __init__(self, kubeconfig: str, *, context: str | None = None, user: str = ADMIN,
                  prometheus_url: str | None = None, advance_fn: Callable[[float], None] | None = None,
                  now_fn: Callable[[], float] | None = None, contexts: dict[str, str] | None = None) -> None:
+        from sregym.extras import require
+
+        require("kubernetes", "a real cluster (KubeCluster)")
         from kubernetes import client, config
         from kubernetes.dynamic import DynamicClient
 

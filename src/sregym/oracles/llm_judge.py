@@ -85,9 +85,10 @@ class LLMJudge:
         self.attempts: list[str] = []  # raw replies, for the results store
 
     def _client(self) -> Any:
-        from openai import OpenAI
+        from sregym.extras import require
 
-        return OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=1)
+        openai = require("openai", "the LLM judge")
+        return openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=1)
 
     def _ask(self, messages: list[dict[str, str]]) -> str:
         response = self._client().chat.completions.create(model=self.model, messages=messages,

@@ -89,6 +89,9 @@ def build_server(session: ToolSession, *, instructions: str = "",
     `instructions` (the incident brief) is what MCP clients show the model when it connects;
     `on_call` runs after every tool call (the CLI uses it to notice the end of the attempt).
     """
+    from sregym.extras import require
+
+    require("mcp", "serving the agent tools over MCP")
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.tools.base import Tool
 
