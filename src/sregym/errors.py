@@ -14,6 +14,13 @@ class SregymError(Exception):
     """Base class for every error sregym raises on purpose."""
 
 
+class SetupError(SregymError):
+    """The machine is not set up for what was asked: a missing binary or extra, an agent program
+    that is not there, a model endpoint that does not answer. Raised before a run it stops the
+    run with one line (exit code 3); raised inside an attempt it makes the attempt an
+    *environment* failure (re-run by `--resume`), never the agent's failure."""
+
+
 class ApiError(SregymError):
     """A Kubernetes API failure: HTTP code, machine reason and human message."""
 

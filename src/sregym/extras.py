@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from sregym.errors import SregymError
+from sregym.errors import SetupError
 
 # extra -> the import names it provides (the table the import-closure test reads too).
 EXTRAS: dict[str, tuple[str, ...]] = {
@@ -22,7 +22,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 }
 
 
-class MissingExtra(SregymError):
+class MissingExtra(SetupError):
     """A feature's optional dependency is not installed."""
 
     def __init__(self, module: str, extra: str, feature: str) -> None:
