@@ -46,10 +46,20 @@ def test_react_full_run_with_malformed_arguments_and_api_errors() -> None:
         brief = conductor.start()
         agent.run(conductor.session, brief)
         result = conductor.result()
-        trajectory = conductor.trajectory
+        everything = conductor.trajectory
+        trajectory = [e for e in everything if e.kind == "tool"]
 
     assert [e.tool for e in trajectory] == ["kubectl", "get_alerts", "submit_diagnosis", "kubectl",
                                             "submit_mitigation_done"]
+    # the model's own words are in the trajectory too: every turn (text and the calls it asked
+    # for, the malformed one included) and the hand-over note, each before what it caused
+    messages = [e for e in everything if e.kind == "message"]
+    assert [m.args["purpose"] for m in messages] == ["turn"] * 5 + ["handover"] + ["turn"] * 2
+    assert messages[1].args["tool_calls"][0]["arguments"].startswith('{"command": "get configmap')
+    assert messages[3].observation == "I think the catalog ConfigMap lost a key." and not messages[3].args["tool_calls"]
+    assert "Hand-over: restore CATALOG_MODE" in messages[5].observation and messages[5].phase == "mitigation"
+    assert everything.index(messages[0]) < everything.index(trajectory[0])
+    assert [e.index for e in everything] == list(range(len(everything)))
     assert "catalog-" in trajectory[0].observation
     assert trajectory[2].args == DIAGNOSIS and trajectory[3].phase == "mitigation"
     assert "patched" in trajectory[3].observation, trajectory[3].observation
@@ -85,7 +95,7 @@ def test_react_step_budget_overrun_is_truncated() -> None:
         agent = make_agent("react", model="scripted", base_url=model.base_url)
         agent.run(conductor.session, conductor.start())
         result = conductor.result()
-        trajectory = conductor.trajectory
+        trajectory = [e for e in conductor.trajectory if e.kind == "tool"]
     assert result.truncated and "step limit reached (4 steps)" in (result.truncation_reason or "")
     assert len(trajectory) == 4 and len(model.requests) == 4
     assert result.tokens_in == 4000 and result.tokens_out == 20 and not result.passed
@@ -98,7 +108,7 @@ def test_react_token_budget_stops_the_agent() -> None:
                            max_observation_chars=200, keep_observations=1)
         agent.run(conductor.session, conductor.start())
         result = conductor.result()
-        full = conductor.trajectory[1].observation
+        full = [e for e in conductor.trajectory if e.kind == "tool"][1].observation
     # long outputs are cut with a notice; older ones are elided from the context
     tool_msgs = [m["content"] for m in model.requests[2]["messages"] if m["role"] == "tool"]
     assert len(full) > 200 and "output truncated" in tool_msgs[-1] and len(tool_msgs[-1]) < len(full)

@@ -284,7 +284,11 @@ def test_react_agent_investigates_with_snapshot_tools_and_submits(dataset: Path,
     assert [(e.kind, e.name) for e in written.entities] == [("Deployment", "geo")]
     status = _status(out, "task-0001", 1)
     assert status["ok"] is True and status["tool_calls"] == 6  # the malformed call never reached a tool
-    entries = _trajectory(out, "task-0001", 1)
+    everything = _trajectory(out, "task-0001", 1)
+    entries = [e for e in everything if e.get("kind") != "message"]
+    # the model's turns are kept too (seven completions, the malformed one included)
+    turns = [e for e in everything if e.get("kind") == "message"]
+    assert len(turns) == 7 and all(t["tool"] == "assistant" and t["tool_calls"] for t in turns)
     assert [e.get("tool") for e in entries] == ["shell", "read_file", "read_file", "shell", "submit_root_causes",
                                                "submit_root_causes", None]
     assert entries[2]["is_error"] and entries[-1]["event"] == "end" and entries[-1]["tokens_in"] == 700

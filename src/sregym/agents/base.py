@@ -29,6 +29,12 @@ class Agent:
         value = self.options.get("model")
         return str(value) if value else None
 
+    def preflight(self) -> None:
+        """Checks made once, before a run's first attempt, of what would otherwise fail every
+        attempt the same way (a model endpoint that does not answer, a program that is not
+        installed). Raise `sregym.errors.SetupError` with what is wrong and what to do; the run
+        then stops at once with that line instead of recording a failure per attempt."""
+
     def run(self, session: ToolSession, brief: Brief) -> None:
         raise NotImplementedError
 

@@ -222,7 +222,7 @@ class CommandAgent(Agent):
         shown = argv if isinstance(argv, str) else shlex.join(argv)
         sim = conductor._sim_elapsed() if conductor._run is not None else 0.0
         entries = conductor._trajectory
-        entries.append(TrajectoryEntry(index=len(entries), phase=phase, tool="command",
+        entries.append(TrajectoryEntry(index=len(entries), phase=phase, kind="program", tool="command",
                                        args={"command": compact(shown, 2_000), "exit_code": self.exit_code,
                                              "status": status},
                                        observation=text, is_error=self.exit_code != 0, sim_time=round(sim, 3)))

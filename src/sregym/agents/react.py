@@ -48,6 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "temperature": 0.0,
     "max_completion_tokens": None,
     "summarize": True,
+    "preflight_timeout_s": 15.0,  # how long the endpoint may take to answer the check before a run
 }
 _ELIDED = "[older observation elided to save context; repeat the call if you need it]"
 
@@ -70,6 +71,9 @@ class ReactAgent(Agent):
         super().__init__(**{**DEFAULTS, **options})
         if not self.options["model"]:
             raise ValueError("the react agent needs a model: --model NAME (and --base-url for a local server)")
+        from sregym.extras import require
+
+        require("openai", "the react agent")
         self.stop_reason: str | None = None
         self.transcript: list[dict[str, Any]] = []  # every request/response pair, for inspection
         self.tokens_in = 0
@@ -89,6 +93,34 @@ class ReactAgent(Agent):
         if self.options["base_url"]:
             raise ValueError(f"{env_name} is not set (named by --api-key-env)")
         raise ValueError(f"{env_name} is not set: export it, or use --base-url for a local server")
+
+    @property
+    def endpoint(self) -> str:
+        """The chat-completions base URL this agent talks to."""
+        return str(self.options["base_url"] or "https://api.openai.com/v1").rstrip("/")
+
+    def preflight(self) -> None:
+        """Ask the endpoint for its model list once, so a server that is down, unreachable or
+        rejects the key stops the run before the first attempt (not after a retry back-off in
+        every attempt). Any HTTP answer other than an auth refusal counts as alive: some local
+        servers do not implement `/models`."""
+        import httpx
+
+        from sregym.errors import SetupError
+
+        url = f"{self.endpoint}/models"
+        try:
+            response = httpx.get(url, headers={"Authorization": f"Bearer {self._api_key}"},
+                                 timeout=float(self.options["preflight_timeout_s"]))
+        except httpx.TimeoutException:
+            raise SetupError(f"the model endpoint {self.endpoint} did not answer within "
+                             f"{self.options['preflight_timeout_s']:g}s (GET {url}); is the server up?") from None
+        except httpx.HTTPError as exc:
+            raise SetupError(f"the model endpoint {self.endpoint} cannot be reached (GET {url}): "
+                             f"{type(exc).__name__}: {exc}") from None
+        if response.status_code in (401, 403):
+            raise SetupError(f"the model endpoint {self.endpoint} refused the API key from "
+                             f"{self.options['api_key_env']} (HTTP {response.status_code} on GET {url})")
 
     def _client(self) -> Any:
         from sregym.extras import require
@@ -143,6 +175,8 @@ class ReactAgent(Agent):
                                                          "arguments": c.function.arguments or ""}}
                                            for c in calls]
             messages.append(assistant)
+            session.note_message(message.content, tool_calls=[
+                {"name": c.function.name, "arguments": c.function.arguments or ""} for c in calls])
             if not calls:
                 messages.append({"role": "user", "content": prompts.NUDGE.format(submit_tool=submit_tool)})
                 continue
@@ -190,6 +224,7 @@ class ReactAgent(Agent):
                 note = ""
             if note:
                 parts.append("Your hand-over note:\n" + note)
+                session.note_message(note, purpose="handover")
         return "\n\n".join(parts)
 
     # ---------------------------------------------------------- the API

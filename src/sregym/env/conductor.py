@@ -311,6 +311,16 @@ class Conductor:
             self._truncate(reason)
             self._finish_now()
 
+    def _record_message(self, content: str, tool_calls: list[dict[str, Any]], purpose: str) -> None:
+        """The agent's own words go into the trajectory as they are; they are not a tool call,
+        so no time passes and no limit is charged."""
+        if not self._started:
+            return
+        self._trajectory.append(TrajectoryEntry(
+            index=len(self._trajectory), phase=self._phase, kind="message", tool="assistant",
+            args={"purpose": purpose, "tool_calls": tool_calls}, observation=content, is_error=False,
+            sim_time=round(self._sim_elapsed(), 3)))
+
     def _let_time_pass(self) -> None:
         assert self._run is not None
         if self.clock == "stepped":
@@ -475,6 +485,9 @@ class _Backend:
 
     def record(self, tool: str, args: dict[str, Any], result: ToolResult) -> None:
         self._c._record(tool, args, result, self._call_phase, self._call_at)
+
+    def record_message(self, content: str, tool_calls: list[dict[str, Any]], purpose: str) -> None:
+        self._c._record_message(content, tool_calls, purpose)
 
     def submit_diagnosis(self, root_causes: list[str], mechanism: str, affected: list[str],
                          explanation: str) -> str:

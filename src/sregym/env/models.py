@@ -39,13 +39,24 @@ class Brief(BaseModel):
     started_at: str  # simulated time, RFC 3339
 
 
+EntryKind = Literal["tool", "message", "program"]
+
+
 class TrajectoryEntry(BaseModel):
-    """One tool call of an attempt, with the observation the agent received."""
+    """One step of an attempt's trajectory (one line of `trajectories/<problem>__<seed>.jsonl`).
+
+    - `kind="tool"`: a tool call — `tool`, its `args`, the `observation` the agent received;
+    - `kind="message"`: the agent's own words — `tool` is the speaker (`assistant`), `args` holds
+      the tool calls the message asked for (`tool_calls`) and its `purpose` (`turn`, `handover`),
+      `observation` the text;
+    - `kind="program"`: an external program's exit code, stdout and stderr (`command` agents).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     index: int
     phase: str
+    kind: EntryKind = "tool"
     tool: str
     args: dict[str, Any]
     observation: str

@@ -118,6 +118,15 @@ class SnapshotToolSession:
             self.tokens_out = (self.tokens_out or 0) + int(tokens_out)
         self._check_time()
 
+    def note_message(self, content: str | None, *, tool_calls: list[dict[str, Any]] | None = None,
+                     purpose: str = "turn") -> None:
+        """The model's own words, kept in the repeat's trajectory next to its tool calls."""
+        if self._record is not None:
+            self._record({"kind": "message", "tool": "assistant", "purpose": purpose,
+                          "tool_calls": list(tool_calls or []),
+                          "observation": compact(content or "", self.trajectory_chars),
+                          "t_s": round(time.monotonic() - self._started, 3)})
+
     def call(self, name: str, args: dict[str, Any] | None = None) -> ToolResult:
         """Run one tool; a refusal or failure is an error observation, never an exception
         (except the episode's time limit, which ends the agent's loop)."""

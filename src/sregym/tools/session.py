@@ -134,6 +134,16 @@ class ToolSession:
         if tokens_out is not None:
             self.tokens_out = (self.tokens_out or 0) + int(tokens_out)
 
+    def note_message(self, content: str | None, *, tool_calls: list[dict[str, Any]] | None = None,
+                     purpose: str = "turn") -> None:
+        """An agent records its own words (model text, the tool calls it asked for, a hand-over
+        note) in the trajectory, so a reader sees why it did what it did. Not a tool call: it
+        costs no step and lets no time pass. Backends that keep no trajectory ignore it."""
+        record = getattr(self._backend, "record_message", None)
+        if record is not None:
+            with self._lock:
+                record(content or "", list(tool_calls or []), purpose)
+
     def call(self, name: str, args: dict[str, Any] | None = None) -> ToolResult:
         """Run one tool. Unknown tools, bad arguments and tool failures come back as error
         observations; limits and the end of the attempt too."""
