@@ -132,7 +132,7 @@ def test_cli_run_with_a_plugin_agent_and_errors(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "-p", PROBLEMS[0], "--agent", "blamer", "--agents-dir", str(agents),
                                  "--out", str(out), "--no-progress", "-o", "temperature=0.5"])
     assert result.exit_code == 0, result.output
-    assert "overall" in result.output and "end-to-end" in result.output
+    assert "overall" in result.output and "e2e" in result.output and "resolved 0/1" in result.output
     (line,) = _lines(out)
     assert line["agent"] == "blamer" and line["tool_calls"] == 3
     assert line["diagnosis"]["submitted"] and not line["passed"]

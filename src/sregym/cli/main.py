@@ -31,7 +31,17 @@ def version() -> None:
 
 
 def main() -> None:
-    app()
+    """Run the CLI. A machine that is not set up for what was asked (a missing extra, kubectl,
+    an agent's program) is one line on stderr and exit code 3 from any command — never a
+    traceback."""
+    from sregym.cli import exitcodes
+    from sregym.errors import SetupError
+
+    try:
+        app()
+    except SetupError as err:
+        typer.echo(f"sregym: {err}", err=True)
+        raise SystemExit(exitcodes.ENVIRONMENT) from None
 
 
 if __name__ == "__main__":

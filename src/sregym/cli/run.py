@@ -1,7 +1,10 @@
 """`sregym run`: evaluate an agent on problems × seeds and leave a results directory.
 
 A thin shell over `sregym.runner.run`: it turns flags into the run's configuration, prints the
-summary table at the end, and says how to resume when interrupted.
+summary tables at the end, and exits with a code a script can act on (`cli/exitcodes.py`): 0 when
+every attempt was scored, 3 when the machine is not set up (before the run) or attempts were
+environment failures, 1 when attempts are missing, 130 when interrupted — each time saying how to
+`--resume`.
 """
 
 from __future__ import annotations
@@ -49,13 +52,23 @@ def run_command(
     max_steps: int = typer.Option(None, "--max-steps", help="Step limit per phase (default: the problem's)."),
     seconds_per_call: float = typer.Option(15.0, "--seconds-per-call", help="Simulated seconds per tool call."),
     phases: str = typer.Option("diagnosis,mitigation", "--phases", help="Phases to run, comma-separated."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar or per-attempt lines "
+                                                                   "(environment failures are still reported)."),
+    progress_mode: str = typer.Option("auto", "--progress", help="auto (a bar on a terminal, one line per "
+                                                                 "attempt otherwise), bar, lines or none."),
 ) -> None:
     """Run an agent on problems × seeds; write results.jsonl, trajectories/ and summary.json."""
+    import sys
+
     from rich.console import Console
 
+    from sregym.cli import exitcodes
+    from sregym.errors import SetupError
     from sregym.runner import render_table, run
+    from sregym.runner.summary import render_problems
 
+    if progress_mode not in ("auto", "bar", "lines", "none"):
+        raise typer.BadParameter("must be auto, bar, lines or none", param_hint="--progress")
     if noise not in ("none", "low", "high"):
         raise typer.BadParameter("must be none, low or high", param_hint="--noise")
     phase_list = tuple(p.strip() for p in phases.split(",") if p.strip())
@@ -70,16 +83,43 @@ def run_command(
                       problems_dirs=problems_dir or [], agents_dirs=agents_dir or [],
                       seconds_per_call=seconds_per_call,
                       limits={"max_steps": max_steps} if max_steps is not None else {}, phases=phase_list,
-                      progress=not no_progress)
+                      progress="none" if no_progress else progress_mode,  # type: ignore[arg-type]
+                      invocation={"argv": sys.argv[1:], "jobs": jobs, "progress": progress_mode})
+    except SetupError as err:
+        typer.echo(f"sregym run: {err}", err=True)
+        raise typer.Exit(exitcodes.ENVIRONMENT) from None
     except (KeyError, ValueError, FileNotFoundError) as err:
-        typer.echo(f"sregym run: {str(err).strip(chr(34) + chr(39))}", err=True)
-        raise typer.Exit(2) from None
-    Console().print(render_table(summary))
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        typer.echo(f"sregym run: {message}", err=True)
+        raise typer.Exit(exitcodes.USAGE) from None
+    console = Console()
+    if summary.per_problem:
+        console.print(render_problems(summary))
+    console.print(render_table(summary))
     typer.echo(f"results: {summary.out_dir}")
-    if summary.interrupted or summary.missing:
-        typer.echo(f"incomplete ({summary.missing} attempts missing): finish with "
-                   f"`sregym run --resume {summary.out_dir}`", err=True)
-        raise typer.Exit(130 if summary.interrupted else 1)
+    raise typer.Exit(_exit_code(summary))
+
+
+def _exit_code(summary: Any) -> int:
+    """Say what is wrong with an incomplete run and how to finish it; return the exit code."""
+    from sregym.cli import exitcodes
+
+    resume = f"`sregym run --resume {summary.out_dir}`"
+    if summary.interrupted:
+        typer.echo(f"interrupted ({summary.missing} attempts missing): finish with {resume}", err=True)
+        return exitcodes.INTERRUPTED
+    failures = summary.overall.environment_failures
+    if failures:
+        what = "attempts were environment failures" if failures != 1 else "attempt was an environment failure"
+        typer.echo(f"{failures} {what}, not scored:", err=True)
+        for reason, count in summary.environment_failure_reasons.items():
+            typer.echo(f"  {count} x {reason}", err=True)
+        typer.echo(f"fix the environment, then re-run only those attempts with {resume}", err=True)
+        return exitcodes.ENVIRONMENT
+    if summary.missing:
+        typer.echo(f"incomplete ({summary.missing} attempts missing): finish with {resume}", err=True)
+        return exitcodes.FAILED
+    return exitcodes.OK
 
 
 def register(app: typer.Typer) -> None:

@@ -27,10 +27,11 @@ class AgentAccess:
                  namespace: str, prefix: str) -> None:
         import httpx
 
-        from sregym.tools.kubectl import KubectlRunner
+        from sregym.tools.kubectl import KubectlRunner, require_kubectl
         from sregym.twin.api.kubeconfig import write_kubeconfig
         from sregym.twin.api.serve import TwinServer
 
+        require_kubectl()
         self.token = agent_token
         self.server: Any = None
         self.http: Any = None

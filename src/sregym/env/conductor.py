@@ -177,7 +177,7 @@ class Conductor:
             self._agent_error = agent_error
         if not self._finished:
             if self._started and self._truncation is None and self._phase != "done":
-                self._truncation = ("agent failed: " + agent_error if agent_error
+                self._truncation = ("agent failed: " + agent_error.splitlines()[0] if agent_error
                                     else "agent stopped before finishing every phase")
             self._finish_now()
         return self._result()

@@ -2,8 +2,9 @@
 
 The parent process plans the attempts, hands them to worker processes (spawned, `-j N`), and is
 the only writer of the run directory: each outcome is stored the moment it arrives (see
-`ResultsStore`), the progress bar shows live tallies, and at the end the results file is put in
-plan order and `summary.json` written. `resume=DIR` reads the run's own `run.json`, so a resumed
+`ResultsStore`), progress is shown as it happens (a live bar on a terminal, one plain line per
+finished attempt otherwise, and every environment failure with its reason), and at the end the
+results file is put in plan order and `summary.json` written. `resume=DIR` reads the run's own `run.json`, so a resumed
 run has exactly the configuration of the original, and re-runs only attempts that are missing or
 ended in an environment failure.
 """
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from sregym.runner.plan import AttemptSpec, load_problem_dirs, plan_attempts, seed_list, select_problem_ids
+from sregym.runner.progress import ProgressMode, Reporter
+from sregym.runner.provenance import now_iso, provenance
 from sregym.runner.store import ResultsStore, is_environment_failure
 from sregym.runner.summary import Summary, phase_passed, summarize
 from sregym.runner.worker import (
@@ -68,27 +71,44 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
         resume: str | Path | None = None, suite: str | None = None, tag: str | None = None,
         problems_dirs: Iterable[str | Path] = (), agents_dirs: Iterable[str | Path] = (),
         clock: str = "stepped", seconds_per_call: float = 15.0, limits: dict[str, Any] | None = None,
-        phases: Iterable[str] = ("diagnosis", "mitigation"), progress: bool = True,
-        on_result: Callable[[AttemptOutcome], None] | None = None) -> Summary:
-    """Run (or resume) a benchmark; returns its `Summary` (also written to `summary.json`)."""
+        phases: Iterable[str] = ("diagnosis", "mitigation"), progress: bool | ProgressMode = "auto",
+        on_result: Callable[[AttemptOutcome], None] | None = None,
+        invocation: dict[str, Any] | None = None) -> Summary:
+    """Run (or resume) a benchmark; returns its `Summary` (also written to `summary.json`).
+
+    Before anything is written, `preflight` checks what every attempt needs (the agent and its
+    options, its extras and endpoint, kubectl): a `SetupError` then stops the run at once.
+    `progress` is "auto" (a bar on a terminal, plain lines otherwise), "bar", "lines" or "none"
+    (True/False mean "auto"/"none"). `invocation` (the command line's own options) is recorded
+    in `run.json` next to the run's configuration."""
+    started_at = now_iso()
     if resume is not None:
         store = ResultsStore(resume)
         stored = store.read_config()
         config = WorkerConfig.model_validate(stored["worker"])
         ids, seed_values = list(stored["problem_ids"]), [int(s) for s in stored["seeds"]]
         load_problem_dirs(config.problems_dirs)
+        preflight(config)
+        stored.setdefault("resumes", []).append({"started_at": started_at, **provenance(),
+                                                 "invocation": dict(invocation or {})})
+        store.write_config(stored)
     else:
         config = WorkerConfig(agent=agent, agent_options=dict(agent_options or {}), noise=noise, clock=clock,
                               seconds_per_call=seconds_per_call, limits=dict(limits or {}),
                               phases=tuple(phases), problems_dirs=resolve_dirs(list(problems_dirs)),
                               agents_dirs=resolve_dirs(list(agents_dirs)))
         load_problem_dirs(config.problems_dirs)
-        _check_agent(config)
         ids = select_problem_ids(problem_ids, suite=suite, tag=tag)
         seed_values = seed_list(seeds) if isinstance(seeds, int) else list(seeds)
+        preflight(config)
         store = ResultsStore(out_dir or default_out_dir())
-        store.write_config({"format": RUN_FORMAT, "problem_ids": ids, "seeds": seed_values,
-                            "worker": config.model_dump(mode="json")})
+        stored = {"format": RUN_FORMAT, "problem_ids": ids, "seeds": seed_values,
+                  "worker": config.model_dump(mode="json"),
+                  "selection": {"problems": list(problem_ids), "suite": suite, "tag": tag,
+                                "seeds": seeds if isinstance(seeds, int) else list(seed_values)},
+                  "jobs": jobs, "started_at": started_at, "finished_at": None, **provenance(),
+                  "invocation": dict(invocation or {})}
+        store.write_config(stored)
     plan = plan_attempts(ids, seed_values)
     todo = store.pending(plan)
     tallies = Tallies()
@@ -107,13 +127,15 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
             on_result(outcome)
 
     interrupted = False
-    with _Progress(len(plan), tallies, enabled=progress) as bar, _terminate_as_interrupt():
+    mode: ProgressMode = ("auto" if progress else "none") if isinstance(progress, bool) else progress
+    with Reporter(len(plan), tallies, mode=mode) as bar, _terminate_as_interrupt():
         try:
             if jobs <= 1:
                 for spec in todo:
                     bar.start(spec)
-                    record(run_attempt(config, spec))
-                    bar.update()
+                    outcome = run_attempt(config, spec)
+                    record(outcome)
+                    bar.finished(outcome.spec, outcome.result)
             else:
                 _run_pool(config, todo, jobs, record, bar)
         except KeyboardInterrupt:
@@ -122,12 +144,21 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
     results = store.compact(plan)
     from sregym.problems import get_problem
 
-    layers = {pid: get_problem(pid).tags.layers for pid in ids}
+    problems = {pid: get_problem(pid) for pid in ids}
     model = next((ln["model"] for ln in results if ln.get("model")), config.agent_options.get("model"))
-    summary = summarize(results, layers=layers, agent=config.agent, model=model,
-                        noise=config.noise, seeds=seed_values, planned=len(plan))
+    summary = summarize(results, layers={pid: p.tags.layers for pid, p in problems.items()},
+                        difficulties={pid: p.tags.difficulty for pid, p in problems.items()},
+                        agent=config.agent, model=model, noise=config.noise, seeds=seed_values,
+                        planned=len(plan))
     summary = summary.model_copy(update={"ran": ran, "interrupted": interrupted, "out_dir": str(store.dir)})
     store.write_summary(summary.model_dump(mode="json", exclude={"ran", "interrupted", "out_dir"}))
+    stored = store.read_config()
+    finished = {"finished_at": now_iso(), "interrupted": interrupted, "ran": ran}
+    if stored.get("resumes"):
+        stored["resumes"][-1].update(finished)
+    else:
+        stored.update(finished)
+    store.write_config(stored)
     return summary
 
 
@@ -149,20 +180,25 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _check_agent(config: WorkerConfig) -> None:
-    """Fail before any attempt runs if the agent is unknown or rejects its options (not once per
-    attempt, as environment failures)."""
+def preflight(config: WorkerConfig) -> None:
+    """Fail before any attempt runs — not once per attempt — when every attempt would fail the
+    same way: an unknown agent or options it rejects (`ValueError`), or a machine that is not set
+    up for it (`SetupError`: kubectl missing, an extra not installed, a model endpoint that does
+    not answer, an agent program that is not there)."""
     from sregym.runner.worker import make_agent, prepare
+    from sregym.tools.kubectl import require_kubectl
 
     prepare(config)
     try:
-        make_agent(config.agent, config.agent_options)
+        agent = make_agent(config.agent, config.agent_options)
     except TypeError as exc:
         raise ValueError(f"agent {config.agent!r} rejected its options {config.agent_options}: {exc}") from None
+    require_kubectl()
+    agent.preflight()
 
 
 def _run_pool(config: WorkerConfig, todo: list[AttemptSpec], jobs: int,
-              record: Callable[[AttemptOutcome], None], bar: _Progress) -> None:
+              record: Callable[[AttemptOutcome], None], bar: Reporter) -> None:
     """Attempts on `jobs` spawned workers, at most `jobs` in flight (an interrupt then loses
     little). A worker that dies outright breaks the whole pool and fails every attempt in
     flight, though only one of them is the cause: those are run again one at a time in a fresh
@@ -205,7 +241,7 @@ def _run_pool(config: WorkerConfig, todo: list[AttemptSpec], jobs: int,
                     outcome = AttemptOutcome(spec=spec, trajectory=[], result=environment_failure(
                         config, spec, f"worker process failed: {type(exc).__name__}: {exc}", 0.0))
                 record(outcome)
-                bar.update()
+                bar.finished(outcome.spec, outcome.result)
             if broken:
                 # Everything still in the broken pool fails the same way: re-run it in a new one.
                 suspects.extend(sorted(pending.values(), key=lambda a: a.key))
@@ -217,41 +253,4 @@ def _run_pool(config: WorkerConfig, todo: list[AttemptSpec], jobs: int,
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-class _Progress:
-    """A rich progress bar on stderr with live tallies (silent when disabled)."""
-
-    def __init__(self, total: int, tallies: Tallies, *, enabled: bool) -> None:
-        self.total = total
-        self.tallies = tallies
-        self.enabled = enabled
-        self._progress: Any = None
-        self._task: Any = None
-
-    def __enter__(self) -> _Progress:
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                      TextColumn("{task.fields[tallies]}"), TimeElapsedColumn(),
-                                      console=Console(stderr=True), transient=False)
-            self._progress.start()
-            self._task = self._progress.add_task("attempts", total=self.total, completed=self.tallies.done,
-                                                 tallies=self.tallies.text())
-        return self
-
-    def start(self, spec: AttemptSpec) -> None:
-        if self._progress is not None:
-            self._progress.update(self._task, description=f"{spec.problem_id} #{spec.seed}")
-
-    def update(self) -> None:
-        if self._progress is not None:
-            self._progress.update(self._task, completed=self.tallies.done, tallies=self.tallies.text())
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._progress is not None:
-            self._progress.update(self._task, description="attempts")
-            self._progress.stop()
-
-
-__all__ = ["Tallies", "default_out_dir", "run"]
+__all__ = ["Tallies", "default_out_dir", "preflight", "run"]

@@ -31,8 +31,31 @@ class Rates(BaseModel):
     end_to_end: float | None = None
 
 
+class ProblemRow(BaseModel):
+    """One problem's attempts in a run: the per-instance line of the report (like SWE-bench's
+    resolved/unresolved lists, with one verdict per seed)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    problem_id: str
+    app: str
+    difficulty: str | None = None
+    layers: list[str] = []
+    verdicts: dict[str, str]  # seed -> "pass" | "fail" | "environment_failure"
+    attempts: int
+    environment_failures: int = 0
+    passed: int = 0  # attempts passed end to end
+    diagnosis_passed: int = 0
+    mitigation_passed: int = 0
+    resolved: bool  # every attempt that ran passed end to end (and at least one ran)
+    mean_sim_seconds_to_diagnosis: float | None = None
+    mean_sim_seconds_to_mitigation: float | None = None
+    mean_steps: float | None = None
+
+
 class Summary(BaseModel):
-    """`summary.json`: overall and per-layer rates, pass^k, mean steps, tool calls and tokens."""
+    """`summary.json`: overall rates, rates by layer, difficulty and app, pass^k, one row per
+    problem with the resolved/unresolved lists, mean steps, tool calls and tokens."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -43,11 +66,17 @@ class Summary(BaseModel):
     seeds: list[int]
     overall: Rates
     by_layer: dict[str, Rates]
+    by_difficulty: dict[str, Rates] = {}
+    by_app: dict[str, Rates] = {}
     pass_hat_k: dict[str, float]
+    per_problem: list[ProblemRow] = []
+    resolved: list[str] = []
+    unresolved: list[str] = []
     mean_steps: float | None = None
     mean_tool_calls: float | None = None
     mean_tokens_in: float | None = None
     mean_tokens_out: float | None = None
+    environment_failure_reasons: dict[str, int] = {}  # first line of each reason -> attempts
     missing: int = 0
     ran: int = 0  # attempts run by this invocation (fewer than planned after a resume)
     interrupted: bool = False
@@ -99,48 +128,138 @@ def pass_hat_k(lines: list[Mapping[str, Any]]) -> dict[str, float]:
     return out
 
 
-def summarize(lines: list[Mapping[str, Any]], *, layers: Mapping[str, Iterable[str]], agent: str,
-              model: str | None, noise: str, seeds: list[int], planned: int) -> Summary:
-    """`layers` maps a problem id to its layer tags (a problem counts once under each)."""
-    by_layer: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+def app_of(problem_id: str) -> str:
+    """A problem id is `app/name-vN`."""
+    return problem_id.split("/", 1)[0]
+
+
+def verdict(line: Mapping[str, Any]) -> str:
+    if is_environment_failure(line):
+        return "environment_failure"
+    return "pass" if end_to_end_passed(line) else "fail"
+
+
+def reason_head(line: Mapping[str, Any]) -> str:
+    """The first line of an environment failure's reason (what tallies group by)."""
+    return str(line.get("environment_failure_reason") or "unknown").strip().splitlines()[0][:300]
+
+
+def problem_rows(lines: list[Mapping[str, Any]], *, layers: Mapping[str, Iterable[str]],
+                 difficulties: Mapping[str, str]) -> list[ProblemRow]:
+    grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for ln in lines:
-        for layer in sorted(set(layers.get(str(ln["problem_id"]), ()))):
-            by_layer[layer].append(ln)
+        grouped[str(ln["problem_id"])].append(ln)
+    rows = []
+    for pid, group in grouped.items():
+        valid = [ln for ln in group if not is_environment_failure(ln)]
+        passed = sum(end_to_end_passed(ln) for ln in valid)
+        rows.append(ProblemRow(
+            problem_id=pid, app=app_of(pid), difficulty=difficulties.get(pid),
+            layers=sorted(set(layers.get(pid, ()))),
+            verdicts={str(ln["seed"]): verdict(ln) for ln in sorted(group, key=lambda ln: int(ln["seed"]))},
+            attempts=len(group), environment_failures=len(group) - len(valid), passed=passed,
+            diagnosis_passed=sum(bool(phase_passed(ln, "diagnosis")) for ln in valid),
+            mitigation_passed=sum(bool(phase_passed(ln, "mitigation")) for ln in valid),
+            resolved=bool(valid) and passed == len(valid),
+            mean_sim_seconds_to_diagnosis=_mean(ln.get("sim_seconds_to_diagnosis") for ln in valid),
+            mean_sim_seconds_to_mitigation=_mean(ln.get("sim_seconds_to_mitigation") for ln in valid),
+            mean_steps=_mean(ln.get("steps") for ln in valid)))
+    return rows
+
+
+def _grouped_rates(lines: list[Mapping[str, Any]], keys_of: Any) -> dict[str, Rates]:
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in lines:
+        for key in sorted(set(keys_of(str(ln["problem_id"])))):
+            groups[key].append(ln)
+    return {key: rates(group) for key, group in sorted(groups.items())}
+
+
+def summarize(lines: list[Mapping[str, Any]], *, layers: Mapping[str, Iterable[str]], agent: str,
+              model: str | None, noise: str, seeds: list[int], planned: int,
+              difficulties: Mapping[str, str] | None = None) -> Summary:
+    """`layers` maps a problem id to its layer tags (a problem counts once under each);
+    `difficulties` maps it to its difficulty tag."""
+    difficulties = dict(difficulties or {})
     valid = [ln for ln in lines if not is_environment_failure(ln)]
+    rows = problem_rows(lines, layers=layers, difficulties=difficulties)
+    reasons: dict[str, int] = defaultdict(int)
+    for ln in lines:
+        if is_environment_failure(ln):
+            reasons[reason_head(ln)] += 1
     return Summary(
         agent=agent, model=model, noise=noise, problems=len({str(ln["problem_id"]) for ln in lines}),
         seeds=list(seeds), overall=rates(lines),
-        by_layer={layer: rates(group) for layer, group in sorted(by_layer.items())},
-        pass_hat_k=pass_hat_k(lines),
+        by_layer=_grouped_rates(lines, lambda pid: layers.get(pid, ())),
+        by_difficulty=_grouped_rates(lines, lambda pid: (difficulties[pid],) if pid in difficulties else ()),
+        by_app=_grouped_rates(lines, lambda pid: (app_of(pid),)),
+        pass_hat_k=pass_hat_k(lines), per_problem=rows,
+        resolved=[r.problem_id for r in rows if r.resolved],
+        unresolved=[r.problem_id for r in rows if not r.resolved],
         mean_steps=_mean(ln.get("steps") for ln in valid),
         mean_tool_calls=_mean(ln.get("tool_calls") for ln in valid),
         mean_tokens_in=_mean(ln.get("tokens_in") for ln in valid),
         mean_tokens_out=_mean(ln.get("tokens_out") for ln in valid),
+        environment_failure_reasons=dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
         missing=max(0, planned - len(lines)))
 
 
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.0f}%"
+
+
 def render_table(summary: Summary) -> Any:
-    """A rich `Table`: one row overall and one per layer."""
+    """A rich `Table` of rates: overall, then one row per layer, difficulty and app. Narrow on
+    purpose: it must fit 80 columns (a CI log, a terminal split in two)."""
+    from rich import box
     from rich.table import Table
 
-    def pct(v: float | None) -> str:
-        return "-" if v is None else f"{100 * v:.1f}%"
-
     title = f"sregym: agent {summary.agent}" + (f" ({summary.model})" if summary.model else "")
-    table = Table(title=title, caption=_caption(summary))
-    for col in ("group", "attempts", "env fail", "diagnosis", "mitigation", "end-to-end"):
-        table.add_column(col, justify="left" if col == "group" else "right")
-    rows = [("overall", summary.overall), *((f"layer {k}", v) for k, v in summary.by_layer.items())]
+    table = Table(title=title, caption=_caption(summary), box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in ("group", "attempts", "env-fail", "diag", "mitig", "e2e"):
+        table.add_column(col, justify="left" if col == "group" else "right", no_wrap=True)
+    rows: list[tuple[str, Rates]] = [("overall", summary.overall)]
+    for label, groups in (("layer", summary.by_layer), ("difficulty", summary.by_difficulty),
+                          ("app", summary.by_app)):
+        if label == "app" and len(groups) < 2:
+            continue  # one app: its row would repeat "overall"
+        rows += [(f"{label} {k}", v) for k, v in groups.items()]
     for name, r in rows:
-        table.add_row(name, str(r.attempts), str(r.environment_failures), pct(r.diagnosis), pct(r.mitigation),
-                      pct(r.end_to_end))
+        table.add_row(name[:34], str(r.attempts), str(r.environment_failures), _pct(r.diagnosis),
+                      _pct(r.mitigation), _pct(r.end_to_end), end_section=name == "overall")
+    return table
+
+
+def render_problems(summary: Summary) -> Any:
+    """A rich `Table` with one row per problem (grouped by app, so ids fit 80 columns): the
+    end-to-end verdict of each seed and whether the problem is resolved."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title="problems", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("problem", no_wrap=True, overflow="ellipsis", max_width=48)
+    table.add_column("e2e", justify="right", no_wrap=True)
+    table.add_column("diag", justify="right", no_wrap=True)
+    table.add_column("mitig", justify="right", no_wrap=True)
+    table.add_column("seeds", no_wrap=True, overflow="ellipsis", max_width=12)
+    marks = {"pass": "+", "fail": "-", "environment_failure": "E"}
+    app = None
+    for row in sorted(summary.per_problem, key=lambda r: r.problem_id):
+        if row.app != app:
+            app = row.app
+            table.add_row(f"[bold]{app}/[/bold]", "", "", "", "")
+        ran = row.attempts - row.environment_failures
+        table.add_row("  " + row.problem_id.split("/", 1)[-1], f"{row.passed}/{ran}",
+                      f"{row.diagnosis_passed}/{ran}", f"{row.mitigation_passed}/{ran}",
+                      "".join(marks[v] for v in row.verdicts.values()))
     return table
 
 
 def _caption(summary: Summary) -> str:
-    parts = [f"noise {summary.noise}", f"seeds {len(summary.seeds)}"]
+    parts = [f"noise {summary.noise}", f"seeds {len(summary.seeds)}",
+             f"resolved {len(summary.resolved)}/{len(summary.per_problem)}"]
     if summary.pass_hat_k:
-        parts.append("pass^k " + " ".join(f"k={k}:{100 * v:.1f}%" for k, v in summary.pass_hat_k.items()))
+        parts.append("pass^k " + " ".join(f"k={k}:{100 * v:.0f}%" for k, v in summary.pass_hat_k.items()))
     for label, value in (("mean steps", summary.mean_steps), ("mean tool calls", summary.mean_tool_calls),
                          ("mean tokens in", summary.mean_tokens_in), ("mean tokens out", summary.mean_tokens_out)):
         if value is not None:
@@ -150,5 +269,5 @@ def _caption(summary: Summary) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["Rates", "Summary", "end_to_end_passed", "pass_hat_k", "phase_passed", "rates", "render_table",
-           "summarize"]
+__all__ = ["ProblemRow", "Rates", "Summary", "app_of", "end_to_end_passed", "pass_hat_k", "phase_passed",
+           "problem_rows", "rates", "reason_head", "render_problems", "render_table", "summarize", "verdict"]

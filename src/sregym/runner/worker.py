@@ -6,15 +6,16 @@ left in module state can leak into the next one through a shared parent. Every a
 its own twin from its own seed, which is what makes results independent of `-j` and of the order
 in which attempts run.
 
-A crash of the environment (the twin, the app failing to come up, a bug in a fault) is recorded
-as an environment failure with its reason, which `--resume` re-runs; an agent that raises is the
-agent's failure: the attempt is scored as it stands.
+A crash of the environment (the twin, the app failing to come up, a bug in a fault) and a
+machine that is not set up for the agent (`SetupError`: a program or extra missing) are recorded
+as environment failures with their reason, which `--resume` re-runs; an agent that raises
+anything else is the agent's failure: the attempt is scored as it stands, with `agent_error`
+saying what it raised. Nothing is printed here: the parent reports what matters.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 import time
 import traceback
 from pathlib import Path
@@ -78,12 +79,13 @@ def make_agent(name: str, options: dict[str, Any]) -> Any:
 def run_attempt(config: WorkerConfig, spec: AttemptSpec) -> AttemptOutcome:
     """Run one attempt; never raises for an environment or agent failure."""
     from sregym.env import Conductor, EnvironmentFailure, Limits
+    from sregym.errors import SetupError
 
     prepare(config)
     started = time.perf_counter()
     conductor = None
-    agent = make_agent(config.agent, config.agent_options)  # options were checked before the run
     try:
+        agent = make_agent(config.agent, config.agent_options)  # options were checked before the run
         # An agent may require a clock (external programs need `realtime`); otherwise the run's.
         clock = getattr(agent, "clock", None) or config.clock
         conductor = Conductor(spec.problem_id, seed=spec.seed, noise=config.noise, clock=clock,  # type: ignore[arg-type]
@@ -94,26 +96,34 @@ def run_attempt(config: WorkerConfig, spec: AttemptSpec) -> AttemptOutcome:
             brief = conductor.start()
         except EnvironmentFailure:
             brief = None  # the conductor's result says why
+        agent_error = None
         if brief is not None and not conductor.finished:
             try:
                 agent.run(conductor.session, brief)
-            except Exception:
+            except SetupError:
+                raise  # the machine, not the agent: an environment failure (below)
+            except Exception as exc:
                 # The agent's own bug: it failed this attempt, which is scored as it stands.
-                print(f"[sregym] agent {config.agent} raised on {spec.problem_id} seed {spec.seed}:\n"
-                      f"{traceback.format_exc()}", file=sys.stderr)
-        result = conductor.result().model_dump(mode="json")
+                agent_error = _clip(f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}")
+        result = conductor.result(agent_error=agent_error).model_dump(mode="json")
         trajectory = [_entry(e) for e in conductor.trajectory]
-    except Exception as exc:
-        result = environment_failure(config, spec, f"{type(exc).__name__}: {exc}",
+    except (SetupError, EnvironmentFailure) as exc:
+        result = environment_failure(config, spec, str(exc), time.perf_counter() - started)
+        trajectory = []
+    except Exception as exc:  # a bug in sregym itself: keep the traceback for the report
+        result = environment_failure(config, spec, f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc()}",
                                      time.perf_counter() - started)
         trajectory = []
-        print(f"[sregym] environment failure on {spec.problem_id} seed {spec.seed}:\n{traceback.format_exc()}",
-              file=sys.stderr)
     finally:
         if conductor is not None:
             with contextlib.suppress(Exception):
                 conductor.close()
     return AttemptOutcome(spec=spec, result=result, trajectory=trajectory)
+
+
+def _clip(text: str, limit: int = 6000) -> str:
+    """Long tracebacks keep their head (what was raised) and tail (where)."""
+    return text if len(text) <= limit else text[: limit // 2] + "\n[...]\n" + text[-limit // 2:]
 
 
 def _entry(entry: Any) -> dict[str, Any]:
@@ -129,7 +139,7 @@ def environment_failure(config: WorkerConfig, spec: AttemptSpec, reason: str, wa
         problem_id=spec.problem_id, problem_version=int(version) if version.isdigit() else 0, seed=spec.seed,
         agent=config.agent, model=config.agent_options.get("model"), noise=config.noise,
         clock=config.clock, phases=tuple(config.phases), passed=False, steps=0, tool_calls=0,  # type: ignore[arg-type]
-        wall_seconds=round(wall_s, 3), environment_failure=True, environment_failure_reason=reason[:2000],
+        wall_seconds=round(wall_s, 3), environment_failure=True, environment_failure_reason=_clip(reason),
     ).model_dump(mode="json")
 
 

@@ -114,6 +114,18 @@ def _wants_terminal(tokens: list[str]) -> bool:
     return False
 
 
+def require_kubectl() -> str:
+    """The kubectl binary on PATH, or a `SetupError` saying how to install it: every agent tool
+    and shell agent acts through it, so without it no attempt can be run."""
+    from sregym.errors import SetupError
+
+    path = shutil.which("kubectl")
+    if path is None:
+        raise SetupError("kubectl is not on PATH: agents act through the real kubectl binary (v1.32 or "
+                         "close); install it (Debian: apt-get install kubernetes-client) and run again")
+    return path
+
+
 @dataclass
 class KubectlRunner:
     """Runs kubectl with a fixed kubeconfig and an isolated HOME (its discovery cache lives
@@ -154,4 +166,4 @@ class KubectlRunner:
         return compact(out.rstrip("\n"), self.max_chars), proc.returncode != 0
 
 
-__all__ = ["CommandRejected", "KubectlRunner", "parse_command"]
+__all__ = ["CommandRejected", "KubectlRunner", "parse_command", "require_kubectl"]
