@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from sregym.runner import run
 from sregym.runner.plan import AttemptSpec
 from sregym.runner.worker import WorkerConfig, run_attempt
 
