@@ -51,6 +51,9 @@ def run_command(
     resume: Path = typer.Option(None, "--resume", help="Finish an earlier run in DIR (its own settings)."),
     max_steps: int = typer.Option(None, "--max-steps", help="Step limit per phase (default: the problem's)."),
     seconds_per_call: float = typer.Option(15.0, "--seconds-per-call", help="Simulated seconds per tool call."),
+    attempt_timeout: float = typer.Option(7200.0, "--attempt-timeout",
+                                          help="Wall seconds before a stuck attempt is stopped (an environment "
+                                               "failure; the run goes on)."),
     phases: str = typer.Option("diagnosis,mitigation", "--phases", help="Phases to run, comma-separated."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar or per-attempt lines "
                                                                    "(environment failures are still reported)."),
@@ -67,6 +70,8 @@ def run_command(
     from sregym.runner import render_table, run
     from sregym.runner.summary import render_problems
 
+    if attempt_timeout <= 0:
+        raise typer.BadParameter("must be positive", param_hint="--attempt-timeout")
     if progress_mode not in ("auto", "bar", "lines", "none"):
         raise typer.BadParameter("must be auto, bar, lines or none", param_hint="--progress")
     if noise not in ("none", "low", "high"):
@@ -81,7 +86,7 @@ def run_command(
         summary = run(problem or [], agent=agent, agent_options=_agent_options(model, base_url, api_key_env, option),
                       seeds=seeds, noise=noise, jobs=jobs, out_dir=out, resume=resume, suite=suite, tag=tag,
                       problems_dirs=problems_dir or [], agents_dirs=agents_dir or [],
-                      seconds_per_call=seconds_per_call,
+                      seconds_per_call=seconds_per_call, attempt_timeout_s=attempt_timeout,
                       limits={"max_steps": max_steps} if max_steps is not None else {}, phases=phase_list,
                       progress="none" if no_progress else progress_mode,  # type: ignore[arg-type]
                       invocation={"argv": sys.argv[1:], "jobs": jobs, "progress": progress_mode})

@@ -1,6 +1,7 @@
 """`run()`: evaluate one agent on many problems × seeds, in parallel, resumably.
 
-The parent process plans the attempts, hands them to worker processes (spawned, `-j N`), and is
+The parent process plans the attempts, hands them to worker processes (spawned, `-j N`, under a
+per-attempt wall-time watchdog: `runner/pool.py`), and is
 the only writer of the run directory: each outcome is stored the moment it arrives (see
 `ResultsStore`), progress is shown as it happens (a live bar on a terminal, one plain line per
 finished attempt otherwise, and every environment failure with its reason), and at the end the
@@ -12,30 +13,24 @@ ended in an environment failure.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sregym.runner.plan import AttemptSpec, load_problem_dirs, plan_attempts, seed_list, select_problem_ids
+from sregym.runner.plan import load_problem_dirs, plan_attempts, seed_list, select_problem_ids
+from sregym.runner.pool import AttemptPool
 from sregym.runner.progress import ProgressMode, Reporter
 from sregym.runner.provenance import now_iso, provenance
 from sregym.runner.store import ResultsStore, is_environment_failure
 from sregym.runner.summary import Summary, phase_passed, summarize
-from sregym.runner.worker import (
-    AttemptOutcome,
-    WorkerConfig,
-    resolve_dirs,
-    run_attempt,
-    run_attempt_in_worker,
-)
+from sregym.runner.worker import AttemptOutcome, WorkerConfig, resolve_dirs
 
 RUN_FORMAT = 1
+DEFAULT_ATTEMPT_TIMEOUT_S = 7200.0  # wall seconds; only a stuck attempt should ever reach it
 
 
 @dataclass
@@ -71,6 +66,7 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
         resume: str | Path | None = None, suite: str | None = None, tag: str | None = None,
         problems_dirs: Iterable[str | Path] = (), agents_dirs: Iterable[str | Path] = (),
         clock: str = "stepped", seconds_per_call: float = 15.0, limits: dict[str, Any] | None = None,
+        attempt_timeout_s: float | None = DEFAULT_ATTEMPT_TIMEOUT_S,
         phases: Iterable[str] = ("diagnosis", "mitigation"), progress: bool | ProgressMode = "auto",
         on_result: Callable[[AttemptOutcome], None] | None = None,
         invocation: dict[str, Any] | None = None) -> Summary:
@@ -96,7 +92,7 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
         config = WorkerConfig(agent=agent, agent_options=dict(agent_options or {}), noise=noise, clock=clock,
                               seconds_per_call=seconds_per_call, limits=dict(limits or {}),
                               phases=tuple(phases), problems_dirs=resolve_dirs(list(problems_dirs)),
-                              agents_dirs=resolve_dirs(list(agents_dirs)))
+                              agents_dirs=resolve_dirs(list(agents_dirs)), attempt_timeout_s=attempt_timeout_s)
         load_problem_dirs(config.problems_dirs)
         ids = select_problem_ids(problem_ids, suite=suite, tag=tag)
         seed_values = seed_list(seeds) if isinstance(seeds, int) else list(seeds)
@@ -128,16 +124,15 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
 
     interrupted = False
     mode: ProgressMode = ("auto" if progress else "none") if isinstance(progress, bool) else progress
+    def finished(outcome: AttemptOutcome) -> None:
+        record(outcome)
+        bar.finished(outcome.spec, outcome.result)
+
     with Reporter(len(plan), tallies, mode=mode) as bar, _terminate_as_interrupt():
         try:
-            if jobs <= 1:
-                for spec in todo:
-                    bar.start(spec)
-                    outcome = run_attempt(config, spec)
-                    record(outcome)
-                    bar.finished(outcome.spec, outcome.result)
-            else:
-                _run_pool(config, todo, jobs, record, bar)
+            if todo:
+                pool = AttemptPool(config, jobs, timeout_s=config.attempt_timeout_s)
+                pool.run(todo, on_start=bar.start, on_outcome=finished)
         except KeyboardInterrupt:
             interrupted = True
 
@@ -195,62 +190,6 @@ def preflight(config: WorkerConfig) -> None:
         raise ValueError(f"agent {config.agent!r} rejected its options {config.agent_options}: {exc}") from None
     require_kubectl()
     agent.preflight()
-
-
-def _run_pool(config: WorkerConfig, todo: list[AttemptSpec], jobs: int,
-              record: Callable[[AttemptOutcome], None], bar: Reporter) -> None:
-    """Attempts on `jobs` spawned workers, at most `jobs` in flight (an interrupt then loses
-    little). A worker that dies outright breaks the whole pool and fails every attempt in
-    flight, though only one of them is the cause: those are run again one at a time in a fresh
-    pool, and an attempt that breaks a pool on its own is recorded as an environment failure."""
-    from concurrent.futures.process import BrokenProcessPool
-
-    from sregym.runner.worker import environment_failure
-
-    ctx = multiprocessing.get_context("spawn")
-    config_json = config.model_dump_json()
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
-    suspects: list[AttemptSpec] = []  # caught in a broken pool, to re-run in isolation
-    alone: set[Future[str]] = set()
-    try:
-        pending: dict[Future[str], AttemptSpec] = {}
-        queue = list(todo)
-        while queue or pending or suspects:
-            while (suspects or queue) and len(pending) < (1 if suspects else jobs):
-                isolated = bool(suspects)
-                spec = suspects.pop(0) if suspects else queue.pop(0)
-                fut = pool.submit(run_attempt_in_worker, config_json, spec.model_dump_json())
-                if isolated:
-                    alone.add(fut)
-                pending[fut] = spec
-                bar.start(spec)
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            broken = False
-            for fut in sorted(finished, key=lambda f: pending[f].key):
-                spec = pending.pop(fut)
-                try:
-                    outcome = AttemptOutcome.model_validate_json(fut.result())
-                except BrokenProcessPool as exc:
-                    broken = True
-                    if fut not in alone:
-                        suspects.append(spec)
-                        continue
-                    outcome = AttemptOutcome(spec=spec, trajectory=[], result=environment_failure(
-                        config, spec, f"worker process died: {exc}", 0.0))
-                except Exception as exc:
-                    outcome = AttemptOutcome(spec=spec, trajectory=[], result=environment_failure(
-                        config, spec, f"worker process failed: {type(exc).__name__}: {exc}", 0.0))
-                record(outcome)
-                bar.finished(outcome.spec, outcome.result)
-            if broken:
-                # Everything still in the broken pool fails the same way: re-run it in a new one.
-                suspects.extend(sorted(pending.values(), key=lambda a: a.key))
-                suspects.sort(key=lambda a: a.key)
-                pending.clear()
-                pool.shutdown(wait=True, cancel_futures=True)
-                pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 __all__ = ["Tallies", "default_out_dir", "preflight", "run"]

@@ -41,6 +41,7 @@ class WorkerConfig(BaseModel):
     phases: tuple[str, ...] = ("diagnosis", "mitigation")
     problems_dirs: tuple[str, ...] = ()
     agents_dirs: tuple[str, ...] = ()
+    attempt_timeout_s: float | None = None  # wall seconds before the watchdog stops an attempt
 
 
 class AttemptOutcome(BaseModel):
