@@ -10,12 +10,14 @@ from sregym.cli import problems as problems_cli
 from sregym.cli import run as run_cli
 from sregym.cli import snapshot as snapshot_cli
 from sregym.cli import twin as twin_cli
+from sregym.cli.validate import CliGroup
 
 app = typer.Typer(
     name="sregym",
     help="sregym: a live benchmark and training gym for AI SRE agents, on an emulated Kubernetes twin.",
     no_args_is_help=True,
     add_completion=False,
+    cls=CliGroup,
 )
 app.add_typer(twin_cli.app, name="twin")
 problems_cli.register(app)
