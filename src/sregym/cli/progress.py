@@ -63,24 +63,37 @@ class ItemProgress:
 
 def results_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]], *,
                   numeric: Iterable[int] = ()) -> None:
-    """A table on stdout no wider than the terminal (80 columns without one): long cells fold
-    inside their column instead of wrapping the line. Columns in `numeric` are right-aligned."""
+    """A table on stdout no wider than the terminal (80 columns without one): a long cell folds
+    inside its column instead of wrapping the line. Columns in `numeric` are right-aligned and
+    never broken."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
     right = set(numeric)
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", show_edge=False, pad_edge=False,
+                  collapse_padding=True)
     for i, name in enumerate(columns):
-        table.add_column(name, justify="right" if i in right else "left", overflow="fold")
+        table.add_column(name, justify="right" if i in right else "left", overflow="fold", no_wrap=i in right)
     for row in rows:
         table.add_row(*row)
-    console = Console(soft_wrap=False, highlight=False)
-    console.print(table)
+    print_fitted(table)
+
+
+def print_fitted(*renderables: Any) -> None:
+    """Print through rich at the terminal's width (80 without a terminal), trailing blanks cut so
+    a log holds no padding."""
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    with console.capture() as captured:
+        for item in renderables:
+            console.print(item, markup=False)
+    for line in captured.get().splitlines():
+        typer.echo(line.rstrip())
 
 
 def seconds(value: float) -> str:
     return f"{value:.1f}s"
 
 
-__all__ = ["ItemProgress", "interactive", "results_table", "seconds"]
+__all__ = ["ItemProgress", "interactive", "print_fitted", "results_table", "seconds"]

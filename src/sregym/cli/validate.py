@@ -100,7 +100,7 @@ class Args:
     def choice(self, value: str, option: str, choices: Iterable[str]) -> None:
         known = list(choices)
         if value not in known:
-            self.bad(option, f"unknown value {value!r}; choose one of {', '.join(known)}")
+            self.bad(option, f"must be one of {', '.join(known)}, got {value!r}")
 
     def phases(self, text: str, option: str = "--phases") -> tuple[str, ...]:
         """'diagnosis,mitigation' → the phases, in the order given, each known and once."""
