@@ -121,3 +121,24 @@ def test_list_agents_shows_an_agents_dir_agent(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert any(line.split()[:3] == ["mine-dns", "-", "Blames"] and line.endswith("always.")
                for line in result.stdout.splitlines())
+
+
+def test_agent_options_are_checked_by_the_agent_or_refused(tmp_path: Path) -> None:
+    """A plug-in agent that declares no options takes none; one that checks its own in `__init__`
+    gets them (and its own refusal is one line too)."""
+    d = tmp_path / "agents_opts"
+    d.mkdir()
+    (d / "opts.py").write_text(
+        "from sregym.agents import Agent, agent\n\n\n@agent\nclass Plain(Agent):\n    name = 'plain-opts'\n\n\n"
+        "@agent\nclass Picky(Agent):\n    name = 'picky-opts'\n\n"
+        "    def __init__(self, **options):\n"
+        "        if set(options) - {'threshold'}:\n"
+        "            raise ValueError(f'picky takes only threshold, not {sorted(options)}')\n"
+        "        super().__init__(**options)\n")
+    base = ["run", "-p", P, "--agents-dir", str(d), "--out", str(tmp_path / "out")]
+    plain = runner.invoke(app, [*base, "--agent", "plain-opts", "-o", "threshold=0.5"])
+    assert plain.exit_code == 2 and plain.stderr.strip() == "sregym run: -o threshold: the plain-opts agent takes no options"
+    picky = runner.invoke(app, [*base, "--agent", "picky-opts", "-o", "bogus=1"])
+    assert picky.exit_code == 2 and "picky takes only threshold" in picky.stderr
+    assert len(picky.stderr.strip().splitlines()) == 1 and "Traceback" not in picky.output
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").glob("results.jsonl"))

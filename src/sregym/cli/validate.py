@@ -40,8 +40,9 @@ class CliGroup(TyperGroup):
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except typer.TyperException as err:  # Click's parse errors and BadParameter from a command
-            if type(err).__name__ == "NoArgsIsHelpError":  # `sregym twin`: the help, as usual
-                typer.echo(err.format_message(), err=True)
+            if type(err).__name__ == "NoArgsIsHelpError":  # `sregym twin`: the help (rich prints it itself)
+                if err.format_message().strip():
+                    typer.echo(err.format_message(), err=True)
                 sys.exit(exitcodes.USAGE)
             ctx = getattr(err, "ctx", None)
             where = ctx.command_path if ctx is not None else (prog_name or self.name or "sregym")
@@ -171,16 +172,19 @@ class Args:
         except (FileNotFoundError, NotADirectoryError, PluginLoadError) as err:
             self.bad(option, str(err))
 
-    def agent_options(self, agent: str, options: dict[str, Any], *, extra_known: Iterable[str] = ()) -> None:
-        """Refuse options the agent does not declare (`Agent.known_options`; `extra_known` adds the
-        ones a caller consumes itself); an agent that declares none takes none."""
-        from sregym.agents import get_agent
+    def agent_options(self, agent: str, options: dict[str, Any]) -> None:
+        """Refuse options the agent does not declare in `Agent.known_options`. An agent that
+        declares none takes none, unless it overrides `__init__`: then it checks its own options
+        when the runner builds it before the first attempt (the way docs/agents.md describes)."""
+        from sregym.agents import Agent, get_agent
 
         try:
             cls = get_agent(agent)
         except KeyError as err:
             self.bad("--agent", err.args[0] if err.args else str(err))
-        known = [*cls.known_options, *extra_known]
+        if not cls.known_options and cls.__init__ is not Agent.__init__:
+            return
+        known = list(cls.known_options)
         for key in sorted(options):
             if key in known:
                 continue
