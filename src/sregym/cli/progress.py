@@ -25,7 +25,7 @@ def interactive() -> bool:
 
 class ItemProgress:
     """`done(line)` per finished item: the line goes to stdout at once; on a terminal a bar on
-    stderr counts the items and the elapsed time."""
+    stderr counts the items and the elapsed time (`total` 0: the count is not known, lines only)."""
 
     def __init__(self, total: int, label: str) -> None:
         self.total = total
