@@ -54,3 +54,14 @@ def test_help_of_every_command_works() -> None:
         result = runner.invoke(app, [*argv, "--help"])
         assert result.exit_code == 0, (argv, result.output)
         assert "Usage" in result.output
+
+
+def test_check_report_lines_name_failed_steps() -> None:
+    from sregym.cli.problems import report_lines
+    from sregym.problems.check import CheckReport
+
+    report = CheckReport("demo-shop/x-v1", 4, wall_s=12.34)
+    report.add("gold passes every check", False, "deployment catalog\nnot ready")
+    report.add("noop fails", True)
+    assert report_lines(report) == ["FAIL demo-shop/x-v1  seed 4  12.3s",
+                                    "    x gold passes every check: deployment catalog not ready"]

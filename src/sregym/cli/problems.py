@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from sregym.cli import exitcodes
 from sregym.cli.progress import ItemProgress, results_table, seconds
 from sregym.cli.validate import Args, one_line
+
+if TYPE_CHECKING:
+    from sregym.problems.check import CheckReport
 
 list_app = typer.Typer(help="List benchmark objects: agents, suites, problems.", no_args_is_help=True)
 
@@ -143,7 +147,7 @@ def check(problem_ids: list[str] = typer.Argument(None, help="Problem ids (defau
     import os
 
     from sregym.problems import all_problem_ids
-    from sregym.problems.check import CheckReport, check_many
+    from sregym.problems.check import check_many
 
     args = Args("check")
     args.non_negative(seed, "--seed")
@@ -156,11 +160,10 @@ def check(problem_ids: list[str] = typer.Argument(None, help="Problem ids (defau
 
     with ItemProgress(len(problems), "check") as progress:
         def show_report(report: CheckReport) -> None:
-            progress.done(f"{'PASS' if report.passed else 'FAIL'} {report.problem_id}  seed {report.seed}  "
-                          f"{seconds(report.wall_s)}")
-            for step in report.steps:
-                if not step.passed:
-                    typer.echo(f"    x {step.name}: {one_line(step.detail)}")
+            first, *failed_steps = report_lines(report)
+            progress.done(first)
+            for line in failed_steps:
+                typer.echo(line)
 
         reports = check_many(problems, seed, jobs=jobs or os.cpu_count() or 1, on_report=show_report)
     failed = sum(not r.passed for r in reports)
@@ -170,6 +173,14 @@ def check(problem_ids: list[str] = typer.Argument(None, help="Problem ids (defau
     typer.echo(f"{len(ids) - failed} passed, {failed} failed in {seconds(progress.elapsed())}")
     if failed:
         raise typer.Exit(exitcodes.FAILED)
+
+
+def report_lines(report: CheckReport) -> list[str]:
+    """The verdict line of one checked problem (verdict, id, seed, wall time), then one line per
+    failed step with its detail."""
+    verdict = "PASS" if report.passed else "FAIL"
+    return [f"{verdict} {report.problem_id}  seed {report.seed}  {seconds(report.wall_s)}",
+            *(f"    x {s.name}: {one_line(s.detail)}" for s in report.steps if not s.passed)]
 
 
 def register(app: typer.Typer) -> None:
