@@ -35,3 +35,33 @@ def test_twin_demo_is_deterministic() -> None:
     first = runner.invoke(app, ["twin", "demo", "--seed", "5"]).output
     second = runner.invoke(app, ["twin", "demo", "--seed", "5"]).output
     assert first == second
+
+
+def test_twin_demo_explains_the_broken_pods() -> None:
+    """The api pods fail on purpose; a note after the table says which and why."""
+    out = runner.invoke(app, ["twin", "demo", "--seed", "3"]).output
+    table, _, note = out.partition("note: ")
+    assert "api-" in table
+    note = " ".join(note.split())
+    assert note.startswith("the api pods (api-") and "are broken on purpose" in note
+    assert "nginx:1.27-broken" in note and "ErrImagePull" in note and "ImagePullBackOff" in note
+
+
+def test_help_of_every_command_works() -> None:
+    for argv in (["run"], ["check"], ["list", "agents"], ["list", "suites"], ["list", "problems"], ["show"],
+                 ["mcp"], ["twin", "up"], ["twin", "demo"], ["snapshot", "export"], ["snapshot", "dataset"],
+                 ["snapshot", "run"], ["snapshot", "score"]):
+        result = runner.invoke(app, [*argv, "--help"])
+        assert result.exit_code == 0, (argv, result.output)
+        assert "Usage" in result.output
+
+
+def test_check_report_lines_name_failed_steps() -> None:
+    from sregym.cli.problems import report_lines
+    from sregym.problems.check import CheckReport
+
+    report = CheckReport("demo-shop/x-v1", 4, wall_s=12.34)
+    report.add("gold passes every check", False, "deployment catalog\nnot ready")
+    report.add("noop fails", True)
+    assert report_lines(report) == ["FAIL demo-shop/x-v1  seed 4  12.3s",
+                                    "    x gold passes every check: deployment catalog not ready"]

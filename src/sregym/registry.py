@@ -3,15 +3,19 @@
 Controllers, admission plugins, problems, faults, agents ... all register themselves with a
 decorator at import time; `discover()` imports every module of a package so that nothing has to be
 listed by hand. Registries are ordered by an explicit `order` so behaviour never depends on import
-order or dictionary iteration accidents.
+order or dictionary iteration accidents. `load_plugin_dir` imports the files of a third-party
+directory (`--problems-dir`, `--agents-dir`) and turns any failure into one line naming the file.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -98,3 +102,63 @@ def import_all(package: str) -> None:
         return
     for info in sorted(pkgutil.walk_packages(path, prefix=package + "."), key=lambda i: i.name):
         importlib.import_module(info.name)
+
+
+class PluginLoadError(ValueError):
+    """A plug-in file (from `--problems-dir` / `--agents-dir`) could not be imported.
+
+    The message is one line naming the file, the line and the exception, so the command line can
+    print it as is; a traceback would point into the loader, not at the user's mistake. It is a
+    `ValueError` so that callers treating bad input as a usage error need no new except clause.
+    """
+
+    def __init__(self, path: Path, line: int | None, error: BaseException) -> None:
+        self.path = path
+        self.line = line
+        self.error = error
+        where = f"{path}, line {line}" if line else str(path)
+        text = getattr(error, "msg", None) if isinstance(error, SyntaxError) else str(error)
+        detail = " ".join(str(text or "").split())
+        super().__init__(f"cannot load {where}: {type(error).__name__}" + (f": {detail}" if detail else ""))
+
+
+def load_plugin_dir(directory: str | Path, namespace: str, what: str) -> None:
+    """Import every `*.py` of `directory` (sorted) as `namespace.<dir>.<stem>`, once each.
+
+    `what` names the directory in errors ("problems directory"). A missing directory or a file
+    raises `FileNotFoundError` / `NotADirectoryError`; a file that fails to import raises
+    `PluginLoadError` and is forgotten, so fixing it and loading again works.
+    """
+    given = Path(directory).expanduser()
+    root = given.resolve()
+    if not root.exists():
+        raise FileNotFoundError(f"{what} {given} does not exist")
+    if not root.is_dir():
+        raise NotADirectoryError(f"{what} {given} is a file, not a directory: give the directory that holds it")
+    for path in sorted(root.glob("*.py")):
+        module_name = f"{namespace}.{root.name}.{path.stem}"
+        if module_name in sys.modules:
+            continue
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[module_name]
+            raise PluginLoadError(*_origin(exc, path, root), exc) from exc
+
+
+def _origin(exc: BaseException, path: Path, root: Path) -> tuple[Path, int | None]:
+    """Where the user's code failed: a syntax error's own file and line, else the deepest frame
+    inside the plug-in directory (a helper module it imports), else the file being loaded."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return Path(exc.filename), exc.lineno
+    import traceback
+
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if Path(frame.filename).resolve().is_relative_to(root):
+            return Path(frame.filename), frame.lineno
+    return path, None

@@ -121,7 +121,7 @@ def test_cli_run_with_a_plugin_agent_and_errors(tmp_path: Path) -> None:
     agents.mkdir()
     (agents / "blamer.py").write_text(
         "from sregym.agents import Agent, agent\n\n\n"
-        "@agent\nclass Blamer(Agent):\n    name = 'blamer'\n\n"
+        "@agent\nclass Blamer(Agent):\n    name = 'blamer'\n    known_options = {'temperature': 0.0}\n\n"
         "    def run(self, session, brief):\n"
         "        session.call('kubectl', {'command': 'get pods -A'})\n"
         "        session.call('submit_diagnosis', {'root_cause_entities': ['kube-system/Deployment/coredns'],\n"

@@ -27,6 +27,7 @@ from sregym.agents import Agent, agent
 class Hanger(Agent):
     """The first attempt to claim the marker hangs (as a runaway call would); the others give up."""
     name = "hanger"
+    known_options = {"marker_dir": None}
 
     def run(self, session, brief):
         session.call("kubectl", {"command": "get pods"})

@@ -19,6 +19,12 @@ class Agent:
     arguments and are kept in `self.options`."""
 
     name: ClassVar[str] = ""
+    # The options the agent accepts, with their defaults: the command line refuses any other
+    # (an agent that declares none takes none), so a typo fails before the first attempt.
+    known_options: ClassVar[dict[str, Any]] = {}
+    # The sregym extras the agent imports through `sregym.extras.require` (`sregym list agents`
+    # shows them, so a user learns what to install before a run fails).
+    extras: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **options: Any) -> None:
         self.options = dict(options)

@@ -63,6 +63,8 @@ class ReactAgent(Agent):
 
     name = "react"
     clock: ClassVar[str | None] = None  # either clock works; the run's choice stands
+    known_options: ClassVar[dict[str, Any]] = DEFAULTS
+    extras: ClassVar[tuple[str, ...]] = ("llm",)
 
     def __init__(self, **options: Any) -> None:
         unknown = sorted(set(options) - set(DEFAULTS))

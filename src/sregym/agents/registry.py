@@ -6,13 +6,11 @@ imports every `*.py` in DIR (sorted), exactly like `--problems-dir` for problems
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any, TypeVar
 
 from sregym.agents.base import Agent
-from sregym.registry import Registry
+from sregym.registry import Registry, load_plugin_dir
 
 AGENTS: Registry[type[Agent]] = Registry("agent", ("sregym.agents",))
 A = TypeVar("A", bound=type[Agent])
@@ -29,21 +27,10 @@ def agent(cls: A) -> A:
 
 
 def load_agents_dir(directory: str | Path) -> list[str]:
-    """Import every `*.py` of `directory`; returns the names of the agents they registered."""
-    root = Path(directory).expanduser().resolve()
-    if not root.is_dir():
-        raise FileNotFoundError(f"agents directory {root} does not exist")
+    """Import every `*.py` of `directory`; returns the names of the agents they registered. Raises
+    like `load_problems_dir` (a bad directory, or `PluginLoadError` naming the file and line)."""
     before = set(AGENTS.names())
-    for path in sorted(root.glob("*.py")):
-        module_name = f"sregym_user_agents.{root.name}.{path.stem}"
-        if module_name in sys.modules:
-            continue
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            continue
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
+    load_plugin_dir(directory, "sregym_user_agents", "agents directory")
     return sorted(set(AGENTS.names()) - before)
 
 

@@ -10,12 +10,14 @@ from sregym.cli import problems as problems_cli
 from sregym.cli import run as run_cli
 from sregym.cli import snapshot as snapshot_cli
 from sregym.cli import twin as twin_cli
+from sregym.cli.validate import CliGroup
 
 app = typer.Typer(
     name="sregym",
     help="sregym: a live benchmark and training gym for AI SRE agents, on an emulated Kubernetes twin.",
     no_args_is_help=True,
     add_completion=False,
+    cls=CliGroup,
 )
 app.add_typer(twin_cli.app, name="twin")
 problems_cli.register(app)
@@ -31,17 +33,8 @@ def version() -> None:
 
 
 def main() -> None:
-    """Run the CLI. A machine that is not set up for what was asked (a missing extra, kubectl,
-    an agent's program) is one line on stderr and exit code 3 from any command — never a
-    traceback."""
-    from sregym.cli import exitcodes
-    from sregym.errors import SetupError
-
-    try:
-        app()
-    except SetupError as err:
-        typer.echo(f"sregym: {err}", err=True)
-        raise SystemExit(exitcodes.ENVIRONMENT) from None
+    """Run the CLI (`CliGroup` turns every user-caused error into one line and its exit code)."""
+    app()
 
 
 if __name__ == "__main__":

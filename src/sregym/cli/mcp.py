@@ -4,22 +4,40 @@ The conductor sets the problem up (fresh twin, baseline, injection), then the MC
 the agent's tools with the incident brief as the server's instructions. The agent's submit calls
 drive the phases; when the attempt is scored its result line goes to stderr (stdout belongs to
 the stdio transport) and, with `--result FILE`, to a file.
+
+Over HTTP the default port is 0: a free port picked when the server starts, printed as the
+endpoint. A fixed default would clash with whatever else a machine serves (8000 is vLLM's, the
+very server an LLM agent under test is likely to use); the socket is bound before the problem is
+set up, so a busy `--port` fails at once.
 """
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+from sregym.cli import exitcodes
+from sregym.cli.validate import Args
+
+if TYPE_CHECKING:
+    from sregym.env import Conductor
+
+TRANSPORTS = ("stdio", "http")
+NOISE_LEVELS = ("none", "low", "high")
+CLOCKS = ("stepped", "realtime")
 
 
 def mcp_command(
     problem: str = typer.Option(..., "--problem", "-p", help="Problem id."),
-    seed: int = typer.Option(0, "--seed", help="Run seed."),
+    seed: int = typer.Option(0, "--seed", help="Run seed (0 or more)."),
     transport: str = typer.Option("stdio", "--transport", help="stdio or http (streamable HTTP)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (http)."),
-    port: int = typer.Option(8000, "--port", help="Port to listen on (http); the endpoint is /mcp."),
+    port: int = typer.Option(0, "--port", help="Port to listen on (http; 0, the default: a free port, printed). "
+                                               "The endpoint is /mcp."),
     noise: str = typer.Option("none", "--noise", help="Noise profile: none, low or high."),
     clock: str = typer.Option("stepped", "--clock", help="stepped (per tool call) or realtime."),
     seconds_per_call: float = typer.Option(15.0, "--seconds-per-call", help="Simulated seconds per tool call."),
@@ -30,26 +48,61 @@ def mcp_command(
 ) -> None:
     """Serve the agent tools of one problem attempt over MCP."""
     from sregym.env import Conductor, EnvironmentFailure, Limits
-    from sregym.runner.plan import load_problem_dirs
-    from sregym.tools.mcp import build_server
+    from sregym.extras import MissingExtra, require
 
-    if transport not in ("stdio", "http"):
-        raise typer.BadParameter("must be stdio or http", param_hint="--transport")
-    load_problem_dirs(problems_dir or [])
-    phase_list = tuple(p.strip() for p in phases.split(",") if p.strip())
+    args = Args("mcp")
+    args.non_negative(seed, "--seed")
+    args.choice(transport, "--transport", TRANSPORTS)
+    args.port(port, "--port", ephemeral=True)
+    args.choice(noise, "--noise", NOISE_LEVELS)
+    args.choice(clock, "--clock", CLOCKS)
+    args.positive(seconds_per_call, "--seconds-per-call")
+    phase_list = args.phases(phases)
+    args.count(max_steps, "--max-steps")
+    args.out_file(result, "--result")
+    args.problems_dirs(problems_dir)
+    args.problem(problem)
+    try:
+        require("mcp", "sregym mcp")
+    except MissingExtra as err:
+        args.fail(str(err), exitcodes.ENVIRONMENT)
+    sock = _listen(args, host, port) if transport == "http" else None
     try:
         conductor = Conductor(problem, seed=seed, noise=noise, clock=clock,  # type: ignore[arg-type]
                               seconds_per_call=seconds_per_call, phases=phase_list,
                               limits=Limits(max_steps=max_steps), agent_name="mcp")
     except (KeyError, ValueError) as err:
-        typer.echo(str(err).strip("'\""), err=True)
-        raise typer.Exit(2) from None
+        args.fail(err.args[0] if isinstance(err, KeyError) and err.args else str(err))
     try:
         brief = conductor.start()
     except EnvironmentFailure as err:
         conductor.close()
-        typer.echo(f"sregym mcp: the environment could not be prepared: {err}", err=True)
-        raise typer.Exit(1) from None
+        args.fail(f"the environment could not be prepared: {err}", exitcodes.ENVIRONMENT)
+    try:
+        _serve(conductor, brief.text, result, sock)
+    finally:
+        conductor.close()
+
+
+def _listen(args: Args, host: str, port: int) -> socket.socket:
+    """The listening socket, bound now: the endpoint is known (and printed) before the problem is
+    set up, and a busy port is an error before any work."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as err:
+        args.fail(f"cannot listen on {host}:{port}: {err.strerror or err}", exitcodes.ENVIRONMENT)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    typer.echo(f"MCP endpoint: http://{shown}:{bound}/mcp", err=True)
+    return sock
+
+
+def _serve(conductor: Conductor, instructions: str, result: Path | None, sock: socket.socket | None) -> None:
+    from sregym.tools.mcp import build_server
+
     reported = False
 
     def after_call() -> None:
@@ -62,15 +115,15 @@ def mcp_command(
                 result.parent.mkdir(parents=True, exist_ok=True)
                 result.write_text(line + "\n")
 
-    server = build_server(conductor.session, instructions=brief.text, on_call=after_call)
-    try:
-        if transport == "stdio":
-            server.run("stdio")
-        else:
-            typer.echo(f"MCP endpoint: http://{host}:{port}/mcp", err=True)
-            server.run("streamable-http", host=host, port=port)
-    finally:
-        conductor.close()
+    server = build_server(conductor.session, instructions=instructions, on_call=after_call)
+    if sock is None:
+        server.run("stdio")
+        return
+    import uvicorn
+
+    host = sock.getsockname()[0]
+    config = uvicorn.Config(server.streamable_http_app(host=host), log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,4 @@
-"""`sregym list problems`, `sregym show ID`, `sregym check [ID ...|--all]`.
+"""`sregym list agents|suites|problems`, `sregym show ID`, `sregym check [ID ...|--all]`.
 
 Every command that takes problems accepts `--problems-dir DIR` (repeatable): each `*.py` there
 that registers problems with `@problem` is loaded first.
@@ -6,20 +6,61 @@ that registers problems with `@problem` is loaded first.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-list_app = typer.Typer(help="List benchmark objects.", no_args_is_help=True)
+from sregym.cli import exitcodes
+from sregym.cli.progress import ItemProgress, results_table, seconds
+from sregym.cli.validate import Args, one_line
+
+if TYPE_CHECKING:
+    from sregym.problems.check import CheckReport
+
+list_app = typer.Typer(help="List benchmark objects: agents, suites, problems.", no_args_is_help=True)
 
 ProblemsDir = typer.Option(None, "--problems-dir", help="Load extra problem files (*.py) from DIR.")
+AgentsDir = typer.Option(None, "--agents-dir", help="Load extra agent files (*.py) from DIR.")
 
 
-def _load_dirs(dirs: list[Path] | None) -> None:
-    from sregym.problems import load_problems_dir
+def print_rows(header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+    """Plain aligned columns under a header row (the last column is not padded): readable in a
+    terminal, and still one record per line for `grep` and `awk`."""
+    table = [list(header), *(list(r) for r in rows)]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header) - 1)]
+    for row in table:
+        cells = [c.ljust(w) for c, w in zip(row, widths, strict=False)] + row[len(widths):]
+        typer.echo("  ".join(cells).rstrip())
 
-    for d in dirs or []:
-        load_problems_dir(d)
+
+def known_tags() -> list[str]:
+    """Every layer and difficulty a problem can be tagged with (the model's own literals)."""
+    from typing import get_args
+
+    from sregym.problems.model import Difficulty, Layer
+
+    return [*get_args(Layer), *get_args(Difficulty)]
+
+
+def suite_counts() -> dict[str, int]:
+    """Suite name → number of problems in it, over every registered problem."""
+    from sregym.problems import select
+
+    counts: dict[str, int] = {}
+    for p in select():
+        for suite in p.tags.suites:
+            counts[suite] = counts.get(suite, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def check_selection(args: Args, suite: str | None, tag: str | None) -> None:
+    """An unknown `--suite` or `--tag` is a typo, not an empty selection: say which ones exist."""
+    if suite is not None and suite not in suite_counts():
+        args.bad("--suite", f"unknown suite {suite!r}; known: {', '.join(suite_counts()) or 'none'}")
+    if tag is not None and tag not in known_tags():
+        args.bad("--tag", f"unknown tag {tag!r}; known: {', '.join(known_tags())}")
 
 
 @list_app.command("problems")
@@ -29,24 +70,62 @@ def list_problems(tag: str = typer.Option(None, "--tag", help="Layer or difficul
     """List problems (id, layers, difficulty, suites, title)."""
     from sregym.problems import select
 
-    _load_dirs(problems_dir)
-    for p in select(tag=tag, suite=suite):
-        typer.echo(f"{p.id}\t{','.join(p.tags.layers)}\t{p.tags.difficulty}\t{','.join(p.tags.suites) or '-'}\t"
-                   f"{p.title}")
+    args = Args("list problems")
+    args.problems_dirs(problems_dir)
+    check_selection(args, suite, tag)
+    print_rows(("ID", "LAYERS", "DIFFICULTY", "SUITES", "TITLE"),
+               ((p.id, ",".join(p.tags.layers), p.tags.difficulty, ",".join(p.tags.suites) or "-", p.title)
+                for p in select(tag=tag, suite=suite)))
+
+
+@list_app.command("suites")
+def list_suites(problems_dir: list[Path] = ProblemsDir) -> None:
+    """List suites and how many problems each holds (`sregym run --suite NAME` runs one)."""
+    Args("list suites").problems_dirs(problems_dir)
+    print_rows(("SUITE", "PROBLEMS"), ((name, str(n)) for name, n in suite_counts().items()))
+
+
+@list_app.command("agents")
+def list_agents(agents_dir: list[Path] = AgentsDir) -> None:
+    """List agents: name, what they need beyond the base install, and what they do."""
+    from sregym.agents import AGENTS
+
+    Args("list agents").agents_dirs(agents_dir)
+    print_rows(("NAME", "NEEDS", "DESCRIPTION"),
+               ((e.name, agent_needs(e.value), summary_line(e.value.__doc__)) for e in AGENTS.entries()))
+
+
+def agent_needs(cls: type) -> str:
+    """The extras (`Agent.extras`) and the program (`binary`, for coding-CLI presets) an agent
+    needs, each marked missing when it is not there: "-" when the base install is enough."""
+    import shutil
+
+    from sregym.extras import EXTRAS, available
+
+    needs = []
+    for extra in getattr(cls, "extras", ()):
+        ok = all(available(m) for m in EXTRAS.get(extra, ()))
+        needs.append(f"sregym[{extra}]" + ("" if ok else " (missing)"))
+    binary = getattr(cls, "binary", "")
+    if binary:
+        needs.append(f"{binary} on PATH" + ("" if shutil.which(binary) else " (missing)"))
+    return ", ".join(needs) or "-"
+
+
+def summary_line(doc: str | None) -> str:
+    """The first sentence of a docstring, on one line."""
+    text = " ".join((doc or "").strip().split("\n\n")[0].split())
+    head, dot, _ = text.partition(". ")
+    return head + ("." if dot else "")
 
 
 def show(problem_id: str = typer.Argument(..., help="Problem id, e.g. demo-shop/bad-image-tag-v1."),
          reveal: bool = typer.Option(False, "--reveal", help="Also print faults, ground truth and gold."),
          problems_dir: list[Path] = ProblemsDir) -> None:
     """Print a problem's card (ground truth only with --reveal)."""
-    from sregym.problems import get_problem
-
-    _load_dirs(problems_dir)
-    try:
-        p = get_problem(problem_id)
-    except KeyError as err:
-        typer.echo(str(err).strip("'\""), err=True)
-        raise typer.Exit(2) from None
+    args = Args("show")
+    args.problems_dirs(problems_dir)
+    p = args.problem(problem_id, "PROBLEM_ID")
     typer.echo(p.public_card())
     if p.card and reveal:
         typer.echo("")
@@ -58,38 +137,50 @@ def show(problem_id: str = typer.Argument(..., help="Problem id, e.g. demo-shop/
 
 def check(problem_ids: list[str] = typer.Argument(None, help="Problem ids (default: none; use --all)."),
           all_: bool = typer.Option(False, "--all", help="Check every registered problem."),
-          seed: int = typer.Option(0, "--seed", help="Run seed."),
-          jobs: int = typer.Option(0, "-j", "--jobs", help="Worker processes (default: one per CPU)."),
+          seed: int = typer.Option(0, "--seed", help="Run seed (0 or more)."),
+          jobs: int = typer.Option(None, "-j", "--jobs", help="Worker processes (default: one per CPU)."),
           problems_dir: list[Path] = ProblemsDir) -> None:
     """Run the check protocol: must_fix fails after injection, gold passes, noop fails, recover
-    restores the baseline, same seed gives identical telemetry and scores."""
+    restores the baseline, same seed gives identical telemetry and scores.
+
+    One line per problem as it finishes (verdict, id, seed, wall time), then a table."""
     import os
 
-    from sregym.problems import all_problem_ids, get_problem
-    from sregym.problems.check import CheckReport, check_many
+    from sregym.problems import all_problem_ids
+    from sregym.problems.check import check_many
 
-    _load_dirs(problems_dir)
-    ids = all_problem_ids() if all_ else list(problem_ids or [])
+    args = Args("check")
+    args.non_negative(seed, "--seed")
+    args.count(jobs, "--jobs")
+    args.problems_dirs(problems_dir)
+    ids = all_problem_ids() if all_ else list(dict.fromkeys(problem_ids or []))
     if not ids:
-        typer.echo("no problems given: name ids or pass --all", err=True)
-        raise typer.Exit(2)
-    try:
-        problems = [get_problem(pid) for pid in ids]
-    except KeyError as err:
-        typer.echo(str(err).strip("'\""), err=True)
-        raise typer.Exit(2) from None
+        args.fail("no problems given: name ids or pass --all")
+    problems = [args.problem(pid, "PROBLEM_IDS") for pid in ids]
 
-    def show_report(report: CheckReport) -> None:
-        typer.echo(f"{'PASS' if report.passed else 'FAIL'} {report.problem_id}")
-        for step in report.steps:
-            if not step.passed:
-                typer.echo(f"    x {step.name}: {step.detail}")
+    with ItemProgress(len(problems), "check") as progress:
+        def show_report(report: CheckReport) -> None:
+            first, *failed_steps = report_lines(report)
+            progress.done(first)
+            for line in failed_steps:
+                typer.echo(line)
 
-    reports = check_many(problems, seed, jobs=jobs or os.cpu_count() or 1, on_report=show_report)
+        reports = check_many(problems, seed, jobs=jobs or os.cpu_count() or 1, on_report=show_report)
     failed = sum(not r.passed for r in reports)
-    typer.echo(f"{len(ids) - failed} passed, {failed} failed")
+    results_table(f"check, seed {seed}", ("problem", "seed", "verdict", "wall"),
+                  ((r.problem_id, str(r.seed), "PASS" if r.passed else "FAIL", seconds(r.wall_s)) for r in reports),
+                  numeric=(1, 3))
+    typer.echo(f"{len(ids) - failed} passed, {failed} failed in {seconds(progress.elapsed())}")
     if failed:
-        raise typer.Exit(1)
+        raise typer.Exit(exitcodes.FAILED)
+
+
+def report_lines(report: CheckReport) -> list[str]:
+    """The verdict line of one checked problem (verdict, id, seed, wall time), then one line per
+    failed step with its detail."""
+    verdict = "PASS" if report.passed else "FAIL"
+    return [f"{verdict} {report.problem_id}  seed {report.seed}  {seconds(report.wall_s)}",
+            *(f"    x {s.name}: {one_line(s.detail)}" for s in report.steps if not s.passed)]
 
 
 def register(app: typer.Typer) -> None:

@@ -70,15 +70,14 @@ def run_command(
     from sregym.runner import render_table, run
     from sregym.runner.summary import render_problems
 
+    phase_list = _check_args(problem=problem, suite=suite, tag=tag, problems_dir=problems_dir, agent=agent,
+                             agents_dir=agents_dir, seeds=seeds, noise=noise, jobs=jobs, out=out, resume=resume,
+                             max_steps=max_steps, seconds_per_call=seconds_per_call, phases=phases,
+                             options=_agent_options(model, base_url, api_key_env, option))
     if attempt_timeout <= 0:
         raise typer.BadParameter("must be positive", param_hint="--attempt-timeout")
     if progress_mode not in ("auto", "bar", "lines", "none"):
         raise typer.BadParameter("must be auto, bar, lines or none", param_hint="--progress")
-    if noise not in ("none", "low", "high"):
-        raise typer.BadParameter("must be none, low or high", param_hint="--noise")
-    phase_list = tuple(p.strip() for p in phases.split(",") if p.strip())
-    if not phase_list or set(phase_list) - {"diagnosis", "mitigation"}:
-        raise typer.BadParameter("phases are diagnosis and/or mitigation", param_hint="--phases")
     if resume is not None and (problem or suite or tag or out):
         typer.echo("note: --resume runs the stored settings of that run; --problem/--suite/--tag/--out are "
                    "ignored", err=True)
@@ -125,6 +124,36 @@ def _exit_code(summary: Any) -> int:
         typer.echo(f"incomplete ({summary.missing} attempts missing): finish with {resume}", err=True)
         return exitcodes.FAILED
     return exitcodes.OK
+
+
+def _check_args(*, problem: list[str] | None, suite: str | None, tag: str | None, problems_dir: list[Path] | None,
+                agent: str, agents_dir: list[Path] | None, seeds: int, noise: str, jobs: int, out: Path | None,
+                resume: Path | None, max_steps: int | None, seconds_per_call: float, phases: str,
+                options: dict[str, Any]) -> tuple[str, ...]:
+    """Every argument checked before anything runs (one line and exit 2 for a bad one); returns
+    the phases. With `--resume` only the flags that still apply are checked."""
+    from sregym.cli.problems import check_selection
+    from sregym.cli.validate import Args
+
+    args = Args("run")
+    args.count(jobs, "--jobs")
+    if resume is not None:
+        if not resume.is_dir():
+            args.bad("--resume", f"{resume} is not a run directory")
+        return args.phases(phases)
+    args.count(seeds, "--seeds")
+    args.count(max_steps, "--max-steps")
+    args.positive(seconds_per_call, "--seconds-per-call")
+    args.choice(noise, "--noise", ("none", "low", "high"))
+    phase_list = args.phases(phases)
+    args.out_dir(out)
+    args.problems_dirs(problems_dir)
+    args.agents_dirs(agents_dir)
+    check_selection(args, suite, tag)
+    for pid in problem or []:
+        args.problem(pid)
+    args.agent_options(agent, options)
+    return phase_list
 
 
 def register(app: typer.Typer) -> None:

@@ -1,8 +1,8 @@
 """`sregym snapshot ...`: offline incident snapshots.
 
 `export` writes one problem's incident as a snapshot directory plus its ground truth; `dataset`
-writes many (problems × seeds) with an index and a dataset card. Progress goes to stderr, errors
-exit with code 2 and say what to change. `run` and `score` live in sibling modules and are wired
+writes many (problems × seeds) with an index and a dataset card. Export stages go to stderr; a
+dataset prints one line per finished task on stdout; errors exit with code 2 and say what to change. `run` and `score` live in sibling modules and are wired
 into this group by `register_subcommands`.
 """
 
@@ -12,6 +12,9 @@ import sys
 from pathlib import Path
 
 import typer
+
+from sregym.cli.progress import ItemProgress, seconds
+from sregym.cli.validate import Args
 
 app = typer.Typer(help="Offline incident snapshots: export problems, build datasets, run and score agents "
                        "(reference: docs/snapshots.md).", no_args_is_help=True)
@@ -37,11 +40,6 @@ def parse_window(text: str, option: str = "--window") -> float:
     return seconds
 
 
-def _check_noise(noise: str) -> None:
-    if noise not in NOISE_LEVELS:
-        raise typer.BadParameter(f"must be one of {', '.join(NOISE_LEVELS)}", param_hint="--noise")
-
-
 def _fail(command: str, message: str) -> typer.Exit:
     typer.echo(f"sregym snapshot {command}: {message}", err=True)
     return typer.Exit(2)
@@ -51,16 +49,6 @@ def _unknown(err: KeyError) -> str:
     text = str(err).strip("'\"")
     head, _, _ = text.partition(" (known:")
     return f"{head}; list the problems with `sregym list problems`" if head != text else text
-
-
-def _load_dirs(command: str, dirs: list[Path] | None) -> None:
-    from sregym.problems import load_problems_dir
-
-    for d in dirs or []:
-        try:
-            load_problems_dir(d)
-        except FileNotFoundError as err:
-            raise _fail(command, str(err)) from None
 
 
 def _progress(message: str) -> None:
@@ -82,10 +70,13 @@ def export(problem_id: str = typer.Argument(..., help="Problem id, e.g. hotel-re
     """
     from sregym.snapshot.export import SnapshotError, export_snapshot, resolve_problem
 
-    _check_noise(noise)
+    args = Args("snapshot export")
+    args.non_negative(seed, "--seed")
+    args.choice(noise, "--noise", NOISE_LEVELS)
     window_s = parse_window(window)
     baseline_s = parse_window(baseline, "--baseline")
-    _load_dirs("export", problem_dir_list(problems_dir))
+    args.out_dir(out)
+    args.problems_dirs(problems_dir)
     try:
         problem = resolve_problem(problem_id)
     except KeyError as err:
@@ -120,19 +111,21 @@ def dataset(problem_ids: list[str] = typer.Argument(None, help="Problem ids (or 
 
     Tasks go to OUT/tasks/, their answers to OUT/ground_truth/ (never give that directory to an agent).
     """
+    from sregym.cli.problems import check_selection
     from sregym.problems import select
     from sregym.snapshot.dataset import build_dataset
     from sregym.snapshot.export import SnapshotError
 
-    _check_noise(noise)
+    args = Args("snapshot dataset")
+    args.choice(noise, "--noise", NOISE_LEVELS)
     window_s = parse_window(window)
     baseline_s = parse_window(baseline, "--baseline")
-    if seeds < 1:
-        raise typer.BadParameter("must be at least 1", param_hint="--seeds")
-    if jobs < 1:
-        raise typer.BadParameter("must be at least 1", param_hint="--jobs")
+    args.count(seeds, "--seeds")
+    args.count(jobs, "--jobs")
+    args.out_dir(out)
     dirs = problem_dir_list(problems_dir)
-    _load_dirs("dataset", dirs)
+    args.problems_dirs(dirs)
+    check_selection(args, suite, tag)
     ids = list(problem_ids or [])
     if suite or tag:
         chosen = [p.id for p in select(suite=suite, tag=tag)]
@@ -145,15 +138,17 @@ def dataset(problem_ids: list[str] = typer.Argument(None, help="Problem ids (or 
         raise _fail("dataset", "no problems: name problem ids, or select them with --suite or --tag "
                                "(`sregym list problems` lists them)")
     try:
-        root = build_dataset(ids, out, seeds=seeds, noise=noise, window_s=window_s, jobs=jobs, progress=_progress,
-                             baseline_s=baseline_s, force=force, problems_dirs=dirs)
+        with ItemProgress(len(ids) * seeds, "dataset") as progress:
+            root = build_dataset(ids, out, seeds=seeds, noise=noise, window_s=window_s, jobs=jobs,
+                                 progress=progress.done, baseline_s=baseline_s, force=force, problems_dirs=dirs)
     except KeyError as err:
         raise _fail("dataset", _unknown(err)) from None
     except FileExistsError as err:
         raise _fail("dataset", str(err)) from None
     except SnapshotError as err:
         raise _fail("dataset", str(err)) from None
-    typer.echo(f"dataset: {root} ({len(ids) * seeds} tasks)")
+    typer.echo(f"dataset: {root} ({len(ids) * seeds} tasks = {len(ids)} problem{'' if len(ids) == 1 else 's'} "
+               f"x {seeds} seed{'' if seeds == 1 else 's'}, {seconds(progress.elapsed())})")
 
 
 def problem_dir_list(dirs: list[Path] | None) -> list[Path]:

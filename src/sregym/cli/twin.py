@@ -6,6 +6,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sregym.cli import exitcodes
+from sregym.cli.validate import Args
+
 app = typer.Typer(help="Run and inspect the emulated Kubernetes cluster (the twin).", no_args_is_help=True)
 
 DEMO_APP = """
@@ -49,6 +52,12 @@ spec:
       - name: api
         image: nginx:1.27-broken
 """
+# Why some demo pods are not Running: a first-time reader must not mistake it for a twin bug.
+BROKEN_IMAGE = "nginx:1.27-broken"
+DEMO_NOTE = ("note: the api pods ({pods}) are broken on purpose. Their image {image} names a tag that does not "
+             "exist, so the kubelet reports ErrImagePull and then ImagePullBackOff while it retries with a "
+             "growing back-off, exactly as a real cluster would after a bad image tag (the fault of the "
+             "bad-image-tag problems). The web pods are healthy; the kube-system pods are the cluster's own.")
 
 
 @app.command()
@@ -56,11 +65,18 @@ def demo(
     seed: int = typer.Option(0, help="Run seed: same seed, same cluster."),
     seconds: float = typer.Option(60.0, help="Simulated seconds to advance."),
 ) -> None:
-    """Deploy a small sample app into a fresh twin, advance simulated time and print the pods."""
+    """Deploy a small sample app into a fresh twin, advance simulated time and print the pods.
+
+    The api Deployment is broken on purpose (an image tag that does not exist); a note after the
+    table says so."""
+    from sregym.cli.progress import print_fitted
     from sregym.twin import Twin
     from sregym.twin.clock import format_age
     from sregym.twin.printers import pod_ready, pod_restarts, pod_status
 
+    args = Args("twin demo")
+    args.non_negative(seed, "--seed")
+    args.non_negative(seconds, "--seconds")
     console = Console()
     twin = Twin(seed=seed)
     twin.apply(DEMO_APP)
@@ -76,6 +92,9 @@ def demo(
         table.add_row(meta["namespace"], meta["name"], pod_ready(pod), pod_status(pod),
                       pod_restarts(pod, twin.clock.now), age, pod.get("spec", {}).get("nodeName", "<none>"))
     console.print(table)
+    broken = [p["metadata"]["name"] for p in twin.list("pods", "demo")
+              if any(c.get("image") == BROKEN_IMAGE for c in p["spec"]["containers"])]
+    print_fitted("", DEMO_NOTE.format(pods=", ".join(broken) or "none yet", image=BROKEN_IMAGE))
 
 
 @app.command()
@@ -100,16 +119,28 @@ def up(
     from sregym.twin.api.kubeconfig import make_tokens, write_kubeconfig
     from sregym.twin.api.serve import TwinServer
 
+    args = Args("twin up")
+    args.port(port, "--port")
+    ports = {"--port": port}
+    for option, value in (("--prometheus-port", prometheus_port), ("--loki-port", loki_port),
+                          ("--jaeger-port", jaeger_port)):
+        args.port(value, option, off=True)
+        clash = next((o for o, p in ports.items() if p == value), None)
+        if clash is not None and value != -1:
+            args.bad(option, f"{value} is already the port of {clash}")
+        ports[option] = value
+    args.non_negative(seed, "--seed")
+    args.non_negative(speed, "--speed")
+    args.out_file(Path(kubeconfig), "--kubeconfig")
+    if app_name:
+        from sregym.apps import list_apps
+
+        args.choice(app_name, "--app", list_apps())
     twin = Twin(seed=seed)
     if app_name:
-        from sregym.apps import deploy_app, list_apps
+        from sregym.apps import deploy_app
 
-        try:
-            deploy_app(twin, app_name)
-        except KeyError:
-            known = ", ".join(list_apps()) or "none"
-            typer.echo(f"error: unknown app {app_name!r} (known: {known})", err=True)
-            raise typer.Exit(2) from None
+        deploy_app(twin, app_name)
     tokens = make_tokens(seed)
     obs_ports = {name: p for name, p in (("prometheus", prometheus_port), ("loki", loki_port),
                                           ("jaeger", jaeger_port)) if p >= 0}
@@ -117,11 +148,13 @@ def up(
         server = TwinServer(twin, tokens=tokens, host=host, port=port, speed=speed,
                             observability_ports=obs_ports)
     except OSError as exc:
-        typer.echo(f"error: cannot listen on {host} (ports {port}, "
-                   f"{', '.join(str(p) for p in obs_ports.values())}): {exc.strerror}", err=True)
-        raise typer.Exit(1) from None
-    path = write_kubeconfig(Path(kubeconfig), server.url, tokens,
-                            ca_pem=server.tls.ca_pem if server.tls else None)
+        args.fail(f"cannot listen on {host} (ports {port}, {', '.join(str(p) for p in obs_ports.values())}): "
+                  f"{exc.strerror or exc}", exitcodes.ENVIRONMENT)
+    try:
+        path = write_kubeconfig(Path(kubeconfig), server.url, tokens,
+                                ca_pem=server.tls.ca_pem if server.tls else None)
+    except OSError as exc:
+        args.fail(f"--kubeconfig: cannot write {kubeconfig}: {exc.strerror or exc}", exitcodes.USAGE)
     typer.echo(f"sregym twin (seed {seed}) serving the Kubernetes API at {server.url}, "
                f"clock speed {speed:g}x")
     for name, url in server.observability_urls().items():

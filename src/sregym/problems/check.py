@@ -9,6 +9,7 @@ For one problem and seed, on fresh twins:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -30,6 +31,7 @@ class CheckReport:
     problem_id: str
     seed: int
     steps: list[Step] = field(default_factory=list)
+    wall_s: float = 0.0  # how long the protocol took (progress lines only; never compared)
 
     @property
     def passed(self) -> bool:
@@ -139,12 +141,14 @@ def _check_by_id(args: tuple[str, int]) -> CheckReport:
     from sregym.problems.registry import get_problem
 
     problem_id, seed = args
+    started = time.perf_counter()
     try:
-        return check_problem(get_problem(problem_id), seed)
+        report = check_problem(get_problem(problem_id), seed)
     except Exception as exc:  # a crashing problem is a failed one, with the reason
         report = CheckReport(problem_id, seed)
         report.add("the protocol runs", False, f"{type(exc).__name__}: {exc}")
-        return report
+    report.wall_s = time.perf_counter() - started
+    return report
 
 
 def expected_cost(problem: Problem) -> float:

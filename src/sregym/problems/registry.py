@@ -8,16 +8,13 @@ entry-point group `sregym.problems` (each entry point names a module to import) 
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import inspect
-import sys
 from collections.abc import Callable, Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 
 from sregym.problems.model import Problem
-from sregym.registry import Registry
+from sregym.registry import Registry, load_plugin_dir
 
 ENTRY_POINT_GROUP = "sregym.problems"
 PROBLEMS: Registry[Problem] = Registry("problem", ("sregym.problems.catalog",))
@@ -49,21 +46,11 @@ def load_entry_points() -> None:
 
 
 def load_problems_dir(directory: str | Path) -> list[str]:
-    """Import every `*.py` in `directory` (sorted); returns the ids registered by them."""
-    root = Path(directory).expanduser().resolve()
-    if not root.is_dir():
-        raise FileNotFoundError(f"problems directory {root} does not exist")
+    """Import every `*.py` in `directory` (sorted); returns the ids registered by them. Raises
+    `FileNotFoundError`/`NotADirectoryError` for a bad directory and `PluginLoadError` (file, line,
+    exception) for a file that does not import."""
     before = set(all_problem_ids())
-    for path in sorted(root.glob("*.py")):
-        module_name = f"sregym_user_problems.{root.name}.{path.stem}"
-        if module_name in sys.modules:
-            continue
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            continue
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
+    load_plugin_dir(directory, "sregym_user_problems", "problems directory")
     return sorted(set(all_problem_ids()) - before)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +53,9 @@ def build_dataset(problems: list[str], out: Path, *, seeds: int = 1, noise: str 
         for done, item in enumerate(work, start=1):
             say(_line(done, total, *_export_one(item)))
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for done, result in enumerate(pool.map(_export_one, work), start=1):
-                say(_line(done, total, *result))
+        with ProcessPoolExecutor(max_workers=jobs) as pool:  # reported as they finish, not in task order
+            for done, future in enumerate(as_completed([pool.submit(_export_one, item) for item in work]), start=1):
+                say(_line(done, total, *future.result()))
     write_json(out / INDEX_JSON, {"format": layout.DATASET_FORMAT, "noise": noise, "window_s": float(window_s),
                                   "baseline_s": float(baseline_s), "seeds": list(range(seeds)), "tasks": tasks})
     (out / DATASET_MD).write_text(dataset_card(specs, seeds, noise, window_s, tasks), encoding="utf-8",

@@ -125,7 +125,8 @@ def run_dataset(dataset: Path, agent: str, repeats: int, out: Path, *, options: 
             outcomes.append(outcome)
             done = len(outcomes)
             detail = "ok" if outcome.ok else f"FAILED: {_one_line(outcome.error)}"
-            say(f"[sregym] {done}/{len(todo)} {task.name} repeat {k}/{repeats}: {detail} "
+            seed = "" if task.seed is None else f" seed {task.seed}"
+            say(f"[sregym] {done}/{len(todo)} {task.name}{seed} repeat {k}/{repeats}: {detail} "
                 f"({outcome.wall_s:.1f}s, {outcome.tool_calls} tool calls)")
         return outcome
 
@@ -224,12 +225,46 @@ def load_tasks(dataset: Path) -> list[Task]:
     return list(index.tasks)
 
 
+@dataclass(frozen=True)
+class StoredRun:
+    """What a run was started with, from its `run.json`: everything `--resume DIR` needs."""
+
+    dataset: Path
+    agent: str
+    repeats: int
+    options: dict[str, Any]
+    time_limit_s: float | None
+    unstored: tuple[str, ...]  # options whose values were not written (they may hold secrets)
+
+
+def stored_run(out: Path) -> StoredRun:
+    """The settings of the run in `out`, so that `sregym snapshot run --resume DIR` finishes it
+    exactly as it was started (like `sregym run --resume DIR`). Raises `FileNotFoundError` when
+    `out` holds no run and `ValueError` when its `run.json` is not one this version writes."""
+    run_json = Path(out) / layout.RUN_JSON
+    if not run_json.is_file():
+        raise FileNotFoundError(f"nothing to resume: {run_json} does not exist (start a run there with "
+                                "--dataset, --agent and --out)")
+    info = read_json(run_json, "run description")
+    if not isinstance(info, dict) or info.get("format") != RUN_FORMAT:
+        raise ValueError(f"{run_json} is not a run description of this sregym version ({RUN_FORMAT})")
+    try:
+        options = dict(info.get("options") or {})
+        env = options.get("env")
+        unstored = ("env",) if isinstance(env, dict) and env and set(env.values()) == {"***"} else ()
+        limit = info.get("time_limit_s")
+        return StoredRun(dataset=Path(info["dataset"]), agent=str(info["agent"]), repeats=int(info["repeats"]),
+                         options=options, time_limit_s=None if limit is None else float(limit), unstored=unstored)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{run_json} is incomplete ({type(exc).__name__}: {exc}); start a new run") from None
+
+
 def _prepare_out(out: Path, run_info: dict[str, Any], *, resume: bool) -> None:
     run_json = out / layout.RUN_JSON
     if resume:
         if not run_json.is_file():
-            raise FileNotFoundError(f"nothing to resume: {run_json} does not exist (drop --resume to start a "
-                                    "new run there)")
+            raise FileNotFoundError(f"nothing to resume: {run_json} does not exist (start a new run there with "
+                                    "--out instead)")
         old = read_json(run_json, "run description")
         old = old if isinstance(old, dict) else {}
         for key in ("agent", "repeats", "dataset"):
@@ -243,7 +278,7 @@ def _prepare_out(out: Path, run_info: dict[str, Any], *, resume: bool) -> None:
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"{out} is a file, not a directory: pick a new --out")
     if out.exists() and any(out.iterdir()):
-        raise FileExistsError(f"{out} is not empty: pick a new --out, or pass --resume to finish the run in it")
+        raise FileExistsError(f"{out} is not empty: pick a new --out, or finish the run in it with --resume {out}")
     out.mkdir(parents=True, exist_ok=True)
     write_json(run_json, run_info)
 
@@ -276,5 +311,5 @@ def _stderr(line: str) -> None:
 # The drivers and the task text live in their own modules; their names stay importable from here.
 __all__ = ["DEFAULT_TIME_LIMIT_S", "EXAMPLE_OUTPUT", "REACT_OVERRIDES", "REACT_TOOL_OPTIONS", "RUN_FORMAT",
            "AgentResult", "BaselineDriver", "CommandDriver", "Driver", "NoopDriver", "Outcome", "ReactDriver",
-           "RunSummary", "SnapshotReactAgent", "Task", "Trajectory", "instructions_text", "load_tasks",
-           "make_driver", "overview", "run_dataset", "run_repeat"]
+           "RunSummary", "SnapshotReactAgent", "StoredRun", "Task", "Trajectory", "instructions_text", "load_tasks",
+           "make_driver", "overview", "run_dataset", "run_repeat", "stored_run"]

@@ -89,6 +89,7 @@ def build_server(session: ToolSession, *, instructions: str = "",
     `instructions` (the incident brief) is what MCP clients show the model when it connects;
     `on_call` runs after every tool call (the CLI uses it to notice the end of the attempt).
     """
+    from sregym import __version__
     from sregym.extras import require
 
     require("mcp", "serving the agent tools over MCP")
@@ -102,7 +103,9 @@ def build_server(session: ToolSession, *, instructions: str = "",
                                   structured_output=False)
         # Advertise the catalogue's own schema (descriptions, defaults), not the SDK's rendering.
         tools.append(tool.model_copy(update={"parameters": dict(spec.input_schema)}))
-    return MCPServer(SERVER_NAME, instructions=instructions or None, tools=tools, log_level="WARNING")
+    # The version lets a client (and a results file) tell which sregym served the tools.
+    return MCPServer(SERVER_NAME, version=__version__, instructions=instructions or None, tools=tools,
+                     log_level="WARNING")
 
 
 __all__ = ["SERVER_NAME", "McpAdapter", "build_server"]
