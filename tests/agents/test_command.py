@@ -12,6 +12,7 @@ import pytest
 
 from sregym.agents import make_agent
 from sregym.env import Conductor
+from sregym.errors import SetupError
 
 PROBLEM = "demo-shop/missing-configmap-key-v1"
 
@@ -129,13 +130,13 @@ def test_presets_say_what_is_missing(preset: str, binary: str, key: str, tmp_pat
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     monkeypatch.setenv(key, "k")
-    with pytest.raises(ValueError, match=f"^{binary} not found on PATH: install "):
+    with pytest.raises(SetupError, match=f"^{binary} not found on PATH: install "):
         make_agent(preset)
     bindir = tmp_path / "bin"
     _fake_binary(bindir, binary)
     monkeypatch.setenv("PATH", str(bindir))
     monkeypatch.delenv(key)
-    with pytest.raises(ValueError, match=f"^{key} is not set"):
+    with pytest.raises(SetupError, match=f"^{key} is not set"):
         make_agent(preset)
     monkeypatch.setenv(key, "k")
     built = make_agent(preset, model="m")
