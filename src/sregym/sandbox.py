@@ -278,10 +278,13 @@ class Sandbox:
         for path in _unique([*secret_paths(), *(Path(h) for h in self.hide)]):
             if path.exists():
                 items.append((os.path.realpath(path), "hide"))
+        # A hide matters only where something is mounted around or under it; nested hides only
+        # where something is mounted under them (an empty mount point would show the path).
         hides = [p for p, m in items if m == "hide"]
         mounted = [p for p, m in items if m != "hide"]
-        items = [(p, m) for p, m in items if m != "hide" or not any(
-            p != h and Path(p).is_relative_to(h) for h in hides) or any(Path(b).is_relative_to(p) for b in mounted)]
+        items = [(p, m) for p, m in items if m != "hide" or any(Path(b).is_relative_to(p) for b in mounted) or (
+            any(Path(p).is_relative_to(b) for b in mounted)
+            and not any(p != h and Path(p).is_relative_to(h) for h in hides))]
         order = {"ro": 0, "rw": 0, "hide": 1}
         seen: set[tuple[str, str]] = set()
         for path, mode in sorted(items, key=lambda i: (i[0].rstrip("/").count("/"), order[i[1]], i[0])):
