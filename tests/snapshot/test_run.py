@@ -313,7 +313,7 @@ def test_react_agent_budgets_and_endpoint_errors_are_results(dataset: Path, tmp_
 
 def test_react_refuses_a_shell_with_network_unless_allowed(dataset: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from sregym.snapshot import sandbox
+    from sregym import sandbox
 
     small = _subset(dataset, "task-0001", tmp_path / "one")
     monkeypatch.setattr(sandbox, "_PROBES", {False: "unshare: unshare failed: Operation not permitted",
