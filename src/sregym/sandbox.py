@@ -30,6 +30,8 @@ ports), or hide the system directories themselves. See docs/sandbox.md.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -190,6 +192,7 @@ def secret_paths() -> list[Path]:
                 if location:
                     path = Path(location)
                     secrets.append(path if path.is_dir() else path.parent)
+    secrets += _installed_secrets()
     import sregym
 
     for package in (Path(p) for p in sregym.__path__):
@@ -197,17 +200,34 @@ def secret_paths() -> list[Path]:
         checkout = package.parent.parent if package.parent.name == "src" else package.parent
         if (checkout / "pyproject.toml").is_file() and checkout != Path("/"):
             secrets.append(checkout)
+    return _unique(p.resolve() for p in secrets)
+
+
+@functools.cache
+def _installed_secrets() -> list[Path]:
+    """The sregym distribution's metadata and the packages that register problems through entry
+    points (looked up once: reading installed metadata is slow)."""
+    found: list[Path] = []
     try:
-        from importlib.metadata import distribution
+        from importlib.metadata import distribution, entry_points
 
         dist = distribution("sregym")
         for file in dist.files or ():
             if file.parts and file.parts[0].endswith((".dist-info", ".egg-info")):
-                secrets.append(Path(str(dist.locate_file(file.parts[0]))))
+                found.append(Path(str(dist.locate_file(file.parts[0]))))
                 break
+        from sregym.problems.registry import ENTRY_POINT_GROUP
+
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            spec = importlib.util.find_spec(ep.module.split(".")[0])
+            if spec is not None:
+                for location in spec.submodule_search_locations or [spec.origin]:
+                    if location:
+                        path = Path(location)
+                        found.append(path if path.is_dir() else path.parent)
     except Exception:  # not installed as a distribution (a bare source tree on sys.path)
         pass
-    return _unique(p.resolve() for p in secrets)
+    return found
 
 
 def _unique(paths: Iterable[Path]) -> list[Path]:
