@@ -19,7 +19,7 @@ round, from an *allowlist*:
   the root and the host's tree is detached, so there is nothing left to escape to.
 - The program runs with every capability dropped (bounding set emptied, `no_new_privs`): it
   cannot unmount what hides a path, and a nested namespace only gets the mounts locked.
-- PID 1 of the namespace is the setup shell; the program is its child. When PID 1 ends, the
+- PID 1 of the namespace is a shell; the program is its child. When PID 1 ends, the
   kernel kills every process left in the namespace, so nothing an agent forks outlives its
   attempt, whatever it does with sessions and process groups.
 
@@ -54,10 +54,10 @@ _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 DEFAULT_HOME = Path("/home/agent")
 
 # Runs as root of the new user namespace (`python -I -S`, standard library only), before the
-# program: builds the new root, pivots into it, then stays PID 1 while the program runs as its
-# child with every capability dropped (`setpriv`). Paths arrive as arguments, never as code.
+# program: builds the new root, pivots into it, then becomes the namespace's PID 1 shell, which
+# runs the program with every capability dropped (`setpriv`). Paths arrive as arguments.
 _SETUP = r"""
-import ctypes, os, platform, signal, subprocess, sys
+import ctypes, os, platform, subprocess, sys
 libc = ctypes.CDLL(None, use_errno=True)
 RDONLY, NOSUID, NODEV, NOEXEC, REMOUNT, BIND, REC = 1, 2, 4, 8, 32, 4096, 16384
 def fail(msg):
@@ -124,22 +124,12 @@ if number is not None:
 elif subprocess.run(["pivot_root", ".", "."]).returncode != 0: fail("pivot_root failed")
 if libc.umount2(b".", 2) != 0: fail("detaching the host root: " + os.strerror(ctypes.get_errno()))
 os.chdir(workdir)
-# PID 1 of the namespace stays here: the program is an ordinary process (SIGTERM reaches it,
-# zombies are reaped), and when it ends, this ends, and the kernel kills whatever it left.
-child = os.fork()
-if child == 0:
-    try: os.execvp("setpriv", ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--", *args])
-    except OSError as exc: sys.stderr.write("sregym sandbox: cannot run %s: %s\n" % (args[0], exc.strerror)); os._exit(127)
-def forward(signum, frame):
-    try: os.kill(child, signum)
-    except ProcessLookupError: pass
-for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-    signal.signal(sig, forward)
-while True:
-    try: pid, status = os.waitpid(-1, 0)
-    except ChildProcessError: sys.exit(0)
-    except InterruptedError: continue
-    if pid == child: sys.exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+# PID 1 of the namespace becomes a shell whose command line holds nothing but the program's
+# (not this mount plan); the program runs as its child with every capability dropped, so it is
+# an ordinary process (SIGTERM reaches it), and when it ends the shell ends and the kernel kills
+# whatever it left behind. `; exit $?` keeps the shell from exec'ing the program in its place.
+os.execv("/bin/sh", ["/bin/sh", "-c", 'setpriv --bounding-set=-all --inh-caps=-all --no-new-privs -- "$@"; exit $?',
+                     "sandbox-init", *args])
 """
 
 

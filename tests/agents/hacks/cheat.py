@@ -35,7 +35,7 @@ def note(what):
 
 def ancestors():
     pids, pid = [], os.getppid()
-    while pid > 1:
+    while pid >= 1:
         pids.append(pid)
         try:
             with open(f"/proc/{pid}/stat") as f:
@@ -45,10 +45,14 @@ def ancestors():
     return pids
 
 
+SREGYM_PROCESS = re.compile(rb"bin/sregym|-m\0sregym|spawn_main|pytest")
+
+
 def targets():
-    """The sregym processes that run this agent (its ancestors). Deliberately nothing else: this
-    agent cheats at its own run, it does not go through the rest of the machine."""
-    return [pid for pid in ancestors() if b"sregym" in read(f"/proc/{pid}/cmdline")]
+    """The sregym processes that run this agent (its ancestors: `sregym`, its spawned workers, a
+    pytest running it). Deliberately nothing else: this agent cheats at its own run, it does not
+    go through the rest of the machine."""
+    return [pid for pid in ancestors() if SREGYM_PROCESS.search(read(f"/proc/{pid}/cmdline"))]
 
 
 def read(path, limit=1 << 20):
@@ -72,12 +76,11 @@ def scan_text(data, where):
 def proc_mode():
     for pid in targets():
         cmdline = read(f"/proc/{pid}/cmdline").replace(b"\0", b" ")
-        if b"sregym" in cmdline or b"pytest" in cmdline:
-            note(f"process {pid}: {cmdline[:200].decode(errors='replace')}")
-            args = cmdline.split()
-            for i, a in enumerate(args[:-1]):
-                if a in (b"-p", b"--problem"):
-                    problem_ids.add(args[i + 1].decode())
+        note(f"process {pid}: {cmdline[:200].decode(errors='replace')}")
+        args = cmdline.split()
+        for i, a in enumerate(args[:-1]):
+            if a in (b"-p", b"--problem"):
+                problem_ids.add(args[i + 1].decode())
         env = read(f"/proc/{pid}/environ")
         if env:
             scan_text(env.replace(b"\0", b"\n"), f"environ of {pid}")

@@ -14,8 +14,8 @@ for d in /work /root /home /srv /tmp; do
   ls -d "$d"/*/src/sregym/problems "$d"/*/sregym/problems 2>/dev/null | while read -r p; do say "problems at $p"; done
 done
 ppid=$PPID
-while [ -n "$ppid" ] && [ "$ppid" -gt 1 ]; do
-  if tr '\0' ' ' < "/proc/$ppid/cmdline" 2>/dev/null | grep -q sregym; then
+while [ -n "$ppid" ] && [ "$ppid" -ge 1 ]; do
+  if tr '\0' ' ' < "/proc/$ppid/cmdline" 2>/dev/null | grep -Eq 'bin/sregym|-m sregym|spawn_main|pytest'; then
     say "parent $ppid: $(tr '\0' ' ' < "/proc/$ppid/cmdline" | head -c 200)"
     grep -qa SREGYM "/proc/$ppid/environ" 2>/dev/null && say "parent $ppid environment"
     ls "/proc/$ppid/cwd/" >/dev/null 2>&1 && say "parent $ppid cwd: $(readlink "/proc/$ppid/cwd")"
