@@ -152,6 +152,7 @@ class CommandAgent(Agent):
             command = ["/bin/sh", "-c", argv] if isinstance(argv, str) else list(argv)
             env = self._environment(conductor, submit, files, brief)
             sandbox = self._sandbox(files, command)
+            cwd = own_dir  # the sandbox changes into its own working directory
             if sandbox is not None:
                 env = sandbox.environment(env)
                 command = sandbox.wrap(command)
@@ -159,9 +160,11 @@ class CommandAgent(Agent):
                 print(f"[sregym] warning: the {self.name} agent's program runs UNCONFINED (-o sandbox=false): "
                       "it can read the ground truth; its scores mean nothing", file=sys.stderr)
                 env = {**os.environ, **env}
+                cwd = Path(self.options["workdir"] or own_dir / "work")
+                cwd.mkdir(parents=True, exist_ok=True)
             phase = conductor.phase
             started = time.monotonic()
-            status = self._supervise(session, conductor, command, env, own_dir)
+            status = self._supervise(session, conductor, command, env, cwd)
             self._record_output(conductor, argv, phase, status, time.monotonic() - started)
         finally:
             submit.stop()
