@@ -11,7 +11,7 @@ round, from an *allowlist*:
   network namespace). A user namespace needs no privilege, so the same command works as root
   and as an ordinary user where unprivileged user namespaces are enabled.
 - Inside, a setup script builds a new root on an empty tmpfs: the system directories
-  (`/usr`, `/etc`, `/opt`, `/sys`, ...) and the Python installation read-only, a fresh `/proc`
+  (`/usr`, `/etc`, `/opt`, ...) and the Python installation read-only, a fresh `/proc`
   for the new PID namespace (our process is not in it), a minimal `/dev` (no disks), a
   size-limited tmpfs as the writable HOME and `/tmp`, and exactly the host paths the caller
   shares. Paths to hide (the `sregym` package, problems directories, ...) get empty read-only
@@ -47,7 +47,7 @@ from sregym.errors import SetupError
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Host directories every sandbox sees read-only (those that exist). Not /home, /root, /tmp,
 # /var, /run, /srv, /mnt, /media or any project directory: the agent's HOME is a scratch tmpfs.
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/sys")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 # /etc files that are often symlinks into /run (DNS must keep working for hosted-model CLIs).
 _FOLLOW = ("/etc/resolv.conf", "/etc/hosts", "/etc/localtime")
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
