@@ -137,6 +137,11 @@ class SandboxError(SetupError):
     """The sandbox cannot be set up here (no user namespaces, no util-linux, ...)."""
 
 
+def _tool(name: str) -> str | None:
+    """Where util-linux's `name` is (our PATH first, then the standard directories)."""
+    return shutil.which(name) or shutil.which(name, path=SAFE_PATH)
+
+
 def _flags(network: bool) -> list[str]:
     flags = ["--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc"]
     return flags if network else [*flags, "--net"]
@@ -303,7 +308,7 @@ class Sandbox:
             seen.add((path, mode))
             steps += [mode, path]
         steps += ["cd", str(self.workdir or home)]
-        exe = shutil.which("unshare") or "unshare"
+        exe = _tool("unshare") or "unshare"
         return [exe, *_flags(self.network), "--", _setup_python(), "-I", "-S", "-c", _SETUP, str(_root_dir()),
                 *steps, "--", *argv]
 
@@ -334,8 +339,8 @@ def sandbox_problem(*, network: bool = True) -> str | None:
 
 
 def _probe(network: bool) -> str | None:
-    for tool in ("unshare", "setpriv", "pivot_root"):
-        if shutil.which(tool) is None and not Path("/usr/sbin", tool).exists():
+    for tool in ("unshare", "setpriv"):
+        if _tool(tool) is None:
             return f"`{tool}` (util-linux) is not installed"
     sandbox = Sandbox(network=network, scratch_mb=1, python=False)
     argv = sandbox.wrap(["/bin/sh", "-c", "echo ok"])
@@ -359,7 +364,7 @@ def require_sandbox(what: str, *, network: bool = True) -> None:
             "(`unshare --user --map-root-user --mount --pid --fork true` must work: on Debian/Ubuntu "
             "`sysctl kernel.unprivileged_userns_clone=1`, on Ubuntu 24.04 also "
             "`sysctl kernel.apparmor_restrict_unprivileged_userns=0`; in Docker, run with a seccomp profile "
-            "that allows unshare) and util-linux's unshare, pivot_root and setpriv.")
+            "that allows unshare) and util-linux's unshare and setpriv.")
 
 
 __all__ = ["DEFAULT_HOME", "SAFE_PATH", "SYSTEM_DIRS", "Sandbox", "SandboxError", "python_dirs", "require_sandbox",
