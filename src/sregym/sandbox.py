@@ -50,7 +50,6 @@ SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 # /etc files that are often symlinks into /run (DNS must keep working for hosted-model CLIs).
 _FOLLOW = ("/etc/resolv.conf", "/etc/hosts", "/etc/localtime")
-_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 DEFAULT_HOME = Path("/home/agent")
 
 # Runs as root of the new user namespace (`python -I -S`, standard library only), before the

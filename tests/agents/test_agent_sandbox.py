@@ -101,3 +101,20 @@ def test_no_namespaces_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(SetupError, match="Operation not permitted"):
         make_agent("command", command="true")
     assert make_agent("command", command="true", sandbox=False) is not None  # the explicit opt-out
+
+
+def test_loaded_problems_directories_stay_hidden_under_a_share(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    problems = tmp_path / "my_problems"
+    problems.mkdir()
+    (problems / "fault.py").write_text("GROUND_TRUTH = 'the answer'\n")
+    module = types.ModuleType("sregym_user_problems.my_problems.fault")
+    module.__file__ = str(problems / "fault.py")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    (tmp_path / "agent.sh").write_text("#!/bin/sh\n")
+    box = Sandbox(python=False, read_only=(tmp_path,), scratch_mb=1)
+    result = _run(box, f"ls -A {tmp_path}; echo ---; ls -A {problems}; cat {problems}/fault.py 2>&1")
+    assert "agent.sh" in result.stdout and "the answer" not in result.stdout
+    assert result.stdout.split("---")[1].split()[:1] == ["cat:"]
