@@ -364,3 +364,14 @@ def test_cli_runs_and_reports(dataset: Path, tmp_path: Path) -> None:
     assert ok.exit_code == 0, ok.output
     assert json.loads((tmp_path / "c2" / "run.json").read_text())["time_limit_s"] == 60.0
     assert score_outputs(dataset, tmp_path / "c2").score == pytest.approx(0.5)
+
+
+def test_cli_refuses_a_missing_program_before_any_repeat(dataset: Path, tmp_path: Path) -> None:
+    app = typer.Typer()
+    app.command("run")(run_cli)
+    app.command("other")(lambda: None)
+    missing = CliRunner().invoke(app, ["run", "--dataset", str(dataset), "--agent", "command", "--out",
+                                       str(tmp_path / "out"), "--command", str(tmp_path / "absent.sh")])
+    assert missing.exit_code == 3, missing.output
+    assert "absent.sh does not exist" in missing.output and "Traceback" not in missing.output
+    assert not (tmp_path / "out").exists()

@@ -37,8 +37,8 @@ def run(
     Each repeat gets a fresh read-only copy of one task's snapshot (never the ground truth) and leaves
     output.json, status.json and trajectory.jsonl. Score the run with `sregym snapshot score`.
     """
+    from sregym.errors import SetupError
     from sregym.snapshot.run import run_dataset
-    from sregym.snapshot.sandbox import SandboxError
 
     options = _agent_options(model, base_url, api_key_env, option)
     if command is not None:
@@ -53,7 +53,10 @@ def run(
     try:
         summary = run_dataset(dataset, agent, repeats, out, options=options, jobs=jobs, time_limit_s=time_limit,
                               resume=resume)
-    except (KeyError, ValueError, FileNotFoundError, FileExistsError, SandboxError) as err:
+    except SetupError as err:  # the machine is not set up (no sandbox, the agent's program missing)
+        typer.echo(f"sregym snapshot run: {err}", err=True)
+        raise typer.Exit(3) from None
+    except (KeyError, ValueError, FileNotFoundError, FileExistsError) as err:
         # A KeyError's str() is its message in quotes: print the message itself (stripping quotes
         # off any message would also cut a hint that ends in one).
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
