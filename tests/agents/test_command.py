@@ -12,6 +12,7 @@ import pytest
 
 from sregym.agents import make_agent
 from sregym.env import Conductor
+from sregym.errors import SetupError
 
 PROBLEM = "demo-shop/missing-configmap-key-v1"
 
@@ -129,13 +130,13 @@ def test_presets_say_what_is_missing(preset: str, binary: str, key: str, tmp_pat
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     monkeypatch.setenv(key, "k")
-    with pytest.raises(ValueError, match=f"^{binary} not found on PATH: install "):
+    with pytest.raises(SetupError, match=f"^{binary} not found on PATH: install "):
         make_agent(preset)
     bindir = tmp_path / "bin"
     _fake_binary(bindir, binary)
     monkeypatch.setenv("PATH", str(bindir))
     monkeypatch.delenv(key)
-    with pytest.raises(ValueError, match=f"^{key} is not set"):
+    with pytest.raises(SetupError, match=f"^{key} is not set"):
         make_agent(preset)
     monkeypatch.setenv(key, "k")
     built = make_agent(preset, model="m")
@@ -193,3 +194,42 @@ def test_relative_program_paths_resolve_against_the_launch_directory(tmp_path: P
     assert make_agent("command", command="./agent.sh --fast").argv("", {}) == f"{script} --fast"  # type: ignore[attr-defined]
     assert make_agent("command", command=["./agent.sh", "a b"]).argv("", {}) == [script, "a b"]  # type: ignore[attr-defined]
     assert make_agent("command", command="echo hi").argv("", {}) == "echo hi"  # type: ignore[attr-defined]
+
+
+FAKE_CLAUDE = r"""#!/bin/sh
+# Stands in for Claude Code: shows what it was given, then submits like an agent would.
+echo "prompt: $(printf '%s' "$2" | head -1)"
+shift 2
+echo "flags: $*"
+echo "key=${ANTHROPIC_API_KEY:-unset} base=${ANTHROPIC_BASE_URL:-unset} other=${SREGYM_TEST_SECRET:-unset}"
+echo "sandbox=${IS_SANDBOX:-unset} home=$HOME"
+for arg in "$@"; do case $arg in *mcp.json) grep -q mcpServers "$arg" && echo "mcp config readable";; esac; done
+echo "processes: $(ls /proc | grep -c '^[0-9]')"
+test -e /proc/$SREGYM_TEST_PARENT && echo "SEES THE SREGYM PROCESS"
+sregym-submit diagnosis --entity demo-shop/ConfigMap/catalog-config --mechanism "missing config key" \
+    --explanation "CATALOG_MODE removed"
+"""
+
+
+def test_presets_run_in_the_sandbox_with_only_their_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "claude"
+    fake.write_text(FAKE_CLAUDE)
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("SREGYM_TEST_SECRET", "not-for-the-agent")
+    agent = make_agent("claude-code", time_limit_s=60,
+                       env={"SREGYM_TEST_PARENT": str(os.getpid())})
+    with Conductor(PROBLEM, seed=2, clock="realtime", phases=("diagnosis",), agent_name="claude-code") as conductor:
+        agent.run(conductor.session, conductor.start())
+        result = conductor.result()
+    out = agent.stdout
+    assert agent.exit_code == 0, agent.stderr
+    assert "prompt: # sregym incident" in out and "--dangerously-skip-permissions" in out
+    assert "key=sk-test base=http://127.0.0.1:9/v1 other=unset" in out
+    assert "sandbox=1 home=/home/agent" in out and "mcp config readable" in out
+    assert "SEES THE SREGYM PROCESS" not in out and int(out.split("processes: ")[1].split()[0]) < 10
+    assert result.diagnosis is not None and result.diagnosis.root_cause_score == 1.0

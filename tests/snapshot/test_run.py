@@ -317,7 +317,7 @@ def test_react_agent_budgets_and_endpoint_errors_are_results(dataset: Path, tmp_
 
 def test_react_refuses_a_shell_with_network_unless_allowed(dataset: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from sregym.snapshot import sandbox
+    from sregym import sandbox
 
     small = _subset(dataset, "task-0001", tmp_path / "one")
     monkeypatch.setattr(sandbox, "_PROBES", {False: "unshare: unshare failed: Operation not permitted",
@@ -368,3 +368,14 @@ def test_cli_runs_and_reports(dataset: Path, tmp_path: Path) -> None:
     assert ok.exit_code == 0, ok.output
     assert json.loads((tmp_path / "c2" / "run.json").read_text())["time_limit_s"] == 60.0
     assert score_outputs(dataset, tmp_path / "c2").score == pytest.approx(0.5)
+
+
+def test_cli_refuses_a_missing_program_before_any_repeat(dataset: Path, tmp_path: Path) -> None:
+    app = typer.Typer()
+    app.command("run")(run_cli)
+    app.command("other")(lambda: None)
+    missing = CliRunner().invoke(app, ["run", "--dataset", str(dataset), "--agent", "command", "--out",
+                                       str(tmp_path / "out"), "--command", str(tmp_path / "absent.sh")])
+    assert missing.exit_code == 3, missing.output
+    assert "absent.sh does not exist" in missing.output and "Traceback" not in missing.output
+    assert not (tmp_path / "out").exists()

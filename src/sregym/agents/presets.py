@@ -3,10 +3,14 @@
 Each builds the non-interactive invocation of its CLI with the instructions file as the prompt
 (the incident page plus how to use kubectl, the query APIs and `sregym-submit`), and checks up
 front — when the agent is built, so `sregym run` refuses before the first attempt — that the
-binary is on PATH and its API key is in the environment, saying exactly what to do otherwise.
+binary is on PATH and its API key is in the environment, saying exactly what to do otherwise
+(a `SetupError`: the machine is not set up, so the run refuses with exit code 3).
 
 Both CLIs run with their permission prompts disabled: nobody is at the keyboard, and they must
-be able to run kubectl and reach loopback URLs. Run them only in a throwaway environment.
+be able to run kubectl and reach loopback URLs. They run in the `command` agent's sandbox (see
+`sregym.sandbox`), which sees only their installation, the attempt's files and a scratch HOME;
+of our environment they get their API key and the variables of their vendor (`ANTHROPIC_*`,
+`CLAUDE_*`; `OPENAI_*`, `CODEX_*`), plus proxy and CA settings.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any, ClassVar
 
 from sregym.agents.command import DEFAULTS, CommandAgent
 from sregym.agents.registry import agent
+from sregym.errors import SetupError
 
 PRESET_DEFAULTS: dict[str, Any] = {**{k: v for k, v in DEFAULTS.items() if k != "command"},
                                    "binary": None, "api_key_env": None, "extra_args": []}
@@ -29,18 +34,27 @@ class CliPreset(CommandAgent):
     binary: ClassVar[str] = ""
     install_hint: ClassVar[str] = ""
     key_env: ClassVar[str] = ""
+    env_prefixes: ClassVar[tuple[str, ...]] = ()
     known_options: ClassVar[dict[str, Any]] = PRESET_DEFAULTS
 
     def validate(self) -> None:
         binary = self.options["binary"] or self.binary
         self.executable = shutil.which(binary)
         if self.executable is None:
-            raise ValueError(f"{binary} not found on PATH: install {self.install_hint} "
+            raise SetupError(f"{binary} not found on PATH: install {self.install_hint} "
                              f"(or pass -o binary=/path/to/{binary})")
+        if not os.access(self.executable, os.X_OK):
+            raise SetupError(f"{self.executable} is not executable")
         key_env = self.options["api_key_env"] or self.key_env
         if not os.environ.get(key_env):
-            raise ValueError(f"{key_env} is not set: export it before running the {self.name} agent "
+            raise SetupError(f"{key_env} is not set: export it before running the {self.name} agent "
                              f"(or name another variable with --api-key-env)")
+        self.check_sandbox()
+
+    def passed_env(self) -> list[str]:
+        key_env = self.options["api_key_env"] or self.key_env
+        vendor = [name for name in os.environ if name.startswith(self.env_prefixes)]
+        return [*super().passed_env(), key_env, *vendor]
 
     def argv(self, instructions: str, files: dict[str, Path]) -> list[str]:
         raise NotImplementedError
@@ -54,6 +68,7 @@ class ClaudeCodeAgent(CliPreset):
     binary = "claude"
     install_hint = "Claude Code (npm install -g @anthropic-ai/claude-code)"
     key_env = "ANTHROPIC_API_KEY"
+    env_prefixes = ("ANTHROPIC_", "CLAUDE_")
 
     def argv(self, instructions: str, files: dict[str, Path]) -> list[str]:
         argv = [str(self.executable), "-p", instructions, "--output-format", "text",
@@ -72,6 +87,7 @@ class CodexAgent(CliPreset):
     binary = "codex"
     install_hint = "the Codex CLI (npm install -g @openai/codex)"
     key_env = "OPENAI_API_KEY"
+    env_prefixes = ("OPENAI_", "CODEX_")
 
     def argv(self, instructions: str, files: dict[str, Path]) -> list[str]:
         argv = [str(self.executable), "exec", "--skip-git-repo-check", "--sandbox", "danger-full-access"]

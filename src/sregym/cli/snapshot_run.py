@@ -98,7 +98,6 @@ def _resume_settings(args: Args, resume: Path, given: dict[str, Any], flags: lis
 
 def _run(args: Args, settings: dict[str, Any], jobs: int) -> Any:
     from sregym.snapshot.run import run_dataset
-    from sregym.snapshot.sandbox import SandboxError
 
     previous = signal.signal(signal.SIGTERM, _terminate)  # cleaned up like Ctrl-C: no stray copies, resumable
     try:
@@ -106,7 +105,7 @@ def _run(args: Args, settings: dict[str, Any], jobs: int) -> Any:
             return run_dataset(settings["dataset"], settings["agent"], settings["repeats"], settings["out"],
                                options=settings["options"], jobs=jobs, time_limit_s=settings["time_limit_s"],
                                resume=bool(settings.get("resume")), progress=progress.done)
-    except (KeyError, ValueError, FileNotFoundError, FileExistsError, SandboxError) as err:
+    except (KeyError, ValueError, FileNotFoundError, FileExistsError) as err:  # a SetupError exits 3 (CliGroup)
         # A KeyError's str() is its message in quotes: print the message itself.
         args.fail(err.args[0] if isinstance(err, KeyError) and err.args else str(err))
     except KeyboardInterrupt:

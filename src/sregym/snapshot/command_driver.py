@@ -3,10 +3,13 @@
 The program runs with the copy as its working directory and learns the rest from its
 environment: `SREGYM_SNAPSHOT` (the copy), `SREGYM_OUTPUT` (where to write `output.json`, outside
 the copy) and `SREGYM_INSTRUCTIONS` (the task text, the README pointer, the output schema and an
-example). Nothing of a live attempt leaks in (no kubeconfig, no API URLs or tokens). Where user
-namespaces are available it runs confined (`sandbox.confine_argv`: read-only mount of the copy,
-the dataset and output directories hidden, its own PID namespace); it keeps the network, which a
-hosted model's CLI needs. The time limit kills its whole process group.
+example). Nothing of a live attempt leaks in (no kubeconfig, no API URLs or tokens), nor of our
+environment (variables pass by name only, as for a live `command` agent). It runs in the agent
+sandbox (`sregym.sandbox`: the read-only copy, its instructions and output directory, its own
+files and a scratch HOME; the dataset, the run outputs and the sregym package are not there; its
+own PID namespace) and keeps the network, which a hosted model's CLI needs. Without namespaces
+it refuses to run (a `SandboxError` before the first repeat) unless `-o sandbox=false`. The time
+limit kills its whole process group, and with it the namespace.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sregym.agents.command import CommandAgent
+from sregym.agents.command import PASSED_ALWAYS, CommandAgent, _names, _truthy, shared_program_paths
 from sregym.agents.registry import get_agent
+from sregym.sandbox import SAFE_PATH, Sandbox
 from sregym.snapshot.driver import AgentResult, Driver, Trajectory
-from sregym.snapshot.sandbox import Workspace, confine_argv, namespace_problem, run_process
+from sregym.snapshot.sandbox import Workspace, run_process
 from sregym.snapshot.task_text import instructions_text
 from sregym.tools.output import compact
 
@@ -41,12 +45,12 @@ class CommandDriver(Driver):
         for live_only in ("workdir", "mcp"):
             if options.get(live_only) not in (None, True, False):
                 raise ValueError(f"option {live_only} has no meaning on a snapshot")
-        self.program: CommandAgent = cls(**options)  # type: ignore[assignment]
+        self.program: CommandAgent = cls(**options)  # type: ignore[assignment]  # checks program and sandbox
         self.time_limit_s = float(self.program.options["time_limit_s"])
-        self.isolation = namespace_problem(network=True)
-        if self.isolation is not None:
-            print(f"[sregym] note: {self.isolation}; the {self.agent} program runs without its own mount "
-                  "namespace (the copy is read-only by permissions only)", file=sys.stderr)
+        self.confined = _truthy(self.program.options["sandbox"])
+        if not self.confined:
+            print(f"[sregym] warning: the {self.agent} program runs UNCONFINED (-o sandbox=false): it can read "
+                  "the dataset's ground truth; its scores mean nothing", file=sys.stderr)
 
     def run(self, ws: Workspace, answer: Path, trajectory: Trajectory) -> AgentResult:
         instructions = instructions_text(ws.snapshot, answer, self.time_limit_s or 0)
@@ -59,15 +63,24 @@ class CommandDriver(Driver):
         shown = command if isinstance(command, str) else " ".join(argv)
         if not argv:
             raise ValueError("empty command")
-        env = {k: v for k, v in os.environ.items() if k not in _LIVE_ENV}
+        passed = (*PASSED_ALWAYS, *self.program.passed_env())
+        env = {k: os.environ[k] for k in passed if k in os.environ and k not in _LIVE_ENV}
+        path = [*self.program.program_dirs(), str(Path(sys.executable).parent), SAFE_PATH]
         env.update({"SREGYM_SNAPSHOT": str(ws.snapshot), "SREGYM_OUTPUT": str(answer),
-                    "SREGYM_INSTRUCTIONS": str(files["instructions"])})
+                    "SREGYM_INSTRUCTIONS": str(files["instructions"]), "PATH": os.pathsep.join(dict.fromkeys(path))})
         env.update({str(k): str(v) for k, v in dict(self.program.options["env"] or {}).items()})
-        if self.isolation is None:
-            argv = confine_argv(argv, ws.snapshot, network=True, hide=self.hide)
+        if self.confined:
+            shared = [*shared_program_paths(argv, self.program.executable),
+                      *(Path(p).expanduser().resolve() for p in _names(self.program.options["share"]))]
+            sandbox = Sandbox(scratch_mb=int(self.program.options["scratch_mb"]), workdir=ws.snapshot.resolve(),
+                              read_only=(ws.snapshot.resolve(), *dict.fromkeys(shared)),
+                              writable=(ws.work.resolve(),), hide=tuple(self.hide))
+            argv = sandbox.wrap(argv)
             # The program is uid 0 inside its user namespace; Claude Code then refuses to skip its
             # permission prompts unless told it is sandboxed — which, here, it really is.
-            env.setdefault("IS_SANDBOX", "1")
+            env = sandbox.environment(env)
+        else:
+            env = {**os.environ, **env}
         limit = int(self.program.options["output_chars"])
         result = run_process(argv, cwd=ws.snapshot, env=env, time_limit_s=float(self.time_limit_s or 0),
                              max_bytes=limit)

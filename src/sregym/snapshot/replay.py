@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import shlex
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,7 +54,14 @@ def read_only_refusal(command: str) -> str | None:
     try:
         tokens = parse_command(command)
     except CommandRejected:
-        return None  # KubectlRunner answers with its own message
+        # KubectlRunner answers with its own message, except for the verbs a snapshot lacks
+        # anyway (`cp` is also refused for its local paths; the snapshot reason comes first).
+        try:
+            tokens = shlex.split(command)
+        except ValueError:
+            return None
+        if _words(tokens[1:] if tokens[:1] == ["kubectl"] else tokens)[:1] != ["cp"]:
+            return None
     words = _words(tokens)
     verb = words[0] if words else ""
     if verb in READ_VERBS:

@@ -6,10 +6,10 @@ the agent is given names the dataset. The copy is made read-only twice over: by 
 (files 0444, dirs 0555) and, for the processes we start, by a read-only bind mount in a private
 mount namespace — permissions alone do not stop root, and these benchmarks often run as root.
 
-Processes (the react agent's `shell` tool, a `command` agent's program) run through
-`unshare`: a user namespace (so no privilege is needed), a mount namespace (read-only copy,
-the dataset and output directories hidden under empty tmpfs mounts), a PID namespace (the
-process cannot see ours, and everything it starts dies with it) and, for the shell, a network
+Processes (the react agent's `shell` tool, a `command` agent's program) run in the sandbox of
+every agent program (`sregym.sandbox`): their own user, mount and PID namespaces, a root that
+holds only the system directories, the read-only copy and a scratch directory (the dataset, the
+run outputs and the sregym package are not there at all), and, for the shell, a network
 namespace with nothing in it. A time limit kills the whole process group; output is kept up to a
 size (head and tail) with a notice saying how much was dropped.
 """
@@ -31,28 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-# Runs inside the namespaces, before the confined program: hide what must not be seen, make the
-# copy read-only for root too, then become the program. Paths arrive as arguments, never as text
-# pasted into the script, so no quoting can go wrong.
-_SETUP = r"""
-set -e
-root=$1; shift
-while [ $# -gt 0 ] && [ "$1" != "--" ]; do
-  if [ -d "$1" ]; then mount -t tmpfs -o ro,size=4k,mode=0555 sregym-hidden "$1"; fi
-  shift
-done
-shift
-mount --bind "$root" "$root"
-mount -o remount,bind,ro "$root"
-cd "$root"
-exec "$@"
-"""
-
-
-class SandboxError(RuntimeError):
-    """The sandbox cannot be set up as asked (e.g. namespaces are not available here)."""
+from sregym.sandbox import SAFE_PATH, Sandbox, SandboxError, sandbox_problem
 
 
 # ------------------------------------------------------------------ read-only copies
@@ -136,52 +115,28 @@ class Workspace:
 
 
 # ------------------------------------------------------------------ namespaces
-_PROBES: dict[bool, str | None] = {}
-_PROBE_LOCK = threading.Lock()
-
-
-def _unshare_flags(network: bool) -> list[str]:
-    flags = ["--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc"]
-    return flags if network else [*flags, "--net"]
-
-
 def namespace_problem(*, network: bool) -> str | None:
-    """None if `unshare` can give a confined process its namespaces here, else why not. Probed
-    once per process (the answer does not change while we run)."""
-    with _PROBE_LOCK:
-        if network not in _PROBES:
-            _PROBES[network] = _probe(network)
-        return _PROBES[network]
+    """None if a sandbox (with its own network namespace unless `network`) can be made here,
+    else why not."""
+    return sandbox_problem(network=network)
 
 
-def _probe(network: bool) -> str | None:
-    exe = shutil.which("unshare")
-    if exe is None:
-        return "`unshare` (util-linux) is not on PATH"
-    with tempfile.TemporaryDirectory(prefix="sregym-probe-") as tmp:
-        (Path(tmp) / "root").mkdir()
-        (Path(tmp) / "hidden").mkdir()
-        argv = [exe, *_unshare_flags(network), "--", "/bin/bash", "-c", _SETUP, "sregym-sandbox",
-                f"{tmp}/root", f"{tmp}/hidden", "--", "/bin/true"]
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"`unshare` failed: {exc}"
-    if proc.returncode != 0:
-        return f"`unshare {' '.join(_unshare_flags(network))}` failed: {proc.stderr.strip() or proc.returncode}"
-    return None
-
-
-def confine_argv(argv: Sequence[str], root: Path, *, network: bool, hide: Sequence[Path] = ()) -> list[str]:
-    """`argv` wrapped so it runs in `root` (read-only) with its own namespaces; `hide` lists
-    directories that appear empty inside. A directory that contains `root` cannot be hidden
-    (the copy would vanish with it) and is skipped."""
+def confine_argv(argv: Sequence[str], root: Path, *, network: bool, hide: Sequence[Path] = (),
+                 scratch: Path | None = None, writable: Sequence[Path] = (), scratch_mb: int = 512,
+                 read_only: Sequence[Path] = ()) -> list[str]:
+    """`argv` wrapped to run in the sandbox, in `root` (read-only): `scratch` is its HOME (a
+    host directory kept between calls; without one, a fresh tmpfs of `scratch_mb` MiB),
+    `writable`/`read_only` more host paths it sees, `hide` paths it must not see even if shared."""
     root = Path(root).resolve()
-    hidden = [str(Path(h).resolve()) for h in hide
-              if Path(h).is_dir() and not root.is_relative_to(Path(h).resolve())]
-    exe = shutil.which("unshare") or "unshare"
-    return [exe, *_unshare_flags(network), "--", "/bin/bash", "-c", _SETUP, "sregym-sandbox", str(root),
-            *hidden, "--", *argv]
+    if scratch is not None:
+        home = Path(scratch).resolve()
+        sandbox = Sandbox(home=home, home_source=home, scratch_mb=scratch_mb, workdir=root,
+                          read_only=(root, *map(Path, read_only)), writable=tuple(map(Path, writable)),
+                          hide=tuple(map(Path, hide)), network=network)
+    else:
+        sandbox = Sandbox(scratch_mb=scratch_mb, workdir=root, read_only=(root, *map(Path, read_only)),
+                          writable=tuple(map(Path, writable)), hide=tuple(map(Path, hide)), network=network)
+    return sandbox.wrap(list(argv))
 
 
 # ------------------------------------------------------------------ running processes
@@ -323,6 +278,7 @@ class ConfinedShell:
         self.max_output_chars = int(max_output_chars)
         self.hide = tuple(Path(h) for h in hide)
         problem = namespace_problem(network=allow_network)
+        self.scratch_dir = Path(scratch).resolve() if scratch is not None else None
         if problem is not None and not allow_network:
             raise SandboxError(
                 f"the snapshot shell cannot cut the network here: {problem}. It needs unprivileged user "
@@ -340,7 +296,8 @@ class ConfinedShell:
     def run(self, command: str) -> ShellResult:
         argv = ["/bin/bash", "-c", command]
         if self.confined:
-            argv = confine_argv(argv, self.root, network=self.allow_network, hide=self.hide)
+            argv = confine_argv(argv, self.root, network=self.allow_network, hide=self.hide, scratch=self.scratch_dir,
+                                scratch_mb=256)
         # Each stream of the capture keeps head + tail of half the budget.
         result = run_process(argv, cwd=self.root, env=self.environment(), time_limit_s=self.time_limit_s,
                              max_bytes=max(1, self.max_output_chars // 2), merge_stderr=True)

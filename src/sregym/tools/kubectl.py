@@ -6,6 +6,14 @@ with shell quoting rules but never run through a shell: pipes, command lists, re
 substitutions are refused with a message saying what to do instead, and commands that would wait
 for a terminal or hold a port open (edit, attach, port-forward, proxy, exec -it) are refused too,
 because nobody is at a keyboard and the call would hang the attempt.
+
+kubectl also reads and writes local files (`--from-file`, `-f PATH`, `-k DIR`, `--cache-dir`,
+`-o go-template-file=...`, `cp`, `config set-*`, ...), which would hand the agent the machine
+sregym runs on. So every flag that names a local path is refused unless the path lies in the
+tool's scratch directory (its HOME, where the gold agent stages manifests), standard input
+(`-f -`) stays allowed, credential and server flags are refused, and kubectl itself runs in the
+same sandbox as external agents (`sregym.sandbox`): a private /proc, no host files but the system
+directories, its kubeconfig and its scratch directory.
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,8 +44,104 @@ class CommandRejected(ValueError):
     """A command the tool will not run, with a message the agent can act on."""
 
 
-def parse_command(command: str) -> list[str]:
-    """kubectl's arguments (without `kubectl`), or `CommandRejected` saying why not."""
+# Flags that point kubectl at another cluster or identity: the session's are fixed.
+_CREDENTIAL_FLAGS = ("--kubeconfig", "--token", "--as", "--as-group", "--as-uid", "--user", "--context", "--cluster",
+                     "--server", "-s", "--username", "--password", "--certificate-authority", "--client-certificate",
+                     "--client-key", "--insecure-skip-tls-verify", "--tls-server-name")
+# Flags whose value is a local path (any flag named *file*, *-dir or *-output is treated so too).
+_PATH_FLAGS = ("-f", "--filename", "-k", "--kustomize", "--from-file", "--from-env-file", "--cache-dir", "--cert",
+               "--key", "--patch-file", "--log-file", "--log-dir", "--profile-output", "--env-file")
+# -o formats that read a local file.
+_OUTPUT_FILE_FORMATS = ("go-template-file", "jsonpath-file", "custom-columns-file", "template-file")
+_CONFIG_READS = ("view", "current-context", "get-contexts", "get-clusters", "get-users")
+
+
+def _flag_name(token: str) -> str:
+    return token.split("=", 1)[0]
+
+
+def _is_path_flag(name: str, verb: str) -> bool:
+    if name == "-f" and verb == "logs":
+        return False  # `logs -f` is --follow (refused elsewhere), not a file
+    return name in _PATH_FLAGS or (name.startswith("--") and name != "--output" and
+                                   (name.endswith(("file", "-dir", "directory", "-output")) or "-file-" in name))
+
+
+def _local_paths(tokens: list[str], verb: str) -> list[tuple[str, str]]:
+    """(flag, path) for every local path the flags name."""
+    found: list[tuple[str, str]] = []
+    flags = _before_dashdash(tokens)
+    i = 0
+    while i < len(flags):
+        token = flags[i]
+        name = _flag_name(token)
+        value: str | None = None
+        if token.startswith("-") and ("=" in token):
+            value = token.split("=", 1)[1]
+        elif token.startswith("-") and i + 1 < len(flags) and (_is_path_flag(name, verb) or name in ("-o", "--output")):
+            value = flags[i + 1]
+            i += 1
+        elif token.startswith("-k") and len(token) > 2 and not token.startswith("--"):
+            name, value = "-k", token[2:]
+        elif token.startswith("-f") and len(token) > 2 and not token.startswith("--") and verb != "logs":
+            name, value = "-f", token[2:]
+        i += 1
+        if value is None:
+            continue
+        if name in ("-o", "--output"):
+            fmt, _, rest = value.partition("=")
+            if fmt in _OUTPUT_FILE_FORMATS:
+                found.append((f"-o {fmt}", rest))
+            continue
+        if not _is_path_flag(name, verb):
+            continue
+        if name in ("--from-file", "--from-env-file") and "=" in value and not value.startswith(("/", ".")):
+            value = value.split("=", 1)[1]  # key=path
+        found.append((name, value))
+    return found
+
+
+def check_local_paths(tokens: list[str], scratch: Path | None) -> None:
+    """`CommandRejected` unless every local path the command names is inside `scratch` (standard
+    input, `-f -`, is always allowed; with no scratch, no local path is)."""
+    verb = _verb(tokens)
+    if verb == "cp":
+        raise CommandRejected("`kubectl cp` reads and writes local files, which this tool does not allow; to read "
+                              "a file in a container use `kubectl exec POD -- cat FILE`.")
+    if verb == "config":
+        sub = next((t for t in tokens[tokens.index("config") + 1:] if not t.startswith("-")), "")
+        if sub not in _CONFIG_READS:
+            raise CommandRejected(f"`kubectl config {sub}` changes the kubeconfig, which is fixed for this session; "
+                                  f"only {', '.join(_CONFIG_READS)} are allowed.")
+    paths = _local_paths(tokens, verb)
+    if verb == "kustomize":  # `kubectl kustomize DIR` builds a local directory
+        after = tokens[tokens.index("kustomize") + 1:]
+        paths += [("kustomize", t) for t in after if not t.startswith("-")]
+    for flag, value in paths:
+        if flag in ("-f", "--filename") and value == "-":
+            continue
+        if "://" in value:
+            raise CommandRejected(f"{flag} {value}: URLs are not fetched; pass the manifest on standard input "
+                                  "(`apply -f -` with the stdin argument).")
+        if flag in ("--cache-dir", "--log-file", "--log-dir", "--profile-output"):
+            raise CommandRejected(f"{flag} writes local files, which this tool does not allow; remove it.")
+        inside = scratch is not None and _within(scratch, value)
+        if not inside:
+            where = f" (only files in {scratch} may be named)" if scratch is not None else ""
+            raise CommandRejected(f"{flag} {value}: this tool does not read local files{where}; pass a manifest "
+                                  "on standard input instead (`apply -f -` with the stdin argument), or use "
+                                  "`--from-literal=KEY=VALUE` for ConfigMaps and Secrets.")
+
+
+def _within(scratch: Path, value: str) -> bool:
+    root = os.path.realpath(scratch)
+    path = os.path.realpath(os.path.join(root, os.path.expanduser(value)) if not value.startswith("/") else value)
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def parse_command(command: str, scratch: Path | None = None) -> list[str]:
+    """kubectl's arguments (without `kubectl`), or `CommandRejected` saying why not. Local paths
+    are allowed only inside `scratch` (none without it)."""
     text = command.strip()
     if not text:
         raise CommandRejected("empty command: pass kubectl arguments, e.g. `get pods -A`.")
@@ -73,12 +179,10 @@ def parse_command(command: str) -> list[str]:
     if verb == "rollout" and "status" in flags and not any(t.startswith(("-w", "--watch")) for t in flags):
         # Time only moves between tool calls, so waiting for a rollout would never end.
         tokens = [*flags, "--watch=false", *tokens[len(flags):]]
-    if any(t.startswith("--kubeconfig") or t in ("--token", "--as", "--as-group", "--user", "--context",
-                                                  "--server", "-s") or
-           t.startswith(("--token=", "--as=", "--as-group=", "--user=", "--context=", "--server="))
-           for t in _before_dashdash(tokens)):
+    if any(_flag_name(t) in _CREDENTIAL_FLAGS for t in _before_dashdash(tokens)):
         raise CommandRejected("credential and server flags (--kubeconfig, --token, --as, --user, "
-                              "--context, --server) are fixed for this session; remove them.")
+                              "--context, --server, certificates) are fixed for this session; remove them.")
+    check_local_paths(tokens, scratch)
     return tokens
 
 
@@ -126,33 +230,66 @@ def require_kubectl() -> str:
     return path
 
 
+_UNCONFINED_WARNED = threading.Event()
+
+
 @dataclass
 class KubectlRunner:
     """Runs kubectl with a fixed kubeconfig and an isolated HOME (its discovery cache lives
-    there, so repeated calls stay fast and never touch the user's own ~/.kube)."""
+    there, so repeated calls stay fast and never touch the user's own ~/.kube), in a sandbox
+    that sees only the system directories, the kubeconfig and that HOME. Where no sandbox can be
+    made (no user namespaces), kubectl runs unconfined with the path checks alone, and says so
+    once on stderr."""
 
     kubeconfig: Path
     home: Path
     binary: str = ""
     timeout_s: float = 60.0
     max_chars: int = 12_000
+    sandboxed: bool = True
 
     def __post_init__(self) -> None:
         if not self.binary:
             self.binary = shutil.which("kubectl") or "kubectl"
+        if self.sandboxed:
+            from sregym.sandbox import sandbox_problem
+
+            problem = sandbox_problem()
+            if problem is not None:
+                self.sandboxed = False
+                if not _UNCONFINED_WARNED.is_set():
+                    _UNCONFINED_WARNED.set()
+                    print(f"[sregym] warning: the kubectl tool runs without its sandbox here ({problem}); "
+                          "local-path flags are still refused", file=sys.stderr)
+
+    def _argv_env(self, args: list[str]) -> tuple[list[str], dict[str, str]]:
+        env = {"HOME": str(self.home), "KUBECONFIG": str(self.kubeconfig), "KUBECTL_INTERACTIVE_DELETE": "false",
+               "NO_COLOR": "1", "LANG": "C.UTF-8"}
+        if not self.sandboxed:
+            return [self.binary, *args], {**env, "PATH": os.environ.get("PATH", "")}
+        from sregym.sandbox import Sandbox
+
+        binary = os.path.realpath(shutil.which(self.binary) or self.binary)
+        shared = [Path(self.kubeconfig)]
+        if not binary.startswith(("/usr/", "/bin/", "/sbin/", "/opt/")):
+            shared.append(Path(binary))
+        home = Path(self.home).resolve()
+        sandbox = Sandbox(home=home, home_source=home, scratch_mb=64, python=False, read_only=tuple(shared))
+        return sandbox.wrap([binary, *args]), sandbox.environment(env)
 
     def run(self, command: str, stdin: str | None = None) -> tuple[str, bool]:
         """(observation text, is_error). Never raises for a bad command. `stdin` is given to
         kubectl on standard input (a manifest for `apply -f -`)."""
         try:
-            args = parse_command(command)
+            args = parse_command(command, scratch=self.home)
         except CommandRejected as exc:
             return str(exc), True
-        env = {"HOME": str(self.home), "KUBECONFIG": str(self.kubeconfig), "PATH": os.environ.get("PATH", ""),
-               "KUBECTL_INTERACTIVE_DELETE": "false", "NO_COLOR": "1", "LANG": "C.UTF-8"}
+        if shutil.which(self.binary) is None:
+            return "kubectl is not installed on this machine.", True
+        argv, env = self._argv_env(args)
         try:
-            proc = subprocess.run([self.binary, *args], env=env, cwd=str(self.home), capture_output=True,
-                                  text=True, timeout=self.timeout_s, check=False,
+            proc = subprocess.run(argv, env=env, cwd=str(self.home), capture_output=True,
+                                  text=True, timeout=self.timeout_s, check=False, start_new_session=True,
                                   **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}))
         except FileNotFoundError:
             return "kubectl is not installed on this machine.", True
@@ -166,4 +303,4 @@ class KubectlRunner:
         return compact(out.rstrip("\n"), self.max_chars), proc.returncode != 0
 
 
-__all__ = ["CommandRejected", "KubectlRunner", "parse_command", "require_kubectl"]
+__all__ = ["CommandRejected", "KubectlRunner", "check_local_paths", "parse_command", "require_kubectl"]
