@@ -181,3 +181,31 @@ def test_without_a_terminal_run_prints_one_line_per_attempt(tmp_path: Path) -> N
     assert "resolved 2/2" in proc.stdout and "overall" in proc.stdout
     table = proc.stdout[proc.stdout.index("problems"):]
     assert max(len(ln) for ln in table.splitlines() if not ln.startswith("results:")) <= 80
+
+
+@pytest.mark.parametrize("case", ["missing", "not-executable"])
+def test_an_agent_program_that_is_not_there_stops_the_run(case: str, tmp_path: Path) -> None:
+    program = tmp_path / "agent.sh"
+    if case == "not-executable":
+        program.write_text("#!/bin/sh\nexit 0\n")
+    proc = _sregym(["run", "-p", PROBLEM, "--agent", "command", "-o", f"command={program}",
+                    "--out", str(tmp_path / "run")])
+    assert proc.returncode == 3, proc.stderr
+    assert str(program) in proc.stderr and ("does not exist" if case == "missing" else "not executable") in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert len([ln for ln in proc.stderr.splitlines() if ln.strip()]) == 1, proc.stderr
+
+
+def test_an_agent_program_that_cannot_start_is_an_environment_failure(tmp_path: Path) -> None:
+    """Found only inside the attempt (its interpreter is missing): recorded, loud, exit 3."""
+    program = tmp_path / "agent.sh"
+    program.write_text("#!/nonexistent/interpreter\n")
+    program.chmod(0o755)
+    out = tmp_path / "run"
+    proc = _sregym(["run", "-p", PROBLEM, "--agent", "command", "-o", f"command={program}",
+                    "-o", "mcp=false", "-o", "time_limit_s=60", "--out", str(out)])
+    assert proc.returncode == 3, proc.stderr
+    assert f"environment failure on {PROBLEM} seed 0:" in proc.stderr and "could not be run" in proc.stderr
+    assert "ENVIRONMENT FAILURE" in proc.stdout
+    (line,) = [json.loads(raw) for raw in (out / "results.jsonl").read_text().splitlines()]
+    assert line["environment_failure"] and "could not be run (exit code 12" in line["environment_failure_reason"]
