@@ -51,7 +51,7 @@ def test_fixing_but_removing_the_load_generator_fails() -> None:
         c.delete("Deployment", "demo-shop", "loadgenerator")
 
     passed, failed = _run(problem.id, fix_and_remove)
-    assert not passed and failed == ["baseline_intact"]
+    assert not passed and failed == ["baseline_intact", "workload_intact"]
 
 
 def test_an_alternative_valid_fix_passes() -> None:
