@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -55,12 +56,16 @@ def resolve_app(name: str) -> ProblemApp:
         objects=lambda: load_documents(spec.manifests()),
         entry_service=host, entry_port=target.port or 80,
         slo_success_ratio=spec.slo.success_ratio, slo_p95_ms=spec.slo.p95_latency_ms,
-        slo_window_s=spec.slo.window_s, load_generators=_load_generators(spec.name, load_documents(spec.manifests())))
+        slo_window_s=spec.slo.window_s, load_generators=_load_generators(spec.name))
 
 
-def _load_generators(app: str, objects: list[dict[str, Any]]) -> tuple[str, ...]:
+@cache
+def _load_generators(app: str) -> tuple[str, ...]:
+    """The catalogue app's load generators: its Deployments annotated with the app's name."""
+    from sregym.apps import get_app
     from sregym.twin.dataplane.loadgen import APP_ANNOTATION
 
+    objects = load_documents(get_app(app).manifests())
     return tuple(f"{o['kind']}/{o['metadata'].get('namespace', 'default')}/{o['metadata']['name']}"
                  for o in objects if o.get("kind") == "Deployment"
                  and ((o["metadata"].get("annotations") or {}).get(APP_ANNOTATION) == app))
