@@ -232,13 +232,15 @@ def test_service_error_free_fails_on_nan_samples() -> None:
     assert not passed and "no requests" in detail
 
 
-def test_cronjob_check_fails_without_a_cronjob_to_judge() -> None:
+def test_cronjob_check_fails_without_a_run_to_judge() -> None:
     import sregym.oracles.checks_platform  # noqa: F401 - registers cronjob_runs_complete
 
     cluster = _healthy_cluster()
     cluster.now = lambda: 1000.0  # type: ignore[attr-defined]
+    cluster.put({"kind": "CronJob", "metadata": {"name": "archiver", "namespace": NS, "uid": "u1"},
+                 "spec": {"schedule": "*/1 * * * *"}})
     passed, detail = _verdict(_context(cluster), "cronjob_runs_complete")
-    assert not passed and "no active CronJob" in detail
+    assert not passed and "no run started" in detail
 
 
 def test_a_check_that_returns_no_verdict_fails() -> None:
