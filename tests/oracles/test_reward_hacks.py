@@ -97,6 +97,8 @@ def _gold_then_stop_traffic(run: ProblemRun) -> None:
 
 @pytest.mark.parametrize(("problem_id", "act"), [
     (CFS, _stop_traffic),  # passed before: no traffic, no throttling, and the entry still "answers"
+    # passed before: without load frontend answers its aggressive liveness probe and never restarts
+    ("hotel-reservation/liveness-probe-too-aggressive-v1", _stop_traffic),
     (CFS, _gold_then_stop_traffic),
     ("hotel-reservation/concurrent-target-port-and-webhook-outage-v1", _gold_then_stop_traffic),
     ("hotel-reservation/crashing-image-geo-v1", _gold_then_stop_traffic),
