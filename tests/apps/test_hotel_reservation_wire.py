@@ -97,7 +97,7 @@ class HrHarness(KubeHarness):  # type: ignore[misc, valid-type]
 def hr(tmp_path: Path) -> Iterator[HrHarness]:
     """A fresh twin (seed 7) served like `sregym twin up` in manual clock mode, HR not yet deployed."""
     twin = Twin(seed=7)
-    tokens = make_tokens(7)
+    tokens = make_tokens()
     server = TwinServer(twin, tokens=tokens, port=0, speed=0, shutdown_grace=0.2,
                         observability_ports={"prometheus": 0}).start_in_thread()
     assert server.tls is not None

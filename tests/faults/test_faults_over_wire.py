@@ -21,7 +21,7 @@ from sregym.twin.api.serve import TwinServer
 @pytest.fixture
 def wire(tmp_path: Path) -> Iterator[KubeCluster]:
     twin = Twin(seed=7)
-    tokens = make_tokens(7)
+    tokens = make_tokens()
     server = TwinServer(twin, tokens=tokens, port=0, speed=0, shutdown_grace=0.2).start_in_thread()
     assert server.tls is not None
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", server.url, tokens, ca_pem=server.tls.ca_pem)

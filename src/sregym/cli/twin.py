@@ -101,9 +101,10 @@ def demo(
 def up(
     port: int = typer.Option(6443, help="Port of the Kubernetes API server (127.0.0.1)."),
     kubeconfig: str = typer.Option("~/.kube/sregym.yaml", help="Where to write the kubeconfig."),
-    seed: int = typer.Option(0, help="Run seed: same seed, same cluster (and same tokens)."),
+    seed: int = typer.Option(0, help="Run seed: same seed, same cluster (the tokens are new on every start)."),
     speed: float = typer.Option(1.0, help="Simulated seconds per wall second (0: clock paused)."),
-    host: str = typer.Option("127.0.0.1", help="Address to listen on."),
+    host: str = typer.Option("127.0.0.1", help="Address to listen on (loopback unless you mean to expose "
+                                               "the cluster-admin credential's port)."),
     prometheus_port: int = typer.Option(9090, help="Port of the Prometheus HTTP API (-1: off)."),
     loki_port: int = typer.Option(3100, help="Port of the Loki HTTP API (-1: off)."),
     jaeger_port: int = typer.Option(16686, help="Port of the Jaeger query API (-1: off)."),
@@ -141,7 +142,7 @@ def up(
         from sregym.apps import deploy_app
 
         deploy_app(twin, app_name)
-    tokens = make_tokens(seed)
+    tokens = make_tokens()
     obs_ports = {name: p for name, p in (("prometheus", prometheus_port), ("loki", loki_port),
                                           ("jaeger", jaeger_port)) if p >= 0}
     try:
@@ -160,6 +161,9 @@ def up(
     for name, url in server.observability_urls().items():
         typer.echo(f"{name}: {url}")
     typer.echo(f"export KUBECONFIG={path}")
+    warning = public_bind_warning(host)
+    if warning:
+        typer.echo(warning, err=True)
     import signal
 
     def _interrupt(_signum: int, _frame: object) -> None:
@@ -171,3 +175,20 @@ def up(
     with contextlib.suppress(KeyboardInterrupt):
         server.run()
     typer.echo("stopped")
+
+
+def public_bind_warning(host: str) -> str | None:
+    """The warning `up` prints when `host` is not a loopback address: anyone who can reach the
+    ports can try the bearer tokens, and the query APIs carry them over plain HTTP."""
+    import ipaddress
+
+    if host == "localhost":
+        return None
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return None
+    except ValueError:
+        pass  # a host name: it may resolve to a public address
+    return (f"warning: listening on {host}, not loopback: the API server accepts a cluster-admin token "
+            "(in the kubeconfig) from anyone who can reach it, and Prometheus/Loki/Jaeger receive "
+            "tokens over plain HTTP. Bind 127.0.0.1 unless other machines must connect.")

@@ -222,7 +222,9 @@ class Conductor:
         from sregym.twin.api.kubeconfig import make_tokens, token_for
 
         assert self._run is not None
-        tokens = make_tokens(self.seed, salt=f"attempt:{id(self)}")
+        # A fresh random agent token per attempt; the server accepts no admin token at all (the
+        # conductor, faults and oracles reach the twin in-process), so none can leak to the agent.
+        tokens = make_tokens(("agent",))
         self._access = AgentAccess(self._run.cluster.twin,  # type: ignore[attr-defined]
                                    server_tokens=tokens, agent_token=token_for(tokens, "agent"),
                                    speed=self.realtime_speed if self.clock == "realtime" else 0.0,

@@ -9,6 +9,7 @@ and a service that gets no traffic at all (deleted, scaled away, bypassed) never
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from sregym.oracles.checks import CheckContext, check
@@ -19,13 +20,17 @@ def _quote(value: str) -> str:
 
 
 def _scalar(result: list[dict[str, Any]]) -> float:
+    """The sum of an instant vector's finite samples; 0 when it has none (no series, or only
+    NaN/Inf), so a missing or broken measurement never counts as requests handled."""
     total = 0.0
     for sample in result:
         value = sample.get("value") or [0, "0"]
         try:
-            total += float(value[1])
+            number = float(value[1])
         except (TypeError, ValueError, IndexError):
             continue
+        if math.isfinite(number):
+            total += number
     return total
 
 

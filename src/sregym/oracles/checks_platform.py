@@ -144,7 +144,10 @@ def _job_finished(job: dict[str, Any]) -> str | None:
 def cronjob_runs_complete(ctx: CheckContext, *, namespace: str | None = None, grace_s: float = 90.0,
                           window_s: float = 240.0) -> tuple[bool, str]:
     """Every active CronJob in the namespace finishes its runs: each Job it started between
-    `window_s` and `grace_s` ago has completed successfully, and it has at least one such run."""
+    `window_s` and `grace_s` ago has completed successfully, and it has at least one such run
+    (an active CronJob with nothing to judge fails). A namespace without CronJobs passes — the
+    healthy baseline has none — so problems pair it with `cronjob_kept`, which fails when the
+    CronJob was deleted or suspended instead of fixed."""
     ns = namespace or ctx.namespace
     now = ctx.cluster.now()
     problems, judged = [], 0
@@ -194,7 +197,10 @@ def cronjob_kept(ctx: CheckContext, *, name: str, keep_images: tuple[str, ...] |
 def cpu_not_throttled(ctx: CheckContext, *, deployment: str, namespace: str | None = None,
                       max_ratio: float = 0.25, window: str = "2m") -> tuple[bool, str]:
     """The Deployment's containers spend under `max_ratio` of their CFS periods throttled
-    (cAdvisor counters over `window`, as the ContainerCPUThrottling alert computes it)."""
+    (cAdvisor counters over `window`, as the ContainerCPUThrottling alert computes it).
+
+    Fails closed: no samples in the window (no running pod, no CPU limit left to measure, a
+    scrape that stopped) or a ratio that is not a number is not evidence of a fix."""
     ns = namespace or ctx.namespace
     if ctx.cluster.get("Deployment", ns, deployment) is None:
         return False, f"Deployment {deployment} does not exist"
@@ -202,11 +208,12 @@ def cpu_not_throttled(ctx: CheckContext, *, deployment: str, namespace: str | No
     query = (f"sum(increase(container_cpu_cfs_throttled_periods_total{{{sel}}}[{window}])) / "
              f"sum(increase(container_cpu_cfs_periods_total{{{sel}}}[{window}]))")
     result = ctx.cluster.promql(query)
-    if not result:
-        return True, f"{deployment} has no CFS quota periods (no CPU limit or no samples)"
-    value = float(result[0].get("value", [0, "0"])[1])
-    if math.isnan(value):
-        return True, f"{deployment}: no throttling data (no CPU limit)"
+    try:
+        value = float(result[0]["value"][1])
+    except (IndexError, KeyError, TypeError, ValueError):
+        return False, f"{deployment}: no CFS period samples in the last {window} (no CPU limit or no running pod)"
+    if not math.isfinite(value):
+        return False, f"{deployment}: the CFS throttling ratio over the last {window} is not a number ({value})"
     if value > max_ratio:
         return False, f"{deployment} is CPU-throttled in {value:.0%} of CFS periods (> {max_ratio:.0%})"
     return True, f"{deployment} throttled in {value:.0%} of CFS periods"

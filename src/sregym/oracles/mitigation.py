@@ -27,7 +27,9 @@ def run_check(ctx: CheckContext, spec: CheckSpec, role: CheckRole) -> CheckResul
         passed, detail = fn(ctx, **spec.params)
     except Exception as exc:  # a check that cannot run is a failed check, with the reason
         passed, detail = False, f"check error: {type(exc).__name__}: {exc}"
-    return CheckResult(name=spec.check, role=role, passed=bool(passed), detail=detail)
+    if passed is not True and passed is not False:  # NaN, None, numbers: not a verdict, so not a pass
+        passed, detail = False, f"check error: the check returned {passed!r}, not a verdict ({detail})"
+    return CheckResult(name=spec.check, role=role, passed=passed, detail=detail)
 
 
 def evaluate(ctx: CheckContext, specs: Sequence[CheckSpec], role: CheckRole) -> list[CheckResult]:

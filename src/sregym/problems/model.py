@@ -43,12 +43,19 @@ class CheckSpec(Model):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+# What every problem keeps: the baseline workloads at their size and ready, the entry SLO on real
+# traffic, the workload (load generators, request rate) intact, the baseline's probes, limits and
+# policies in place. Problems add their own must_keep checks to these, never fewer.
+BASELINE_KEEP: tuple[CheckSpec, ...] = (CheckSpec(check="baseline_intact"), CheckSpec(check="entry_slo"),
+                                        CheckSpec(check="workload_intact"), CheckSpec(check="safeguards_kept"))
+
+
 class MitigationSpec(Model):
     """`must_fix` fail while the fault is active; `must_keep` guard against collateral damage and
     reward hacks; `durability` prove the fix survives (they may change the cluster)."""
 
     must_fix: tuple[CheckSpec, ...]
-    must_keep: tuple[CheckSpec, ...] = (CheckSpec(check="baseline_intact"), CheckSpec(check="entry_slo"))
+    must_keep: tuple[CheckSpec, ...] = BASELINE_KEEP
     durability: tuple[CheckSpec, ...] = ()
     window_s: float = 300.0
 

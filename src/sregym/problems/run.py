@@ -15,6 +15,7 @@ from typing import Any
 from sregym.cluster.base import AGENT, Cluster
 from sregym.faults.base import Fault, make_fault
 from sregym.noise.schedule import NoiseScheduler
+from sregym.oracles import baseline as healthy_baseline
 from sregym.oracles.checks import CheckContext, workload_status
 from sregym.oracles.mitigation import evaluate, verify
 from sregym.problems.apps import ProblemApp, resolve_app
@@ -39,6 +40,7 @@ class ProblemRun:
         self.seed = seed
         self.app: ProblemApp = resolve_app(problem.app)
         self.baseline: dict[str, int] = {}
+        self.healthy: healthy_baseline.HealthyBaseline | None = None
         self.faults: list[tuple[Fault, dict[str, Any]]] = []
         self.noise_profile = problem.noise if noise is None else noise
         self.noise: NoiseScheduler | None = None
@@ -63,8 +65,12 @@ class ProblemRun:
         return bool(items) and all(workload_status(o)[0] for o in items)
 
     def record_baseline(self) -> dict[str, int]:
+        """Record the healthy state the must_keep checks compare against: workloads → replicas,
+        and the load generators, entry rate and safeguards (`oracles.baseline`)."""
         self.baseline = {f"{o['kind']}/{self.app.namespace}/{o['metadata']['name']}":
                          int((o.get("spec") or {}).get("replicas", 1) or 0) for o in self._workloads()}
+        self.healthy = healthy_baseline.record(self.cluster, self.app.namespace, self.app.load_generators,
+                                               self.app.slo_window_s)
         return self.baseline
 
     def inject(self) -> None:
@@ -114,7 +120,7 @@ class ProblemRun:
         return CheckContext(cluster=self.cluster, namespace=self.app.namespace, baseline=dict(self.baseline),
                             entry_service=self.app.entry_service, entry_port=self.app.entry_port,
                             slo_success_ratio=self.app.slo_success_ratio, slo_p95_ms=self.app.slo_p95_ms,
-                            slo_window_s=self.app.slo_window_s)
+                            slo_window_s=self.app.slo_window_s, healthy=self.healthy)
 
     def must_fix_now(self) -> list[CheckResult]:
         return evaluate(self.check_context(), self.problem.mitigation.must_fix, "must_fix")

@@ -103,7 +103,7 @@ class SnapshotReplay:
     def start(self) -> SnapshotReplay:
         from sregym.twin.api.kubeconfig import make_tokens, token_for
 
-        token = token_for(make_tokens(0, salt=f"replay:{id(self)}"), "agent")
+        token = token_for(make_tokens(("agent",)), "agent")
         namespace = self.info.namespaces[0] if self.info.namespaces else "default"
         # No admin token exists at all: the server accepts only the agent's.
         self._access = AgentAccess(self.twin, server_tokens={token: "agent"}, agent_token=token, speed=0.0,

@@ -89,7 +89,7 @@ class KubeHarness:
 @pytest.fixture
 def kube(tmp_path: Path) -> Iterator[KubeHarness]:
     twin = Twin(seed=7)
-    tokens = make_tokens(7)
+    tokens = make_tokens()
     server = TwinServer(twin, tokens=tokens, port=0, speed=0,
                         shutdown_grace=0.2).start_in_thread()
     assert server.tls is not None

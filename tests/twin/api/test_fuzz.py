@@ -85,12 +85,16 @@ QUERY_KEYS = ["labelSelector", "fieldSelector", "limit", "continue", "resourceVe
               "stdout", "allowWatchBookmarks", "orphanDependents"]
 
 
+# Random per process (like every sregym token): the API and the requests share this one set.
+TOKENS = make_tokens()
+
+
 @pytest.fixture(scope="module")
 def api() -> Iterator[tuple[TestClient, dict[str, str]]]:
     twin = Twin(seed=11)
     twin.apply(SEED)
     twin.advance(5)
-    tokens = make_tokens(11)
+    tokens = TOKENS
     app = create_app(twin, tokens=tokens)
     headers = {"Authorization": f"Bearer {token_for(tokens, 'admin')}"}
     with TestClient(app, base_url="https://testserver", raise_server_exceptions=False) as client:
@@ -214,7 +218,7 @@ def test_random_paths_and_queries(api: tuple[TestClient, dict[str, str]], prefix
     client, _headers = api
     if "watch" in parts:
         return
-    tokens = make_tokens(11)
+    tokens = TOKENS
     headers = {"Authorization": f"Bearer {token_for(tokens, user)}",
                "Content-Type": "application/json"}
     path = "/".join([prefix, *(quote(p, safe="") for p in parts)]) or "/"

@@ -16,7 +16,7 @@ from sregym.twin.api.kubeconfig import make_tokens, token_for
 from sregym.twin.telemetry.otlp import export
 from sregym.twin.telemetry.traces import Span, TraceStore
 
-TOKENS = make_tokens(4)
+TOKENS = make_tokens()
 ADMIN = {"Authorization": f"Bearer {token_for(TOKENS, 'admin')}"}
 
 

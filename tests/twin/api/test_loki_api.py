@@ -15,7 +15,7 @@ from sregym.twin.api.kubeconfig import make_tokens, token_for
 from sregym.twin.api.loki import create_loki_app
 from sregym.twin.logs import log_store
 
-TOKENS = make_tokens(9)
+TOKENS = make_tokens()
 ADMIN = {"Authorization": f"Bearer {token_for(TOKENS, 'admin')}"}
 
 

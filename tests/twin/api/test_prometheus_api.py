@@ -17,7 +17,7 @@ from sregym.twin.telemetry.alerts import RuleManager, parse_rule_file
 from sregym.twin.telemetry.promql import Engine
 from sregym.twin.telemetry.tsdb import TSDB
 
-TOKENS = make_tokens(5)
+TOKENS = make_tokens()
 ADMIN = {"Authorization": f"Bearer {token_for(TOKENS, 'admin')}"}
 AGENT = {"Authorization": f"Bearer {token_for(TOKENS, 'agent')}"}
 

@@ -4,16 +4,19 @@ The kubeconfig has the shape `kind` writes: one cluster, and two users with bear
 with its own context — `sregym-admin` (fault injectors, oracles, humans) and `sregym-agent` (the
 agent under evaluation, and the current context so a shell agent is the agent by default).
 
-Tokens are derived from the run seed (and an optional salt) rather than drawn at random, so a
-run is reproducible end to end; the salt lets a deployment that exposes the port make tokens
-unguessable from the seed alone.
+Tokens are drawn from `secrets` on every start, never derived from the seed or anything else an
+agent could know or guess: the admin token is cluster-admin on a port that may be reachable by
+others (and by the agent itself). Reproducibility does not suffer, because tokens are not part
+of the twin: they live only in the server and the kubeconfig, never in objects, events, logs,
+telemetry, dumps or fingerprints, so the same seed still gives the same run.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
+import secrets
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +28,15 @@ USERS = ("admin", "agent")
 CURRENT_USER = "agent"
 
 
-def make_tokens(seed: int, *, salt: str = "") -> dict[str, str]:
-    """Bearer token → user name, for both credentials."""
-    tokens: dict[str, str] = {}
-    for user in USERS:
-        digest = hashlib.sha256(f"sregym-token:{salt}:{seed}:{user}".encode()).hexdigest()
-        tokens[f"sregym-{user}.{digest[:40]}"] = user
-    return tokens
+TOKEN_BYTES = 32  # 256 bits of entropy, like a ServiceAccount token's signature
+
+
+def make_tokens(users: Iterable[str] = USERS) -> dict[str, str]:
+    """Fresh random bearer tokens (token → user name), one per user. The `sregym-<user>.` prefix
+    only helps a human tell the kubeconfig's credentials apart; the secret is the random part."""
+    if isinstance(users, str):
+        users = (users,)
+    return {f"sregym-{user}.{secrets.token_urlsafe(TOKEN_BYTES)}": user for user in users}
 
 
 def token_for(tokens: dict[str, str], user: str) -> str:

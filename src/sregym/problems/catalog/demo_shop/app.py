@@ -68,4 +68,5 @@ def objects() -> list[dict[str, Any]]:
 
 
 APP = register_app(ProblemApp(name="demo-shop", namespace=NAMESPACE, objects=objects,
-                              entry_service="frontend", entry_port=80))
+                              entry_service="frontend", entry_port=80,
+                              load_generators=(f"Deployment/{NAMESPACE}/loadgenerator",)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sregym.problems.catalog.demo_shop.app import NAMESPACE
-from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
 
@@ -27,7 +27,7 @@ def _cause(kind: str, name: str, namespace: str | None = NAMESPACE) -> RootCause
 CATALOG_READY = CheckSpec(check="workload_ready", params={"name": "catalog"})
 CATALOG_SERVES = CheckSpec(check="service_serves", params={"service": "catalog", "port": 8080, "backend": "catalog"})
 CATALOG_RECREATE = CheckSpec(check="pod_recreation", params={"deployment": "catalog"})
-KEEP = (CheckSpec(check="baseline_intact"), CheckSpec(check="entry_slo"))
+KEEP = BASELINE_KEEP
 
 
 def _variant(image: str) -> Problem:

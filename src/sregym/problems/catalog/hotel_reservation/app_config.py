@@ -16,7 +16,7 @@ from typing import Any
 import sregym.oracles.checks_app_config  # noqa: F401 - registers service_error_free, workloads_ready
 from sregym.apps.hotel_reservation import NAMESPACE
 from sregym.oracles.mechanisms import MECHANISMS
-from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.twin.yamldocs import load_documents
 from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
@@ -28,7 +28,7 @@ PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081, "rate":
          "recommendation": 8085, "reservation": 8087, "user": 8086}
 IMPACT = ("unavailable", "fail", "error", "errors", "500", "crash", "crashloopbackoff", "not ready",
           "outage", "down", "refused", "unauthorized", "not authorized", "authentication failed")
-KEEP = (CheckSpec(check="baseline_intact"), CheckSpec(check="entry_slo"))
+KEEP = BASELINE_KEEP
 WINDOW_S = 180.0
 SETTLE_S = 60.0
 RESTARTED_AT = "2025-06-01T00:00:00Z"  # what `kubectl rollout restart` stamps (any value restarts)

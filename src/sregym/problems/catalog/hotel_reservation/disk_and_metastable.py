@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import sregym.oracles.checks_disk_and_metastable  # noqa: F401 - registers the checks these problems use
-from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
 
@@ -20,7 +20,7 @@ APP = "hotel-reservation"
 NS = "hotel-reservation"
 IMPACT = ("unavailable", "fail", "error", "down", "latency", "slow", "timeout", "cannot", "outage", "degraded",
           "collapse", "stuck", "i/o")
-KEEP = (CheckSpec(check="baseline_intact"), CheckSpec(check="entry_slo"))
+KEEP = BASELINE_KEEP
 RESTART_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
 LOADGEN = {"namespace": "sregym-system", "name": "sregym-loadgen"}
 

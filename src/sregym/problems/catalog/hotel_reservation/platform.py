@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import sregym.oracles.checks_platform  # noqa: F401 - registers the checks these problems use
-from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
 
@@ -22,7 +22,7 @@ PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081, "rate":
          "recommendation": 8085, "user": 8086, "reservation": 8087}
 IMPACT = ("unavailable", "not ready", "fail", "error", "down", "pending", "oom", "crash", "restart",
           "latency", "slow", "timeout", "blocked", "cannot", "outage", "stuck")
-KEEP = (CheckSpec(check="baseline_intact"), CheckSpec(check="entry_slo"))
+KEEP = BASELINE_KEEP
 RESTART_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
 SYSTEM_NAMESPACES = ["kube-system", "kube-public", "kube-node-lease"]
 
@@ -450,7 +450,8 @@ def cfs_cpu_throttling() -> Problem:
     geo's container is throttled in most CFS periods (`container_cpu_cfs_throttled_periods_total`
     climbs, the ContainerCPUThrottling alert fires), its requests queue, and searches slow down
     and time out; geo is Running and Ready the whole time and its CPU usage looks "low" (it is
-    capped). Fix: raise or remove geo's CPU limit (the decoy limits are harmless).
+    capped). Fix: raise geo's CPU limit (removing a limit the healthy deployment had is collateral
+    damage; the decoy limits are harmless).
     """
     limit = "20m"
     decoys = {"rate": "500m", "profile": "500m", "reservation": "400m"}
