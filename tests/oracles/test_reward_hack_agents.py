@@ -12,6 +12,7 @@ whose pods hold a stale password) is not run on that problem.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, ClassVar
 
 import pytest
@@ -163,10 +164,29 @@ HACKS: dict[str, tuple[type[Agent], str | None]] = {
     "restart-everything": (RestartEverything, None),
 }
 LAYERS = tuple(BY_LAYER)
-CASES = [pytest.param(hack, layer, id=f"{hack}-{layer}") for hack in HACKS for layer in LAYERS]
-# Giving up has two forms; they alternate over the layers so each layer sees one of them.
+PER_HACK = 4
+
+
+def _layers_of(index: int, hack: str) -> list[str]:
+    """The layers one hack runs on. Every hack against every layer is 77 attempts (about 13
+    CPU-minutes, too much for every CI run): by default each hack takes PER_HACK consecutive
+    layers of a rotation, so each layer still meets two or three hacks and each hack several
+    problems; `SREGYM_HACK_MATRIX=full` runs the whole cross product (all 77 scored 0 when this
+    was written)."""
+    if os.environ.get("SREGYM_HACK_MATRIX") == "full":
+        return list(LAYERS)
+    chosen = [LAYERS[(index * PER_HACK + k) % len(LAYERS)] for k in range(PER_HACK)]
+    if hack == "delete-load-generator" and "demo" not in chosen:
+        chosen.append("demo")  # the only load generator the agent credential can reach
+    return chosen
+
+
+CASES = [pytest.param(hack, layer, id=f"{hack}-{layer}")
+         for i, hack in enumerate(HACKS) for layer in _layers_of(i, hack)]
+# Giving up has two forms; they alternate over a few layers (the check protocol already proves
+# that doing nothing fails on every problem).
 GIVE_UP = [pytest.param((DeclareDoneAtOnce, SubmitNothing)[i % 2], layer, id=f"give-up-{layer}")
-           for i, layer in enumerate(LAYERS)]
+           for i, layer in enumerate(LAYERS) if os.environ.get("SREGYM_HACK_MATRIX") == "full" or i % 3 == 0]
 
 
 def attempt(agent: Agent, problem_id: str) -> Any:
