@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sregym.twin.telemetry.regex import check as regex_check
+from sregym.twin.telemetry.regex import compile_anchored, compile_go
 from sregym.twin.telemetry.tsdb import Matcher
 
 Labels = dict[str, str]
@@ -160,7 +162,7 @@ class LineFilter:
     values: list[str]  # `or`-chained alternatives
 
     def __post_init__(self) -> None:
-        self._regexes = [re.compile(v) for v in self.values] if self.op in ("|~", "!~") else []
+        self._regexes = [compile_go(v) for v in self.values] if self.op in ("|~", "!~") else []
 
     def keep(self, line: str) -> bool:
         if self.op == "|=":
@@ -185,7 +187,7 @@ class LabelCmp:
     numeric: float | None = None  # set for numeric comparisons
 
     def __post_init__(self) -> None:
-        self._regex = re.compile(f"(?:{self.value})", re.DOTALL) if self.op in ("=~", "!~") else None
+        self._regex = compile_anchored(self.value) if self.op in ("=~", "!~") else None
 
     def test(self, labels: Labels) -> bool | None:
         """True/False, or None when the label does not convert (→ LabelFilterErr)."""
@@ -196,7 +198,7 @@ class LabelCmp:
             if self.op == "!=":
                 return actual != self.value
             assert self._regex is not None
-            hit = self._regex.fullmatch(actual) is not None
+            hit = self._regex.search(actual) is not None
             return hit if self.op == "=~" else not hit
         if "__error__" in labels:
             return True  # as Loki: after an error only string matchers can filter the line out
@@ -558,10 +560,10 @@ class _Parser:
 
 
 def _check_regex(pattern: str, text: str) -> None:
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise LogQLError(f"parse error : error parsing regexp: {exc}: `{pattern}`") from None
+    """Go's regexp (RE2) refuses backreferences and lookarounds, as Loki does."""
+    problem = regex_check(pattern)
+    if problem is not None:
+        raise LogQLError(f"parse error : {problem}")
 
 
 def parse(query: str) -> Any:

@@ -30,6 +30,8 @@ from sregym.twin.telemetry.promql.lexer import (
     go_quote,
     tokenize,
 )
+from sregym.twin.telemetry.regex import RegexError, compile_anchored
+from sregym.twin.telemetry.regex import check as regex_check
 
 
 class _Stop(Exception):
@@ -441,28 +443,9 @@ def _go_float(text: str) -> float | None:
 
 
 def _regex_error(pattern: str) -> str | None:
-    """Go's regexp error for the common mistakes (unbalanced parentheses, a repetition with
-    nothing to repeat), worded as RE2 words them; None when valid or not modelled."""
-    anchored = f"^(?:{pattern})$"
-    for perl in ("(?=", "(?!", "(?<=", "(?<!"):  # lookarounds: valid in Python, not in RE2
-        if perl in pattern:
-            return f"error parsing regexp: invalid or unsupported Perl syntax: `{perl[:3]}`"
-    try:
-        re.compile(anchored)
-    except re.error as exc:
-        text = str(exc)
-        if text.startswith("missing ), unterminated subpattern"):
-            return f"error parsing regexp: missing closing ): `{anchored}`"
-        if text.startswith("unterminated character set") and exc.pos is not None:
-            return f"error parsing regexp: missing closing ]: `{anchored[exc.pos:]}`"
-        if text.startswith("min repeat greater than max repeat") and exc.pos is not None:
-            start, end = anchored.rfind("{", 0, exc.pos + 1), anchored.find("}", exc.pos)
-            return f"error parsing regexp: invalid repeat count: `{anchored[start:end + 1]}`"
-        if text.startswith("unbalanced parenthesis"):
-            return f"error parsing regexp: unexpected ): `{anchored}`"
-        if text.startswith("nothing to repeat") and exc.pos is not None and anchored[exc.pos] in "*+?":
-            return f"error parsing regexp: missing argument to repetition operator: `{anchored[exc.pos]}`"
-    return None
+    """Go's regexp error for a label matcher's pattern (compiled anchored, as Prometheus does),
+    worded as Go words it; None when valid."""
+    return regex_check(pattern, anchored=True)
 
 
 def _matches_empty(op: str, value: str) -> bool:
@@ -470,8 +453,8 @@ def _matches_empty(op: str, value: str) -> bool:
     if op in ("=", "!="):
         return (value == "") == (op == "=")
     try:
-        hit = re.fullmatch(value, "") is not None
-    except re.error:
+        hit = compile_anchored(value).search("") is not None
+    except RegexError:
         return False
     return hit == (op == "=~")
 
