@@ -14,9 +14,10 @@ import promql_parser as pp
 
 from sregym.twin.telemetry.promql import binops
 from sregym.twin.telemetry.promql.aggregations import aggregate
+from sregym.twin.telemetry.promql.budget import Budget, too_many_samples
 from sregym.twin.telemetry.promql.errors import PromQLError
 from sregym.twin.telemetry.promql.functions import call_function
-from sregym.twin.telemetry.promql.parse import parse
+from sregym.twin.telemetry.promql.parse import parse, regex_failure
 from sregym.twin.telemetry.promql.result import Result, Sample, SeriesPoints
 from sregym.twin.telemetry.promql.values import (
     Ctx,
@@ -30,6 +31,7 @@ from sregym.twin.telemetry.promql.values import (
     key_of,
     without_name,
 )
+from sregym.twin.telemetry.regex import RegexError
 from sregym.twin.telemetry.tsdb import TSDB, Matcher, Series, is_stale
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -51,18 +53,32 @@ def unwrap(node: pp.Expr) -> pp.Expr:
 
 class Engine:
     """PromQL over a TSDB. `lookback_ms` is Prometheus' --query.lookback-delta (5 m default);
-    `subquery_step_ms` is the step of `x[5m:]` (the global evaluation interval, 1 m default)."""
+    `subquery_step_ms` is the step of `x[5m:]` (the global evaluation interval, 1 m default).
+    `max_samples` and `timeout_s` bound every query (see `budget`); None means unbounded."""
 
-    def __init__(self, tsdb: TSDB, lookback_ms: int = 300_000, subquery_step_ms: int = 60_000) -> None:
+    def __init__(self, tsdb: TSDB, lookback_ms: int = 300_000, subquery_step_ms: int = 60_000,
+                 *, max_samples: int | None = None, timeout_s: float | None = None) -> None:
         self.tsdb = tsdb
         self.lookback_ms = lookback_ms
         self.subquery_step_ms = subquery_step_ms
+        self.max_samples = max_samples
+        self.timeout_s = timeout_s
+        self.budget = Budget()
+
+    def _start(self) -> None:
+        self.budget = Budget(self.max_samples, self.timeout_s)
 
     # ---- public API -------------------------------------------------------------------------
 
     def instant(self, query: str, t_ms: int) -> Result:
+        self._start()
         expr = parse(query)
-        t_ms = int(t_ms)
+        try:
+            return self._instant(expr, int(t_ms))
+        except RegexError as exc:  # a pattern the parser library accepted but Go's regexp refuses
+            raise regex_failure(query, exc) from None
+
+    def _instant(self, expr: pp.Expr, t_ms: int) -> Result:
         ctx = Ctx([t_ms], t_ms, t_ms)
         node = unwrap(expr)
         if isinstance(node, pp.MatrixSelector | pp.SubqueryExpr):
@@ -79,6 +95,7 @@ class Engine:
         return Result("vector", samples)
 
     def range(self, query: str, start_ms: int, end_ms: int, step_ms: int) -> Result:
+        self._start()
         start_ms, end_ms, step_ms = int(start_ms), int(end_ms), int(step_ms)
         if end_ms < start_ms:
             raise PromQLError("bad_data", "end timestamp must not be before start time")
@@ -99,7 +116,10 @@ class Engine:
                                           "must be Scalar or instant Vector")
         times = list(range(start_ms, end_ms + 1, step_ms))
         ctx = Ctx(times, start_ms, end_ms)
-        value = self.eval(expr, ctx)
+        try:
+            value = self.eval(expr, ctx)
+        except RegexError as exc:
+            raise regex_failure(query, exc) from None
         if isinstance(value, Scal):
             return Result("matrix", [SeriesPoints({}, list(zip(times, value.vals, strict=True)))])
         assert isinstance(value, Vec)
@@ -114,6 +134,7 @@ class Engine:
     # ---- evaluation -------------------------------------------------------------------------
 
     def eval(self, node: pp.Expr, ctx: Ctx) -> Vec | Scal | Str:
+        self.budget.check_time()
         if isinstance(node, pp.ParenExpr):
             return self.eval(node.expr, ctx)
         if isinstance(node, pp.NumberLiteral):
@@ -175,7 +196,9 @@ class Engine:
         refs = self.ref_times(vs.at, vs.offset, ctx)
         lookback = self.lookback_ms
         out: list[VSeries] = []
+        budget = self.budget
         for series in self.select(vs):
+            budget.charge(len(refs))
             ts, values = series.timestamps, series.values
             vals: list[float | None] = []
             found = False
@@ -195,6 +218,7 @@ class Engine:
         refs = self.ref_times(vs.at, vs.offset, ctx)
         out: list[VSeries] = []
         for series in self.select(vs):
+            self.budget.charge(len(refs))
             ts, values = series.timestamps, series.values
             vals: list[float | None] = []
             for ref in refs:
@@ -222,11 +246,13 @@ class Engine:
     def _windows(self, raw: list[MSeries], refs: list[int], range_ms: int, drop_stale: bool) -> Windows:
         starts = [r - range_ms for r in refs]
         series: list[tuple[Labels, list[tuple[list[int], list[float]]]]] = []
+        budget = self.budget
         for s in raw:
+            bounds = [(bisect.bisect_left(s.times, start), bisect.bisect_right(s.times, end))
+                      for start, end in zip(starts, refs, strict=True)]
+            budget.charge(sum(hi - lo for lo, hi in bounds))  # before the slices exist
             per_step = []
-            for start, end in zip(starts, refs, strict=True):
-                lo = bisect.bisect_left(s.times, start)
-                hi = bisect.bisect_right(s.times, end)
+            for lo, hi in bounds:
                 ts, vs = s.times[lo:hi], s.vals[lo:hi]
                 if drop_stale and any(is_stale(v) for v in vs):
                     keep = [i for i, v in enumerate(vs) if not is_stale(v)]
@@ -246,6 +272,12 @@ class Engine:
         inner_start = (first // step) * step
         if inner_start < first:
             inner_start += step
+        # Every inner step holds at least a sample per selected series: refuse a grid that alone
+        # exceeds the budget (`x[1y:1s]`) before allocating it.
+        inner_steps = max(0, (max(refs) - inner_start) // step + 1)
+        if not self.budget.allows(inner_steps):
+            raise too_many_samples()
+        self.budget.check_time()
         inner_times = list(range(inner_start, max(refs) + 1, step))
         inner_ctx = Ctx(inner_times, ctx.query_start, ctx.query_end)
         value = self.eval(node.expr, inner_ctx)
