@@ -968,9 +968,11 @@ def _fmt_labels(labels: Labels) -> str:
 
 
 def eval_metric(expr: Any, source: Source, start_ns: int, end_ns: int, step_ns: int,
-                stats: QueryStats | None = None) -> list[tuple[Labels, list[tuple[int, float]]]] | float:
+                stats: QueryStats | None = None, *, check: Callable[[], None] | None = None,
+                ) -> list[tuple[Labels, list[tuple[int, float]]]] | float:
     """A metric query at every step from start to end (inclusive): per label set its points.
-    A pure number expression returns the number."""
+    A pure number expression returns the number. `check` is called at every step (the caller's
+    time budget raises from it)."""
     if step_ns <= 0:
         raise LogQLError("zero or negative query resolution step widths are not accepted. Try a positive "
                          "integer")
@@ -979,6 +981,8 @@ def eval_metric(expr: Any, source: Source, start_ns: int, end_ns: int, step_ns: 
     t = start_ns
     scalar: float | None = None
     while t <= end_ns:
+        if check is not None:
+            check()
         value = ev.at(expr, t, (start_ns, end_ns))
         if isinstance(value, float):
             scalar = value
