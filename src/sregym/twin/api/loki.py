@@ -403,7 +403,7 @@ class _Deadline:
         self.deadline = time.monotonic() + timeout_s
 
     def check(self) -> None:
-        if time.monotonic() > self.deadline:
+        if time.monotonic() >= self.deadline:
             raise LokiError(DEADLINE_EXCEEDED, 504)
 
     def source(self, inner: logql.Source) -> logql.Source:

@@ -54,7 +54,9 @@ def _go_message(raw: str, pattern: str) -> str:
     code, _, fragment = raw.partition(": ")
     for prefix, go in _GO_CODES:
         if raw.startswith(prefix):
-            if prefix in ("missing )", "unexpected )"):
+            if prefix == "invalid perl operator" and fragment.startswith("(?<"):
+                fragment = "(?<"  # Go stops at the `(?<` it cannot read as a named group
+            elif prefix in ("missing )", "unexpected )"):
                 fragment = pattern
             elif prefix == "trailing \\":
                 fragment = ""

@@ -46,7 +46,7 @@ class Budget:
         self.deadline = None if timeout_s is None else clock() + timeout_s
 
     def check_time(self) -> None:
-        if self.deadline is not None and self._clock() > self.deadline:
+        if self.deadline is not None and self._clock() >= self.deadline:
             raise timed_out()
 
     def charge(self, samples: int) -> None:

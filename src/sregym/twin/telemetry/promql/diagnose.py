@@ -350,7 +350,7 @@ class _Recogniser:
                 self.next()
                 if self.peek().kind != STRING:
                     self.unexpected("label matching", "string")
-                value = self.next().value[1:-1]
+                value = go_unquote(self.next().value)
                 matchers.append((label.value, op.value, value))
                 if op.value in ("=~", "!~") and (problem := _regex_error(value)) is not None:
                     self.errors.append((label.pos, problem))
@@ -440,6 +440,46 @@ def _go_float(text: str) -> float | None:
         return float(int(text, 16)) if text.lower().startswith("0x") else float(text)
     except (ValueError, OverflowError):
         return None
+
+
+_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\",
+            "'": "'", '"': '"'}
+
+
+def go_unquote(token: str) -> str:
+    """The value of a PromQL string literal (Go's strconv.Unquote; backquotes are raw), so a
+    matcher's regex is checked as Prometheus compiles it. Malformed escapes are left as written
+    (the lexer reports them)."""
+    if len(token) < 2 or token[0] == "`":
+        return token[1:-1]
+    body, out, i = token[1:-1], [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 >= len(body):
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        width = {"x": 2, "u": 4, "U": 8}.get(nxt)
+        if nxt in _ESCAPES:
+            out.append(_ESCAPES[nxt])
+            i += 2
+        elif width is not None and len(body) >= i + 2 + width:
+            try:
+                out.append(chr(int(body[i + 2:i + 2 + width], 16)))
+            except ValueError:
+                out.append(body[i:i + 2 + width])
+            i += 2 + width
+        elif nxt in "01234567" and len(body) >= i + 4:
+            try:
+                out.append(chr(int(body[i + 1:i + 4], 8)))
+            except ValueError:
+                out.append(body[i:i + 4])
+            i += 4
+        else:
+            out.append(body[i:i + 2])
+            i += 2
+    return "".join(out)
 
 
 def _regex_error(pattern: str) -> str | None:
