@@ -27,6 +27,7 @@ from sregym.twin.api.prom_access import ADMIN, labels_visible, tsdb_for, user_fr
 from sregym.twin.api.prom_params import FormData, ParamError, parse_duration_ms, parse_time_ms
 from sregym.twin.api.query_gate import gate_for
 from sregym.twin.telemetry.promql.budget import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
+from sregym.twin.telemetry.regex import check as regex_check
 from sregym.twin.telemetry.tsdb import TSDB, Matcher
 
 if TYPE_CHECKING:
@@ -317,6 +318,12 @@ def parse_selector(text: str) -> list[Matcher]:
         matchers.append(Matcher("__name__", "=", expr.name))
     for m in expr.matchers.matchers:
         matchers.append(Matcher(m.name, _OPS.get(str(m.op).rsplit(".", 1)[-1], "="), m.value))
+    for matcher in matchers:
+        problem = regex_check(matcher.value, anchored=True) if matcher.op in ("=~", "!~") else None
+        if problem is not None:  # RE2 refuses what the parser library accepted
+            from sregym.twin.telemetry.promql.diagnose import diagnose
+
+            raise bad_data(f'invalid parameter "match[]": {diagnose(text) or "1:1: parse error: " + problem}')
     if all(m.matches({}) for m in matchers):
         raise bad_data("match[] must contain at least one non-empty matcher")
     return matchers

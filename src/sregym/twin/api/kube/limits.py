@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Any
 
 import yaml
@@ -93,6 +94,26 @@ def load_json(raw: bytes) -> Any:
     except RecursionError:
         raise BadRequest("couldn't get version/kind; json parse error: exceeded max depth") from None
     check_depth(value)
+    if _SURROGATE_ESCAPE.search(raw):
+        value = _without_surrogates(value)
+    return value
+
+
+# `\ud800`-style escapes decode to lone surrogates in Python; Go's decoder turns them into U+FFFD.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(value: Any) -> Any:
+    """Escaped surrogate pairs joined (YAML decodes them separately), lone ones as U+FFFD."""
+    if isinstance(value, str):
+        if not _SURROGATES.search(value):
+            return value
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
     return value
 
 
@@ -151,9 +172,9 @@ def _children(node: Any) -> list[Any]:
 
 
 def load_yaml(text: str) -> Any:
-    value = yaml.load(text, Loader=_BoundedLoader)
+    value = yaml.load(text, Loader=_BoundedLoader)  # a SafeLoader subclass
     check_depth(value)
-    return value
+    return _without_surrogates(value)
 
 
 # ----------------------------------------------------------------------------- patches
@@ -203,7 +224,7 @@ def _pointer(doc: Any, path: str) -> Any:
 
 
 def _json_size(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 
 # ----------------------------------------------------------------------------- objects
