@@ -25,8 +25,9 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 _POLL_S = 0.002
-# Concurrent query evaluations per twin (further queries wait on the loop, not in a thread).
-MAX_CONCURRENT_QUERIES = 4
+# Concurrent query evaluations per twin (further queries wait on the loop, not in a thread);
+# each is bounded by its sample budget, so this bounds the memory queries hold at once.
+MAX_CONCURRENT_QUERIES = 2
 
 
 class QueryGate:

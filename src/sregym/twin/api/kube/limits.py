@@ -117,15 +117,24 @@ def _without_surrogates(value: Any) -> Any:
     return value
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that measures the composed node graph before constructing anything."""
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: iterative, depth-bounded
 
-    def compose_document(self) -> Any:
+
+class _BoundedLoader(_Loader):
+    """SafeLoader (on libyaml where available) that measures the composed node graph before
+    constructing anything."""
+
+    def get_single_node(self) -> Any:
         try:
-            node = super().compose_document()
+            node = super().get_single_node()
         except RecursionError:
             raise yaml.YAMLError(f"yaml: exceeded max depth of {GO_MAX_DEPTH}") from None
-        _check_nodes(node)
+        except yaml.YAMLError as exc:
+            if "maximum nesting depth" in str(exc):
+                raise yaml.YAMLError(f"yaml: exceeded max depth of {GO_MAX_DEPTH}") from None
+            raise
+        if node is not None:
+            _check_nodes(node)
         return node
 
 

@@ -8,7 +8,10 @@ subquery steps) *before* materialising them, and checks the deadline at every no
 a query such as `max_over_time(x[1y:1s])` fails fast instead of allocating gigabytes.
 
 The twin counts samples loaded over the whole evaluation (a little stricter than Prometheus' peak
-count) and its default limits are lower than Prometheus' (the evaluator is Python). The deadline
+count), counts what a range vector holds besides its samples (a slot per step and series, so
+`x[1m]` stepped a million times is a million-sample load even where `x` is sparse, and each
+non-empty window as `WINDOW_COST` samples), and its default limits are lower than Prometheus'
+(the evaluator is Python): about 16 bytes a sample, so a query holds at most a few hundred MB. The deadline
 is the one wall-clock reading in query evaluation; results never depend on it, only whether a
 query finishes.
 """
@@ -21,7 +24,7 @@ from collections.abc import Callable
 from sregym.twin.telemetry.promql.errors import PromQLError
 
 # Defaults served by the twin's Prometheus API (also reported by /api/v1/status/flags).
-DEFAULT_MAX_SAMPLES = 5_000_000
+DEFAULT_MAX_SAMPLES = 10_000_000
 DEFAULT_TIMEOUT_S = 20.0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import promql_parser as pp
 
@@ -37,6 +38,11 @@ from sregym.twin.telemetry.tsdb import TSDB, Matcher, Series, is_stale
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MATCH_OPS = {"Equal": "=", "NotEqual": "!=", "Re": "=~", "NotRe": "!~"}
 MAX_POINTS_PER_SERIES = 11_000
+# Budget accounting (see `budget`): a non-empty window costs about as much memory as this many
+# samples; charges are made in batches, never after more than a batch has been allocated.
+WINDOW_COST = 10
+_CHARGE_BATCH = 4096
+_EMPTY_WINDOW: tuple[Any, Any] = ((), ())
 
 
 def td_ms(td: timedelta | None) -> int:
@@ -248,17 +254,31 @@ class Engine:
         series: list[tuple[Labels, list[tuple[list[int], list[float]]]]] = []
         budget = self.budget
         for s in raw:
-            bounds = [(bisect.bisect_left(s.times, start), bisect.bisect_right(s.times, end))
-                      for start, end in zip(starts, refs, strict=True)]
-            budget.charge(sum(hi - lo for lo, hi in bounds))  # before the slices exist
-            per_step = []
-            for lo, hi in bounds:
-                ts, vs = s.times[lo:hi], s.vals[lo:hi]
-                if drop_stale and any(is_stale(v) for v in vs):
-                    keep = [i for i, v in enumerate(vs) if not is_stale(v)]
-                    ts = [ts[i] for i in keep]
-                    vs = [vs[i] for i in keep]
-                per_step.append((ts, vs))
+            per_step: list[tuple[Any, Any]] = []
+            times, vals = s.times, s.vals
+            cost = 0
+            for start, end in zip(starts, refs, strict=True):
+                lo = bisect.bisect_left(times, start)
+                hi = bisect.bisect_right(times, end)
+                if hi <= lo:
+                    per_step.append(_EMPTY_WINDOW)  # shared: a sparse series costs a pointer a step
+                    cost += 1
+                else:
+                    # Charged before the slices exist: the samples and the window holding them.
+                    cost += 1 + WINDOW_COST + (hi - lo)
+                    if cost >= _CHARGE_BATCH:
+                        budget.charge(cost)
+                        cost = 0
+                    ts, vs = times[lo:hi], vals[lo:hi]
+                    if drop_stale and any(is_stale(v) for v in vs):
+                        keep = [i for i, v in enumerate(vs) if not is_stale(v)]
+                        ts = [ts[i] for i in keep]
+                        vs = [vs[i] for i in keep]
+                    per_step.append((ts, vs))
+                if cost >= _CHARGE_BATCH:
+                    budget.charge(cost)
+                    cost = 0
+            budget.charge(cost)
             series.append((s.labels, per_step))
         return Windows(series, starts, list(refs), range_ms)
 
@@ -275,7 +295,7 @@ class Engine:
         # Every inner step holds at least a sample per selected series: refuse a grid that alone
         # exceeds the budget (`x[1y:1s]`) before allocating it.
         inner_steps = max(0, (max(refs) - inner_start) // step + 1)
-        if not self.budget.allows(inner_steps):
+        if not self.budget.allows(2 * inner_steps):  # the grid, and a value per step to come
             raise too_many_samples()
         self.budget.check_time()
         inner_times = list(range(inner_start, max(refs) + 1, step))
