@@ -120,3 +120,18 @@ def test_budget_counts_and_expires() -> None:
     now[0] = 5.0
     with pytest.raises(PromQLError, match="timed out"):
         budget.check_time()
+
+
+def test_logql_regexp_parser_extracts_named_groups() -> None:
+    entries = [(1, "GET /api/users 200 12ms"), (2, "POST /x 500 1ms"), (3, "garbage")]
+
+    def source(_matchers: list[Matcher]) -> Iterator[tuple[dict[str, str], list[tuple[int, str]]]]:
+        yield {"job": "a"}, entries
+
+    expr = logql.parse(r'{job="a"} | regexp "(?P<method>\\w+) (?P<path>\\S+) (?P<status>\\d+)" | status="500"')
+    assert logql.select_logs(expr, source, 0, 10) == [
+        ({"job": "a", "method": "POST", "path": "/x", "status": "500"}, [(2, "POST /x 500 1ms")])]
+    with pytest.raises(logql.LogQLError, match=r"^at least one named capture must be supplied$"):
+        logql.parse(r'{job="a"} | regexp "(\\w+)"')
+    with pytest.raises(logql.LogQLError, match=r"invalid or unsupported Perl syntax"):
+        logql.parse(r'{job="a"} | regexp "(?P<x>a)(?=b)"')

@@ -1,7 +1,8 @@
 """A LogQL subset with Loki's semantics: parsing and evaluation over log streams.
 
 Supported: stream selectors with `=`, `!=`, `=~`, `!~`; line filters `|=`, `!=`, `|~`, `!~`
-(chainable with `or`); `| json` and `| logfmt` (optionally with `label="path"` extractions);
+(chainable with `or`); `| json` and `| logfmt` (optionally with `label="path"` extractions),
+`| regexp "(?P<name>...)"`; every regex is RE2 (`sregym.twin.telemetry.regex`), as in Loki;
 label filters with string matchers and numeric comparisons (`==`, `!=`, `>`, `>=`, `<`, `<=`,
 numbers, durations and byte sizes), combined with `and`/`,`/`or` and parentheses;
 `| line_format "{{.label}}"`, `| label_format new=old`, `| drop`, `| keep`, `| decolorize`;
@@ -502,7 +503,18 @@ class _Parser:
         if tok.kind == "IDENT" and tok.text == "decolorize":
             self.next()
             return Decolorize()
-        if tok.kind == "IDENT" and tok.text in ("unwrap", "pattern", "regexp", "unpack"):
+        if tok.kind == "IDENT" and tok.text == "regexp":
+            self.next()
+            pattern = self.string()
+            _check_regex(pattern, self.text)
+            names = [n for n in compile_go(pattern).groupindex if n]
+            if not names:
+                raise LogQLError("at least one named capture must be supplied")
+            for name in names:
+                if not _IDENT_RE.fullmatch(name) or "." in name:
+                    raise LogQLError(f"invalid extracted label name '{name}'")
+            return Parser("regexp", [("pattern", pattern)])
+        if tok.kind == "IDENT" and tok.text in ("unwrap", "pattern", "unpack"):
             raise LogQLError(f"parse error at line 1, col {tok.pos + 1}: syntax error: {tok.text} is not "
                              "supported by this Loki")
         if tok.kind == "IDENT" or (tok.kind == "OP" and tok.text == "("):
@@ -644,6 +656,13 @@ def _add_extracted(labels: Labels, stream: Labels, extracted: dict[str, str]) ->
 
 
 def _run_parser(stage: Parser, line: str, labels: Labels, stream: Labels) -> None:
+    if stage.kind == "regexp":  # RE2, first match; a line that does not match adds nothing
+        regex = compile_go(stage.params[0][1])
+        match = regex.search(line)
+        if match is not None:
+            _add_extracted(labels, stream, {name: match.group(name) or ""
+                                            for name in regex.groupindex if name})
+        return
     if stage.kind == "json":
         try:
             doc = json.loads(line)
