@@ -260,24 +260,21 @@ class Engine:
             for start, end in zip(starts, refs, strict=True):
                 lo = bisect.bisect_left(times, start)
                 hi = bisect.bisect_right(times, end)
-                if hi <= lo:
-                    per_step.append(_EMPTY_WINDOW)  # shared: a sparse series costs a pointer a step
-                    cost += 1
-                else:
-                    # Charged before the slices exist: the samples and the window holding them.
-                    cost += 1 + WINDOW_COST + (hi - lo)
-                    if cost >= _CHARGE_BATCH:
-                        budget.charge(cost)
-                        cost = 0
-                    ts, vs = times[lo:hi], vals[lo:hi]
-                    if drop_stale and any(is_stale(v) for v in vs):
-                        keep = [i for i, v in enumerate(vs) if not is_stale(v)]
-                        ts = [ts[i] for i in keep]
-                        vs = [vs[i] for i in keep]
-                    per_step.append((ts, vs))
+                # A slot per step, and for a non-empty window its samples and the window itself,
+                # charged before the slices exist.
+                cost += 1 if hi <= lo else 1 + WINDOW_COST + (hi - lo)
                 if cost >= _CHARGE_BATCH:
                     budget.charge(cost)
                     cost = 0
+                if hi <= lo:
+                    per_step.append(_EMPTY_WINDOW)  # shared: a sparse series costs a pointer a step
+                    continue
+                ts, vs = times[lo:hi], vals[lo:hi]
+                if drop_stale and any(is_stale(v) for v in vs):
+                    keep = [i for i, v in enumerate(vs) if not is_stale(v)]
+                    ts = [ts[i] for i in keep]
+                    vs = [vs[i] for i in keep]
+                per_step.append((ts, vs))
             budget.charge(cost)
             series.append((s.labels, per_step))
         return Windows(series, starts, list(refs), range_ms)
