@@ -159,3 +159,47 @@ def test_kubectl_refuses_a_2mib_configmap(kube: Any, tmp_path: Path) -> None:
     result = kube.kubectl("create", "configmap", "big", f"--from-file={blob}", user="admin")
     assert result.returncode == 1
     assert 'ConfigMap "big" is invalid: []: Too long: must have at most 1048576 bytes' in result.stderr
+
+
+def test_unresponsive_watcher_is_closed(kube: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client that opens a watch and stops reading does not make the server queue events
+    forever: past the per-watcher backlog its subscription is closed, as the watch cache does."""
+    import socket
+    import ssl
+
+    from sregym.twin.api.kube import watch as watch_module
+
+    monkeypatch.setattr(watch_module, "MAX_PENDING_EVENTS", 50)
+    store = kube.twin.store
+    before = kube.call(lambda: len(store._watches))
+    context = ssl.create_default_context(cafile=str(kube.server.tls.ca_file))
+    raw = socket.socket()
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    raw.connect(("127.0.0.1", kube.server.port))
+    conn = context.wrap_socket(raw, server_hostname="127.0.0.1")
+    try:
+        conn.sendall(f"GET /api/v1/namespaces/default/configmaps?watch=1 HTTP/1.1\r\nHost: x\r\n"
+                     f"Authorization: Bearer {kube.token('admin')}\r\n\r\n".encode())
+        assert conn.recv(4096).startswith(b"HTTP/1.1 200")  # then never read again
+        for _ in range(200):
+            if kube.call(lambda: len(store._watches)) > before:
+                break
+            threading_wait(0.01)
+        assert kube.call(lambda: len(store._watches)) == before + 1
+
+        def flood() -> None:
+            for i in range(600):  # ~6 MB of events: more than the socket buffers hold
+                kube.twin.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                  "metadata": {"name": f"flood-{i}", "namespace": "default"},
+                                  "data": {"blob": "x" * 10_000}})
+
+        kube.call(flood)
+        assert kube.call(lambda: len(store._watches)) == before
+    finally:
+        conn.close()
+
+
+def threading_wait(seconds: float) -> None:
+    import threading
+
+    threading.Event().wait(seconds)
