@@ -10,6 +10,9 @@ Responses follow Loki 3: `{"status": "success", "data": {"resultType": "streams"
 "vector", "result": [...], "stats": {...}}}` with nanosecond string timestamps for log lines.
 Errors are plain text with HTTP 400, as Loki writes them (`parse error at line 1, col 7: ...`).
 The agent view (agent token or none) leaves out the hidden namespaces and machinery jobs.
+Queries evaluate on worker threads behind the query gate (`query_gate`) with Loki's limits: max
+entries, max query length (721h), max series (500), 11,000 points, and a timeout answered with
+Loki's 504.
 """
 
 from __future__ import annotations

@@ -7,8 +7,11 @@ on the simulated clock: a missing `time` means the twin's "now".
 
 Visibility: the admin token sees everything; the agent token (or no token) queries through a
 `FilteredTSDB` (see `prom_access`), and alerts/rules only show alerts whose labels it may see.
-Handlers run synchronously on the server's event loop (see `serve.py`), so a query never
-observes a half-finished tick. Any unexpected failure still leaves as API error JSON, never a 500.
+Query evaluation runs on worker threads behind the twin's query gate (`query_gate`): the server
+keeps answering other clients meanwhile, and the clock never ticks under a running query. Every
+query has Prometheus' budgets (`promql.budget`: samples, timeout — the smaller of the `timeout`
+parameter and the server's) and the 11,000-points limit, failing with Prometheus' own errors.
+Any unexpected failure still leaves as API error JSON, never a 500.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ The twin is single-threaded by design (no locks in the store or the controllers)
 therefore touch it synchronously inside the loop, and the clock task calls `twin.step()` between
 requests, yielding to the loop after every tick. Anything from another thread (a test, a fault
 injector running in-process) must go through `TwinServer.call()`, which runs it on the loop.
+PromQL and LogQL queries are the exception: they evaluate on worker threads, so the clock and
+`call()` first wait (without blocking the loop) until no query runs (see `query_gate`).
 
 Time modes: `speed > 0` paces simulated time to wall time × speed (the only place sregym reads a
 wall clock, and only to pace: simulated timestamps still come from the twin's clock); `manual`
