@@ -37,6 +37,11 @@ _GO_CODES = (
 )
 # A generous bound on the pattern itself (Go refuses huge programs too: "expression too large").
 MAX_PATTERN_BYTES = 64 * 1024
+# RE2's memory budget per compiled pattern (program plus lazily built DFA states; past it RE2 falls
+# back to its NFA, still linear) and how many compiled patterns are kept: together they bound what
+# a stream of distinct, DFA-hungry patterns can hold.
+MAX_REGEX_MEMORY = 2 << 20
+CACHE_SIZE = 256
 
 
 class RegexError(ValueError):
@@ -47,6 +52,7 @@ def _options(dotall: bool) -> Any:
     options = re2.Options()
     options.log_errors = False  # RE2 would print every bad pattern on stderr
     options.dot_nl = dotall
+    options.max_mem = MAX_REGEX_MEMORY
     return options
 
 
@@ -56,7 +62,7 @@ def _go_message(raw: str, pattern: str) -> str:
         if raw.startswith(prefix):
             if prefix == "invalid perl operator" and fragment.startswith("(?<"):
                 fragment = "(?<"  # Go stops at the `(?<` it cannot read as a named group
-            elif prefix in ("missing )", "unexpected )"):
+            elif prefix in ("missing )", "unexpected )", "pattern too large"):
                 fragment = pattern
             elif prefix == "trailing \\":
                 fragment = ""
@@ -64,7 +70,7 @@ def _go_message(raw: str, pattern: str) -> str:
     return f"error parsing regexp: {code}: `{fragment or pattern}`"
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=CACHE_SIZE)
 def _compile(pattern: str, dotall: bool) -> Any:
     if len(pattern.encode("utf-8", "surrogatepass")) > MAX_PATTERN_BYTES:
         raise RegexError(f"error parsing regexp: expression too large: `{pattern[:40]}...`")
