@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import random
+import ssl
 import string
 import subprocess
 import sys
@@ -537,7 +538,8 @@ def _kube_stream(info: dict[str, Any], rng: random.Random, tally: Tally) -> None
     bearer = {user: {"Authorization": f"Bearer {token_for(info['tokens'], user)}"} for user in ("admin", "agent")}
     objects = {path: [tuple(pair) for pair in pairs] for path, pairs in info["objects"].items()}
     gen = KubeGenerator(rng, objects)
-    with httpx.Client(base_url=info["url"], verify=info["ca"] or False, timeout=httpx.Timeout(MARGIN_S * 2)) as kube:
+    verify = ssl.create_default_context(cafile=info["ca"]) if info["ca"] else False
+    with httpx.Client(base_url=info["url"], verify=verify, timeout=httpx.Timeout(MARGIN_S * 2)) as kube:
         for _ in range(KUBE_REQUESTS):
             req = gen.request()
             headers = {**bearer[req.user], "Content-Type": req.content_type} if req.content_type \
