@@ -10,6 +10,9 @@ Responses follow Loki 3: `{"status": "success", "data": {"resultType": "streams"
 "vector", "result": [...], "stats": {...}}}` with nanosecond string timestamps for log lines.
 Errors are plain text with HTTP 400, as Loki writes them (`parse error at line 1, col 7: ...`).
 The agent view (agent token or none) leaves out the hidden namespaces and machinery jobs.
+Queries evaluate on worker threads behind the query gate (`query_gate`) with Loki's limits: max
+entries, max query length (721h), max series (500), 11,000 points, and a timeout answered with
+Loki's 504.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +29,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from sregym.twin.api.body import BodyTooLarge, read_body
 from sregym.twin.api.prom_access import ADMIN, labels_visible, user_from_headers
 from sregym.twin.api.prom_params import FormData
+from sregym.twin.api.query_gate import gate_for
 from sregym.twin.logs import log_store
 from sregym.twin.telemetry import logql
 from sregym.twin.telemetry.promql.result import format_value
@@ -42,6 +48,15 @@ MAX_LIMIT = 5000
 DEFAULT_SINCE_NS = 3600 * 10**9
 LABELS_SINCE_NS = 6 * 3600 * 10**9
 MAX_POINTS = 11_000
+# Loki's stock limits: max_query_length (30d1h), max_query_series, and a query timeout (the twin's
+# is shorter than Loki's 1m: its evaluator is Python).
+MAX_QUERY_LENGTH_NS = 721 * 3600 * 10**9
+MAX_QUERY_SERIES = 500
+QUERY_TIMEOUT_S = 20.0
+MAX_BODY_BYTES = 10 << 20
+DEADLINE_EXCEEDED = ("request timed out, decrease the duration of the request or add more label "
+                     "matchers (prefer exact match over regex match) to reduce the amount of data "
+                     "processed")
 APP_LABELS = ("app", "app.kubernetes.io/name", "io.kompose.service")
 
 
@@ -237,10 +252,11 @@ def _success(data: Any) -> JSONResponse:
 
 # --------------------------------------------------------------------- API
 class LokiApi:
-    def __init__(self, twin: Twin, tokens: dict[str, str]) -> None:
+    def __init__(self, twin: Twin, tokens: dict[str, str], timeout_s: float = QUERY_TIMEOUT_S) -> None:
         self.twin = twin
         self.tokens = dict(tokens)
         self.index = LogIndex(twin)
+        self.timeout_s = timeout_s
 
     def now_ns(self) -> int:
         return round(self.twin.clock.now * 1e9)
@@ -249,7 +265,7 @@ class LokiApi:
         user = user_from_headers(self.tokens, request.headers)
         return (lambda _labels: True) if user == ADMIN else labels_visible
 
-    def query_range(self, params: Any, visible: Callable[[dict[str, str]], bool]) -> Response:
+    def query_range(self, params: Any, visible: Callable[[dict[str, str]], bool]) -> Evaluation:
         query = params.get("query") or ""
         end = parse_time_ns(params.get("end"), self.now_ns(), "end")
         start = parse_time_ns(params.get("start"), end - DEFAULT_SINCE_NS, "start")
@@ -258,22 +274,34 @@ class LokiApi:
         limit = _limit(params.get("limit"))
         direction = _direction(params.get("direction"))
         expr = _parse(query)
-        stats = logql.QueryStats()
+        if end - start > MAX_QUERY_LENGTH_NS:
+            raise LokiError(f"the query time range exceeds the limit (query length: "
+                            f"{go_duration(end - start)}, limit: {go_duration(MAX_QUERY_LENGTH_NS)})")
         if logql.is_log_query(expr):
-            streams = logql.select_logs(expr, self.index.source(visible), start, end, limit=limit,
+            step = 0
+        else:
+            step = parse_step_ns(params.get("step") or params.get("interval"), default_step_ns(start, end))
+            if step <= 0:
+                raise LokiError("zero or negative query resolution step widths are not accepted. Try a "
+                                "positive integer")
+            if (end - start) // step > MAX_POINTS:
+                raise LokiError("exceeded maximum resolution of 11,000 points per timeseries. Try "
+                                "increasing the value of the step parameter")
+        budget = _Deadline(self.timeout_s)
+        return Evaluation(lambda: self._range(expr, visible, start, end, step, limit, direction, budget))
+
+    def _range(self, expr: Any, visible: Callable[[dict[str, str]], bool], start: int, end: int, step: int,
+               limit: int, direction: str, budget: _Deadline) -> Response:
+        stats = logql.QueryStats()
+        source = budget.source(self.index.source(visible))
+        if logql.is_log_query(expr):
+            streams = logql.select_logs(expr, source, start, end, limit=limit,
                                         direction=direction, stats=stats)
             result = [{"stream": labels, "values": [[str(ts), line] for ts, line in entries]}
                       for labels, entries in streams]
             return _success({"resultType": "streams", "result": result,
                              "stats": _stats(stats, _exec_seconds(stats))})
-        step = parse_step_ns(params.get("step") or params.get("interval"), default_step_ns(start, end))
-        if step <= 0:
-            raise LokiError("zero or negative query resolution step widths are not accepted. Try a positive "
-                            "integer")
-        if (end - start) // step > MAX_POINTS:
-            raise LokiError("exceeded maximum resolution of 11,000 points per timeseries. Try increasing the "
-                            "value of the step parameter")
-        value = _eval(expr, self.index.source(visible), start, end, step, stats)
+        value = _eval(expr, source, start, end, step, stats, budget.check)
         if isinstance(value, float):
             result: Any = [{"metric": {}, "values": _points_scalar(value, start, end, step)}]
         else:
@@ -282,7 +310,7 @@ class LokiApi:
             stats.returned = sum(len(p) for _l, p in value)
         return _success({"resultType": "matrix", "result": result, "stats": _stats(stats, _exec_seconds(stats))})
 
-    def query(self, params: Any, visible: Callable[[dict[str, str]], bool]) -> Response:
+    def query(self, params: Any, visible: Callable[[dict[str, str]], bool]) -> Evaluation:
         query = params.get("query") or ""
         t = parse_time_ns(params.get("time"), self.now_ns(), "time")
         _limit(params.get("limit"))
@@ -291,8 +319,13 @@ class LokiApi:
         if logql.is_log_query(expr):
             raise LokiError("log queries are not supported as an instant query type, please change your "
                             "query to a range query type")
+        budget = _Deadline(self.timeout_s)
+        return Evaluation(lambda: self._instant(expr, visible, t, budget))
+
+    def _instant(self, expr: Any, visible: Callable[[dict[str, str]], bool], t: int,
+                 budget: _Deadline) -> Response:
         stats = logql.QueryStats()
-        value = _eval(expr, self.index.source(visible), t, t, 10**9, stats)
+        value = _eval(expr, budget.source(self.index.source(visible)), t, t, 10**9, stats, budget.check)
         if isinstance(value, float):
             return _success({"resultType": "scalar", "result": [_seconds(t), format_value(value)],
                              "stats": _stats(stats, _exec_seconds(stats))})
@@ -348,11 +381,53 @@ def _selector(text: str) -> list[Matcher]:
     return expr.matchers
 
 
-def _eval(expr: Any, source: logql.Source, start: int, end: int, step: int, stats: logql.QueryStats) -> Any:
+def _eval(expr: Any, source: logql.Source, start: int, end: int, step: int, stats: logql.QueryStats,
+          check: Callable[[], None]) -> Any:
     try:
-        return logql.eval_metric(expr, source, start, end, step, stats)
+        value = logql.eval_metric(expr, source, start, end, step, stats, check=check)
     except logql.LogQLError as exc:
         raise LokiError(str(exc)) from None
+    if not isinstance(value, float) and len(value) > MAX_QUERY_SERIES:
+        raise LokiError(f"maximum of series ({MAX_QUERY_SERIES}) reached for a single query")
+    return value
+
+
+class Evaluation:
+    """A query's evaluation, run by the endpoint on a worker thread through the query gate."""
+
+    def __init__(self, fn: Callable[[], Response]) -> None:
+        self.fn = fn
+
+
+class _Deadline:
+    """The query timeout: checked per stream and per step; Loki answers 504 when it passes."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.deadline = time.monotonic() + timeout_s
+
+    def check(self) -> None:
+        if time.monotonic() >= self.deadline:
+            raise LokiError(DEADLINE_EXCEEDED, 504)
+
+    def source(self, inner: logql.Source) -> logql.Source:
+        def select(matchers: list[Matcher]) -> Iterable[tuple[dict[str, str], list[logql.Entry]]]:
+            for item in inner(matchers):
+                self.check()
+                yield item
+        return select
+
+
+def go_duration(ns: int) -> str:
+    """Go's time.Duration.String() for whole seconds and up (`744h0m0s`)."""
+    seconds, frac = divmod(ns, 10**9)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    sec_text = f"{secs}" if not frac else f"{secs}.{frac:09d}".rstrip("0")
+    if hours:
+        return f"{hours}h{minutes}m{sec_text}s"
+    if minutes:
+        return f"{minutes}m{sec_text}s"
+    return f"{sec_text}s"
 
 
 def _points_scalar(value: float, start: int, end: int, step: int) -> list[list[Any]]:
@@ -364,19 +439,26 @@ def _exec_seconds(stats: logql.QueryStats) -> float:
     return round(0.0004 + stats.lines * 2e-7, 9)
 
 
-def create_loki_app(twin: Twin, *, tokens: dict[str, str]) -> Starlette:
-    """The ASGI app serving the Loki query API for `twin`."""
-    api = LokiApi(twin, tokens)
+def create_loki_app(twin: Twin, *, tokens: dict[str, str], timeout_s: float = QUERY_TIMEOUT_S) -> Starlette:
+    """The ASGI app serving the Loki query API for `twin`; queries evaluate on worker threads
+    (see `query_gate`) within `timeout_s`."""
+    api = LokiApi(twin, tokens, timeout_s)
+    gate = gate_for(twin)
 
     def endpoint(fn: Callable[[Any, Request], Response]) -> Callable[[Request], Any]:
         async def handle(request: Request) -> Response:
             try:
                 params: Any = request.query_params
                 if request.method == "POST" and "form" in (request.headers.get("content-type") or ""):
-                    params = _Merged(FormData(await request.body()), request.query_params)
-                return fn(params, request)
+                    params = _Merged(FormData(await read_body(request, MAX_BODY_BYTES)), request.query_params)
+                answer = fn(params, request)
+                if isinstance(answer, Evaluation):
+                    return await gate.run(answer.fn)
+                return answer
             except LokiError as err:
                 return PlainTextResponse(err.message + "\n", status_code=err.code)
+            except BodyTooLarge:
+                return PlainTextResponse("http: POST too large\n", status_code=400)
             except Exception as exc:  # never a traceback on the wire
                 log.exception("loki API handler failed")
                 return PlainTextResponse(f"{type(exc).__name__}: {exc}\n", status_code=400)

@@ -7,8 +7,11 @@ on the simulated clock: a missing `time` means the twin's "now".
 
 Visibility: the admin token sees everything; the agent token (or no token) queries through a
 `FilteredTSDB` (see `prom_access`), and alerts/rules only show alerts whose labels it may see.
-Handlers run synchronously on the server's event loop (see `serve.py`), so a query never
-observes a half-finished tick. Any unexpected failure still leaves as API error JSON, never a 500.
+Query evaluation runs on worker threads behind the twin's query gate (`query_gate`): the server
+keeps answering other clients meanwhile, and the clock never ticks under a running query. Every
+query has Prometheus' budgets (`promql.budget`: samples, timeout — the smaller of the `timeout`
+parameter and the server's) and the 11,000-points limit, failing with Prometheus' own errors.
+Any unexpected failure still leaves as API error JSON, never a 500.
 """
 
 from __future__ import annotations
@@ -22,8 +25,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from sregym.twin.api.body import BodyTooLarge, read_body
 from sregym.twin.api.prom_access import ADMIN, labels_visible, tsdb_for, user_from_headers
 from sregym.twin.api.prom_params import FormData, ParamError, parse_duration_ms, parse_time_ms
+from sregym.twin.api.query_gate import gate_for
+from sregym.twin.telemetry.promql.budget import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
+from sregym.twin.telemetry.regex import check as regex_check
 from sregym.twin.telemetry.tsdb import TSDB, Matcher
 
 if TYPE_CHECKING:
@@ -33,6 +40,8 @@ log = logging.getLogger("sregym.twin.api.prometheus")
 
 LOOKBACK_MS = 300_000
 MAX_POINTS = 11_000
+# Go's net/http ParseForm refuses larger form bodies ("http: POST too large").
+MAX_BODY_BYTES = 10 << 20
 BUILD_INFO = {
     "version": "2.53.0",
     "revision": "4c35b9250afefede41c5f5acd76191f90f625898",
@@ -73,9 +82,12 @@ def failure(err: ApiFailure) -> JSONResponse:
 class PrometheusApi:
     """Per-app state: the twin and the credentials."""
 
-    def __init__(self, twin: Twin, tokens: dict[str, str]) -> None:
+    def __init__(self, twin: Twin, tokens: dict[str, str], *, max_samples: int = DEFAULT_MAX_SAMPLES,
+                 timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.twin = twin
         self.tokens = dict(tokens)
+        self.max_samples = max_samples
+        self.timeout_s = timeout_s
 
     # ------------------------------------------------------------ helpers
     @property
@@ -91,10 +103,12 @@ class PrometheusApi:
     def user(self, request: Request) -> str:
         return user_from_headers(self.tokens, request.headers)
 
-    def engine(self, user: str) -> Any:
+    def engine(self, user: str, timeout_s: float | None = None) -> Any:
         from sregym.twin.telemetry.promql import Engine
 
-        return Engine(tsdb_for(self.tsdb, user), lookback_ms=LOOKBACK_MS)
+        timeout = self.timeout_s if timeout_s is None else min(timeout_s, self.timeout_s)
+        return Engine(tsdb_for(self.tsdb, user), lookback_ms=LOOKBACK_MS,
+                      max_samples=self.max_samples, timeout_s=timeout)
 
     def time_param(self, params: Params, name: str, default: int) -> int:
         text = params.get(name)
@@ -106,14 +120,17 @@ class PrometheusApi:
             raise bad_data(f'invalid parameter "{name}": {exc}') from None
 
     # ----------------------------------------------------------- queries
-    def query(self, params: Params, user: str) -> Response:
+    def query(self, params: Params, user: str) -> Evaluation:
         t_ms = self.time_param(params, "time", self.now_ms())
-        _timeout(params)
+        engine = self.engine(user, _timeout(params))
         query = params.get("query") or ""
-        result = run_query(lambda: self.engine(user).instant(query, t_ms))
-        return success(result.to_api(), getattr(result, "warnings", None))
 
-    def query_range(self, params: Params, user: str) -> Response:
+        def evaluate() -> Response:
+            result = run_query(lambda: engine.instant(query, t_ms))
+            return success(result.to_api(), getattr(result, "warnings", None))
+        return Evaluation(evaluate)
+
+    def query_range(self, params: Params, user: str) -> Evaluation:
         start = _required_time(params, "start")
         end = _required_time(params, "end")
         if end < start:
@@ -131,10 +148,13 @@ class PrometheusApi:
         if (end - start) // step > MAX_POINTS:
             raise bad_data("exceeded maximum resolution of 11,000 points per timeseries. Try decreasing "
                            "the query resolution (?step=XX)")
-        _timeout(params)
+        engine = self.engine(user, _timeout(params))
         query = params.get("query") or ""
-        result = run_query(lambda: self.engine(user).range(query, start, end, step))
-        return success(result.to_api(), getattr(result, "warnings", None))
+
+        def evaluate() -> Response:
+            result = run_query(lambda: engine.range(query, start, end, step))
+            return success(result.to_api(), getattr(result, "warnings", None))
+        return Evaluation(evaluate)
 
     # ------------------------------------------------------------ metadata
     def _selected(self, params: Params, user: str, *, required: bool) -> list[Any] | None:
@@ -239,13 +259,23 @@ def _required_time(params: Params, name: str) -> int:
         raise bad_data(f'invalid parameter "{name}": {exc}') from None
 
 
-def _timeout(params: Params) -> None:
+def _timeout(params: Params) -> float | None:
+    """The `timeout` parameter in seconds (Prometheus uses the smaller of it and
+    --query.timeout), None when absent."""
     text = params.get("timeout")
-    if text:
-        try:
-            parse_duration_ms(text)
-        except ParamError as exc:
-            raise bad_data(f'invalid parameter "timeout": {exc}') from None
+    if not text:
+        return None
+    try:
+        return parse_duration_ms(text) / 1000
+    except ParamError as exc:
+        raise bad_data(f'invalid parameter "timeout": {exc}') from None
+
+
+class Evaluation:
+    """A query's evaluation, run by the endpoint on a worker thread through the query gate."""
+
+    def __init__(self, fn: Callable[[], Response]) -> None:
+        self.fn = fn
 
 
 def _int_param(params: Params, name: str, default: int) -> int:
@@ -291,6 +321,12 @@ def parse_selector(text: str) -> list[Matcher]:
         matchers.append(Matcher("__name__", "=", expr.name))
     for m in expr.matchers.matchers:
         matchers.append(Matcher(m.name, _OPS.get(str(m.op).rsplit(".", 1)[-1], "="), m.value))
+    for matcher in matchers:
+        problem = regex_check(matcher.value, anchored=True) if matcher.op in ("=~", "!~") else None
+        if problem is not None:  # RE2 refuses what the parser library accepted
+            from sregym.twin.telemetry.promql.diagnose import diagnose
+
+            raise bad_data(f'invalid parameter "match[]": {diagnose(text) or "1:1: parse error: " + problem}')
     if all(m.matches({}) for m in matchers):
         raise bad_data("match[] must contain at least one non-empty matcher")
     return matchers
@@ -304,9 +340,9 @@ def run_query(fn: Callable[[], Any]) -> Any:
         return fn()
     except PromQLError as exc:
         raise promql_failure(exc) from None
-    except (RecursionError, MemoryError) as exc:
-        raise ApiFailure("execution", f"query processing would load too many samples into memory "
-                                      f"({type(exc).__name__})", 422) from None
+    except (RecursionError, MemoryError):
+        raise ApiFailure("execution", "query processing would load too many samples into memory "
+                                      "in query execution", 422) from None
 
 
 def promql_failure(exc: Exception) -> ApiFailure:
@@ -322,9 +358,12 @@ def promql_failure(exc: Exception) -> ApiFailure:
 
 
 # ------------------------------------------------------------------- app
-def create_prometheus_app(twin: Twin, *, tokens: dict[str, str]) -> Starlette:
-    """The ASGI app serving the Prometheus HTTP API for `twin`."""
-    api = PrometheusApi(twin, tokens)
+def create_prometheus_app(twin: Twin, *, tokens: dict[str, str], max_samples: int = DEFAULT_MAX_SAMPLES,
+                          timeout_s: float = DEFAULT_TIMEOUT_S) -> Starlette:
+    """The ASGI app serving the Prometheus HTTP API for `twin`. Queries evaluate on worker
+    threads (see `query_gate`), each within `max_samples` and `timeout_s`."""
+    api = PrometheusApi(twin, tokens, max_samples=max_samples, timeout_s=timeout_s)
+    gate = gate_for(twin)
 
     def endpoint(fn: Callable[[Params, str, Request], Response]) -> Callable[[Request], Awaitable[Response]]:
         async def handle(request: Request) -> Response:
@@ -333,11 +372,16 @@ def create_prometheus_app(twin: Twin, *, tokens: dict[str, str]) -> Starlette:
                 if request.method == "POST":
                     ctype = request.headers.get("content-type") or ""
                     if "form" in ctype:
-                        form = FormData(await request.body())
+                        form = FormData(await read_body(request, MAX_BODY_BYTES))
                 params = Params(request.query_params, form)
-                return fn(params, api.user(request), request)
+                answer = fn(params, api.user(request), request)
+                if isinstance(answer, Evaluation):
+                    return await gate.run(answer.fn)
+                return answer
             except ApiFailure as err:
                 return failure(err)
+            except BodyTooLarge:
+                return failure(bad_data("error parsing form values: http: POST too large"))
             except Exception as exc:  # never a traceback on the wire
                 log.exception("prometheus API handler failed")
                 return failure(ApiFailure("execution", f"unexpected error: {type(exc).__name__}: {exc}",
@@ -374,7 +418,8 @@ def create_prometheus_app(twin: Twin, *, tokens: dict[str, str]) -> Starlette:
     return app
 
 
-_FLAGS = {"query.lookback-delta": "5m", "query.max-samples": "50000000", "query.timeout": "2m",
+_FLAGS = {"query.lookback-delta": "5m", "query.max-samples": str(DEFAULT_MAX_SAMPLES),
+          "query.timeout": f"{DEFAULT_TIMEOUT_S:g}s",
           "storage.tsdb.retention.time": "15d", "web.enable-lifecycle": "false"}
 
 

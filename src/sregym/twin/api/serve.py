@@ -4,6 +4,8 @@ The twin is single-threaded by design (no locks in the store or the controllers)
 therefore touch it synchronously inside the loop, and the clock task calls `twin.step()` between
 requests, yielding to the loop after every tick. Anything from another thread (a test, a fault
 injector running in-process) must go through `TwinServer.call()`, which runs it on the loop.
+PromQL and LogQL queries are the exception: they evaluate on worker threads, so the clock and
+`call()` first wait (without blocking the loop) until no query runs (see `query_gate`).
 
 Time modes: `speed > 0` paces simulated time to wall time × speed (the only place sregym reads a
 wall clock, and only to pace: simulated timestamps still come from the twin's clock); `manual`
@@ -18,7 +20,6 @@ import logging
 import socket
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -170,6 +171,9 @@ class TwinServer:
         """Pace simulated time to wall time × speed, one tick at a time."""
         if self.manual:
             return
+        from sregym.twin.api.query_gate import gate_for
+
+        gate = gate_for(self.twin)
         loop = asyncio.get_running_loop()
         tick = self.twin.clock.tick
         wall0 = loop.time()
@@ -177,6 +181,7 @@ class TwinServer:
         while True:
             due = sim0 + (loop.time() - wall0) * self.speed
             while self.twin.clock.elapsed + tick <= due:
+                await gate.idle()  # never tick under a running query (see query_gate)
                 try:
                     self.twin.step()
                 except Exception:  # a controller bug must not stop the cluster's clock
@@ -208,21 +213,22 @@ class TwinServer:
         return self
 
     def call(self, fn: Callable[..., T], *args: Any, timeout: float = 60.0) -> T:
-        """Run `fn(*args)` on the server's loop (between requests and ticks) and return its
-        result. Safe from any thread; on the loop thread itself it just calls `fn`."""
+        """Run `fn(*args)` on the server's loop (between requests and ticks, and while no
+        query evaluates on a worker thread) and return its result. Safe from any thread; on the
+        loop thread itself it just calls `fn`."""
         if self.loop is None or not self.loop.is_running():
             return fn(*args)
         if _on_loop(self.loop):
             return fn(*args)
-        future: Future[T] = Future()
+        from sregym.twin.api.query_gate import gate_for
 
-        def run() -> None:
-            try:
-                future.set_result(fn(*args))
-            except BaseException as exc:
-                future.set_exception(exc)
+        gate = gate_for(self.twin)
 
-        self.loop.call_soon_threadsafe(run)
+        async def run() -> T:
+            await gate.idle()
+            return fn(*args)
+
+        future = asyncio.run_coroutine_threadsafe(run(), self.loop)
         return future.result(timeout)
 
     def advance(self, seconds: float) -> None:
@@ -282,6 +288,9 @@ def _secondary_server(config: Any) -> Any:
 def _bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit it: without, a response written as headers + body waits for
+    # the client's delayed ACK (Nagle), ~40 ms per request on keep-alive connections.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.listen(2048)
     sock.set_inheritable(True)

@@ -1,7 +1,8 @@
 """A LogQL subset with Loki's semantics: parsing and evaluation over log streams.
 
 Supported: stream selectors with `=`, `!=`, `=~`, `!~`; line filters `|=`, `!=`, `|~`, `!~`
-(chainable with `or`); `| json` and `| logfmt` (optionally with `label="path"` extractions);
+(chainable with `or`); `| json` and `| logfmt` (optionally with `label="path"` extractions),
+`| regexp "(?P<name>...)"`; every regex is RE2 (`sregym.twin.telemetry.regex`), as in Loki;
 label filters with string matchers and numeric comparisons (`==`, `!=`, `>`, `>=`, `<`, `<=`,
 numbers, durations and byte sizes), combined with `and`/`,`/`or` and parentheses;
 `| line_format "{{.label}}"`, `| label_format new=old`, `| drop`, `| keep`, `| decolorize`;
@@ -27,6 +28,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sregym.twin.telemetry.regex import check as regex_check
+from sregym.twin.telemetry.regex import compile_anchored, compile_go
 from sregym.twin.telemetry.tsdb import Matcher
 
 Labels = dict[str, str]
@@ -160,7 +163,7 @@ class LineFilter:
     values: list[str]  # `or`-chained alternatives
 
     def __post_init__(self) -> None:
-        self._regexes = [re.compile(v) for v in self.values] if self.op in ("|~", "!~") else []
+        self._regexes = [compile_go(v) for v in self.values] if self.op in ("|~", "!~") else []
 
     def keep(self, line: str) -> bool:
         if self.op == "|=":
@@ -185,7 +188,7 @@ class LabelCmp:
     numeric: float | None = None  # set for numeric comparisons
 
     def __post_init__(self) -> None:
-        self._regex = re.compile(f"(?:{self.value})", re.DOTALL) if self.op in ("=~", "!~") else None
+        self._regex = compile_anchored(self.value) if self.op in ("=~", "!~") else None
 
     def test(self, labels: Labels) -> bool | None:
         """True/False, or None when the label does not convert (→ LabelFilterErr)."""
@@ -196,7 +199,7 @@ class LabelCmp:
             if self.op == "!=":
                 return actual != self.value
             assert self._regex is not None
-            hit = self._regex.fullmatch(actual) is not None
+            hit = self._regex.search(actual) is not None
             return hit if self.op == "=~" else not hit
         if "__error__" in labels:
             return True  # as Loki: after an error only string matchers can filter the line out
@@ -500,7 +503,18 @@ class _Parser:
         if tok.kind == "IDENT" and tok.text == "decolorize":
             self.next()
             return Decolorize()
-        if tok.kind == "IDENT" and tok.text in ("unwrap", "pattern", "regexp", "unpack"):
+        if tok.kind == "IDENT" and tok.text == "regexp":
+            self.next()
+            pattern = self.string()
+            _check_regex(pattern, self.text)
+            names = [n for n in compile_go(pattern).groupindex if n]
+            if not names:
+                raise LogQLError("at least one named capture must be supplied")
+            for name in names:
+                if not _IDENT_RE.fullmatch(name) or "." in name:
+                    raise LogQLError(f"invalid extracted label name '{name}'")
+            return Parser("regexp", [("pattern", pattern)])
+        if tok.kind == "IDENT" and tok.text in ("unwrap", "pattern", "unpack"):
             raise LogQLError(f"parse error at line 1, col {tok.pos + 1}: syntax error: {tok.text} is not "
                              "supported by this Loki")
         if tok.kind == "IDENT" or (tok.kind == "OP" and tok.text == "("):
@@ -558,10 +572,10 @@ class _Parser:
 
 
 def _check_regex(pattern: str, text: str) -> None:
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise LogQLError(f"parse error : error parsing regexp: {exc}: `{pattern}`") from None
+    """Go's regexp (RE2) refuses backreferences and lookarounds, as Loki does."""
+    problem = regex_check(pattern)
+    if problem is not None:
+        raise LogQLError(f"parse error : {problem}")
 
 
 def parse(query: str) -> Any:
@@ -642,6 +656,13 @@ def _add_extracted(labels: Labels, stream: Labels, extracted: dict[str, str]) ->
 
 
 def _run_parser(stage: Parser, line: str, labels: Labels, stream: Labels) -> None:
+    if stage.kind == "regexp":  # RE2, first match; a line that does not match adds nothing
+        regex = compile_go(stage.params[0][1])
+        match = regex.search(line)
+        if match is not None:
+            _add_extracted(labels, stream, {name: match.group(name) or ""
+                                            for name in regex.groupindex if name})
+        return
     if stage.kind == "json":
         try:
             doc = json.loads(line)
@@ -966,9 +987,11 @@ def _fmt_labels(labels: Labels) -> str:
 
 
 def eval_metric(expr: Any, source: Source, start_ns: int, end_ns: int, step_ns: int,
-                stats: QueryStats | None = None) -> list[tuple[Labels, list[tuple[int, float]]]] | float:
+                stats: QueryStats | None = None, *, check: Callable[[], None] | None = None,
+                ) -> list[tuple[Labels, list[tuple[int, float]]]] | float:
     """A metric query at every step from start to end (inclusive): per label set its points.
-    A pure number expression returns the number."""
+    A pure number expression returns the number. `check` is called at every step (the caller's
+    time budget raises from it)."""
     if step_ns <= 0:
         raise LogQLError("zero or negative query resolution step widths are not accepted. Try a positive "
                          "integer")
@@ -977,6 +1000,8 @@ def eval_metric(expr: Any, source: Source, start_ns: int, end_ns: int, step_ns: 
     t = start_ns
     scalar: float | None = None
     while t <= end_ns:
+        if check is not None:
+            check()
         value = ev.at(expr, t, (start_ns, end_ns))
         if isinstance(value, float):
             scalar = value

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import bisect
 import math
-import re
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+
+from sregym.twin.telemetry.regex import compile_anchored
 
 # Prometheus' staleness marker: a NaN with a specific payload, distinguishable from ordinary NaN.
 STALE_NAN_BITS = 0x7FF0000000000002
@@ -70,20 +71,9 @@ class Matcher:
             return actual == self.value
         if self.op == "!=":
             return actual != self.value
-        regex = _anchored(self.value)
-        hit = regex.fullmatch(actual) is not None
+        # RE2 (linear time), anchored like Prometheus; a bad pattern raises `RegexError`.
+        hit = compile_anchored(self.value).search(actual) is not None
         return hit if self.op == "=~" else not hit
-
-
-_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
-
-
-def _anchored(pattern: str) -> re.Pattern[str]:
-    compiled = _REGEX_CACHE.get(pattern)
-    if compiled is None:
-        compiled = re.compile(f"(?:{pattern})", re.DOTALL)
-        _REGEX_CACHE[pattern] = compiled
-    return compiled
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse
 from sregym.errors import BadRequest, MethodNotAllowed
 from sregym.twin.api.kube import authz
 from sregym.twin.api.kube.handlers import RequestContext, virtual
+from sregym.twin.api.kube.limits import read_request_body
 
 # Groups every authenticated user belongs to, as the real authenticators report them.
 _GROUPS = {
@@ -53,7 +54,7 @@ async def _read_body(request: Request, kind: str) -> dict[str, Any]:
     if request.method != "POST":
         raise MethodNotAllowed("the server does not allow this method on the requested resource",
                                details={"group": "", "kind": kind})
-    raw = await request.body()
+    raw = await read_request_body(request)
     if not raw.strip():
         raise BadRequest("the body of the request was empty")
     if raw.startswith(_PROTOBUF_MAGIC):

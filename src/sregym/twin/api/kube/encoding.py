@@ -105,13 +105,15 @@ def decode_body(raw: bytes, content_type: str | None) -> Any:
             f'the body of the request was in an unknown format - accepted media types include: '
             f'{JSON}, {YAML}', details={"causes": [{"reason": "UnsupportedMediaType",
                                                     "message": media}]})
+    from sregym.twin.api.kube.limits import load_json, load_yaml
+
     if media.endswith("yaml"):
         try:
-            return yaml.safe_load(raw.decode("utf-8"))
+            return load_yaml(raw.decode("utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
             raise BadRequest(f"error converting YAML to JSON: {_first_line(exc)}") from None
     try:
-        return json.loads(raw)
+        return load_json(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"couldn't get version/kind; json parse error: {_first_line(exc)}") from None
 

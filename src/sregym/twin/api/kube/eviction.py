@@ -28,6 +28,7 @@ from starlette.responses import Response
 from sregym.errors import ApiError, BadRequest, Conflict, Forbidden, MethodNotAllowed, not_found
 from sregym.twin.api.kube.encoding import decode_body, encode_json, error_response
 from sregym.twin.api.kube.handlers import RequestContext, subresource
+from sregym.twin.api.kube.limits import read_request_body
 from sregym.twin.controllers.disruption import set_disruption_allowed_condition
 from sregym.twin.objects import clone
 from sregym.twin.selectors import selector_from_spec
@@ -240,7 +241,7 @@ async def pod_eviction(request: Request, ctx: RequestContext, namespace: str | N
         if request.method != "POST":
             raise MethodNotAllowed("the server does not allow this method on the requested resource",
                                    details={"group": "policy", "kind": "Eviction"})
-        raw = await request.body()
+        raw = await read_request_body(request)
         body = decode_body(raw, request.headers.get("content-type"))
         return evict(ctx, namespace or "default", name, body,
                      list(request.query_params.getlist("dryRun")))

@@ -48,6 +48,9 @@ SUPPORTED = (V5, V4, V4_BASE64, "v3.channel.k8s.io", "v2.channel.k8s.io", "chann
              "base64.channel.k8s.io")
 # How long a non-interactive exec waits for more stdin when the client never signals EOF.
 STDIN_IDLE_SECONDS = 1.0
+# A real kubelet streams stdin into the process; the twin buffers it before running the command,
+# so it keeps at most this much: the rest is read from the socket and discarded.
+MAX_STDIN_BYTES = 16 << 20
 
 
 @dataclass
@@ -316,7 +319,7 @@ async def _read_stdin(channels: ChannelSocket) -> str:
             continue
         channel, payload = frame
         if channel == STDIN:
-            data.extend(payload)
+            data.extend(payload[:max(0, MAX_STDIN_BYTES - len(data))])
         elif channel == CLOSE and payload[:1] == bytes([STDIN]):
             break
     return data.decode("utf-8", errors="replace")

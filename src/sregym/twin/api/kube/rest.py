@@ -20,6 +20,7 @@ from sregym.errors import ApiError, BadRequest, Forbidden, Gone, Invalid, NotFou
 from sregym.twin.api.kube.authz import authorize, forbidden_message, hidden_namespaces
 from sregym.twin.api.kube.encoding import patch_type_of, respond, success_status, wants_table
 from sregym.twin.api.kube.handlers import RequestContext
+from sregym.twin.api.kube.limits import check_json_patch, check_object
 from sregym.twin.api.kube.listing import field_selector_for, label_selector_for, list_page
 from sregym.twin.api.kube.paths import ResourcePath
 from sregym.twin.api.kube.tables import INCLUDE_OBJECT, table
@@ -300,6 +301,7 @@ def create(call: Call, body: Any) -> Response:
     call.require("create")
     _check_field_params(call)
     obj = _check_body(call, body)
+    check_object(obj, call.kind.kind, call.kind.group)
     created = call.store.create(obj, namespace=call.namespace, dry_run=call.dry_run(),
                                 user=call.user)
     return call.respond(call.present(created), 201)
@@ -310,6 +312,7 @@ def update(call: Call, name: str, body: Any, subresource: str | None = None) -> 
     _check_field_params(call)
     obj = _check_body(call, body, name=name)
     call.stored(name)
+    check_object(obj, call.kind.kind, call.kind.group)
     updated = call.store.update(obj, dry_run=call.dry_run(), user=call.user, subresource=subresource)
     return call.respond(call.present(updated))
 
@@ -342,6 +345,7 @@ def patch(call: Call, name: str, raw: Any, content_type: str | None,
         if patch_type == "apply" and subresource is None:
             call.require("create", name)
             obj = _check_body(call, raw, name=name)
+            check_object(obj, call.kind.kind, call.kind.group)
             created = call.store.create(obj, namespace=call.namespace, dry_run=dry_run,
                                         user=call.user)
             return call.respond(call.present(created), 201)
@@ -353,10 +357,13 @@ def patch(call: Call, name: str, raw: Any, content_type: str | None,
     converted = converter_for(call.kind) is not None
     if converted:  # a patch applies to the object as served at the endpoint's version
         current = served_form(call.kind, current)
+    if patch_type == "json":
+        check_json_patch(current, raw)
     patched = _apply_patch(current, raw, patch_type, call.kind)
     _check_patched(call, stored, patched, name)
     if converted:
         patched["apiVersion"] = call.kind.api_version
+    check_object(patched, call.kind.kind, call.kind.group)
     updated = call.store.update(patched, dry_run=dry_run, user=call.user, subresource=subresource)
     return call.respond(call.present(updated))
 

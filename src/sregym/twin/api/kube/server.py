@@ -27,6 +27,7 @@ from sregym.twin.api.kube import discovery, handlers, openapi, paths, rest
 from sregym.twin.api.kube.authz import authorize, forbidden_message, hidden_groups
 from sregym.twin.api.kube.encoding import decode_body, error_response, respond
 from sregym.twin.api.kube.handlers import RequestContext
+from sregym.twin.api.kube.limits import read_request_body
 from sregym.twin.api.kube.rest import Call, unknown_resource
 from sregym.twin.api.kube.watch import WatchRegistry, watch
 from sregym.twin.kinds import ResourceKind
@@ -141,7 +142,7 @@ class KubeApi:
         raise unknown_resource()
 
     async def _body(self, request: Request, *, optional: bool = False) -> Any:
-        raw = await request.body()
+        raw = await read_request_body(request)
         if optional and not raw.strip():
             return None
         return decode_body(raw, request.headers.get("content-type"))

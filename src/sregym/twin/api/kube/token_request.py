@@ -26,6 +26,7 @@ from starlette.responses import Response
 from sregym.errors import ApiError, BadRequest, Conflict, MethodNotAllowed, invalid, not_found
 from sregym.twin.api.kube.encoding import decode_body, error_response, respond
 from sregym.twin.api.kube.handlers import RequestContext, subresource
+from sregym.twin.api.kube.limits import read_request_body
 from sregym.twin.topology import CLUSTER_DOMAIN
 
 ISSUER = f"https://kubernetes.default.svc.{CLUSTER_DOMAIN}"
@@ -172,7 +173,7 @@ async def service_account_token(request: Request, ctx: RequestContext, namespace
         if request.method != "POST":
             raise MethodNotAllowed("the server does not allow this method on the requested resource",
                                    details={"group": "authentication.k8s.io", "kind": "TokenRequest"})
-        body = decode_body(await request.body(), request.headers.get("content-type"))
+        body = decode_body(await read_request_body(request), request.headers.get("content-type"))
         result = issue_token(ctx, namespace or "default", name, body)
     except ApiError as err:
         return error_response(err)

@@ -7,7 +7,8 @@ event carrying a 410 `Expired` Status (kubectl and client-go then relist). With
 `sendInitialEvents=true` the initial events end with a BOOKMARK annotated
 `k8s.io/initial-events-end`. Table watches (`kubectl get -w`) carry one-row Tables, column
 definitions only in the first. The stream ends at `timeoutSeconds`, when the client disconnects
-(the response task is cancelled and the store subscription closed), or when the server stops.
+(the response task is cancelled and the store subscription closed), when the client stops reading
+for `MAX_PENDING_EVENTS` events, or when the server stops.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ from sregym.twin.selectors import FieldSelector
 
 DEFAULT_TIMEOUT = 1800.0
 BOOKMARK_INTERVAL = 60.0
+# Events queued for a client that does not read them. The real watch cache gives each watcher a
+# bounded buffer and closes an unresponsive one ("Forcing watcher close due to unresponsiveness");
+# the client sees its stream end and watches again. Without it, a stalled stream grows forever.
+MAX_PENDING_EVENTS = 10_000
 
 
 class WatchRegistry:
@@ -70,8 +75,12 @@ def watch(call: Call, registry: WatchRegistry, name: str | None = None) -> Respo
     store = call.store
     loop = asyncio.get_running_loop()
     wake = asyncio.Event()
+    opened: list[Any] = []  # the subscription, once open
 
     def notify() -> None:
+        if opened and len(opened[0].events) > MAX_PENDING_EVENTS and not opened[0].closed:
+            opened[0].close()  # an unresponsive watcher: drop its backlog, end its stream
+            opened[0].events.clear()
         loop.call_soon_threadsafe(wake.set)
 
     replay = bool(rv) and rv != "0" and not send_initial
@@ -117,13 +126,14 @@ def watch(call: Call, registry: WatchRegistry, name: str | None = None) -> Respo
             except Gone as exc:
                 yield encode_json({"type": "ERROR", "object": exc.to_status()}) + b"\n"
                 return
+            opened.append(sub)
             for obj in initial:
                 yield encode("ADDED", obj)
             if send_initial:
                 yield encode_json(_initial_end_bookmark(call, start_rv)) + b"\n"
             deadline = loop.time() + timeout_s
             last_bookmark = loop.time()
-            while not registry.closing.is_set():
+            while not registry.closing.is_set() and not sub.closed:
                 wake.clear()
                 events = sub.drain()
                 for event in events:

@@ -30,6 +30,8 @@ from sregym.twin.telemetry.promql.lexer import (
     go_quote,
     tokenize,
 )
+from sregym.twin.telemetry.regex import RegexError, compile_anchored
+from sregym.twin.telemetry.regex import check as regex_check
 
 
 class _Stop(Exception):
@@ -348,7 +350,7 @@ class _Recogniser:
                 self.next()
                 if self.peek().kind != STRING:
                     self.unexpected("label matching", "string")
-                value = self.next().value[1:-1]
+                value = go_unquote(self.next().value)
                 matchers.append((label.value, op.value, value))
                 if op.value in ("=~", "!~") and (problem := _regex_error(value)) is not None:
                     self.errors.append((label.pos, problem))
@@ -440,29 +442,50 @@ def _go_float(text: str) -> float | None:
         return None
 
 
+_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\",
+            "'": "'", '"': '"'}
+
+
+def go_unquote(token: str) -> str:
+    """The value of a PromQL string literal (Go's strconv.Unquote; backquotes are raw), so a
+    matcher's regex is checked as Prometheus compiles it. Malformed escapes are left as written
+    (the lexer reports them)."""
+    if len(token) < 2 or token[0] == "`":
+        return token[1:-1]
+    body, out, i = token[1:-1], [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 >= len(body):
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        width = {"x": 2, "u": 4, "U": 8}.get(nxt)
+        if nxt in _ESCAPES:
+            out.append(_ESCAPES[nxt])
+            i += 2
+        elif width is not None and len(body) >= i + 2 + width:
+            try:
+                out.append(chr(int(body[i + 2:i + 2 + width], 16)))
+            except ValueError:
+                out.append(body[i:i + 2 + width])
+            i += 2 + width
+        elif nxt in "01234567" and len(body) >= i + 4:
+            try:
+                out.append(chr(int(body[i + 1:i + 4], 8)))
+            except ValueError:
+                out.append(body[i:i + 4])
+            i += 4
+        else:
+            out.append(body[i:i + 2])
+            i += 2
+    return "".join(out)
+
+
 def _regex_error(pattern: str) -> str | None:
-    """Go's regexp error for the common mistakes (unbalanced parentheses, a repetition with
-    nothing to repeat), worded as RE2 words them; None when valid or not modelled."""
-    anchored = f"^(?:{pattern})$"
-    for perl in ("(?=", "(?!", "(?<=", "(?<!"):  # lookarounds: valid in Python, not in RE2
-        if perl in pattern:
-            return f"error parsing regexp: invalid or unsupported Perl syntax: `{perl[:3]}`"
-    try:
-        re.compile(anchored)
-    except re.error as exc:
-        text = str(exc)
-        if text.startswith("missing ), unterminated subpattern"):
-            return f"error parsing regexp: missing closing ): `{anchored}`"
-        if text.startswith("unterminated character set") and exc.pos is not None:
-            return f"error parsing regexp: missing closing ]: `{anchored[exc.pos:]}`"
-        if text.startswith("min repeat greater than max repeat") and exc.pos is not None:
-            start, end = anchored.rfind("{", 0, exc.pos + 1), anchored.find("}", exc.pos)
-            return f"error parsing regexp: invalid repeat count: `{anchored[start:end + 1]}`"
-        if text.startswith("unbalanced parenthesis"):
-            return f"error parsing regexp: unexpected ): `{anchored}`"
-        if text.startswith("nothing to repeat") and exc.pos is not None and anchored[exc.pos] in "*+?":
-            return f"error parsing regexp: missing argument to repetition operator: `{anchored[exc.pos]}`"
-    return None
+    """Go's regexp error for a label matcher's pattern (compiled anchored, as Prometheus does),
+    worded as Go words it; None when valid."""
+    return regex_check(pattern, anchored=True)
 
 
 def _matches_empty(op: str, value: str) -> bool:
@@ -470,8 +493,8 @@ def _matches_empty(op: str, value: str) -> bool:
     if op in ("=", "!="):
         return (value == "") == (op == "=")
     try:
-        hit = re.fullmatch(value, "") is not None
-    except re.error:
+        hit = compile_anchored(value).search("") is not None
+    except RegexError:
         return False
     return hit == (op == "=~")
 

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import bisect
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import promql_parser as pp
 
 from sregym.twin.telemetry.promql import binops
 from sregym.twin.telemetry.promql.aggregations import aggregate
+from sregym.twin.telemetry.promql.budget import Budget, too_many_samples
 from sregym.twin.telemetry.promql.errors import PromQLError
 from sregym.twin.telemetry.promql.functions import call_function
-from sregym.twin.telemetry.promql.parse import parse
+from sregym.twin.telemetry.promql.parse import parse, regex_failure
 from sregym.twin.telemetry.promql.result import Result, Sample, SeriesPoints
 from sregym.twin.telemetry.promql.values import (
     Ctx,
@@ -30,11 +32,17 @@ from sregym.twin.telemetry.promql.values import (
     key_of,
     without_name,
 )
+from sregym.twin.telemetry.regex import RegexError
 from sregym.twin.telemetry.tsdb import TSDB, Matcher, Series, is_stale
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MATCH_OPS = {"Equal": "=", "NotEqual": "!=", "Re": "=~", "NotRe": "!~"}
 MAX_POINTS_PER_SERIES = 11_000
+# Budget accounting (see `budget`): a non-empty window costs about as much memory as this many
+# samples; charges are made in batches, never after more than a batch has been allocated.
+WINDOW_COST = 10
+_CHARGE_BATCH = 4096
+_EMPTY_WINDOW: tuple[Any, Any] = ((), ())
 
 
 def td_ms(td: timedelta | None) -> int:
@@ -51,18 +59,32 @@ def unwrap(node: pp.Expr) -> pp.Expr:
 
 class Engine:
     """PromQL over a TSDB. `lookback_ms` is Prometheus' --query.lookback-delta (5 m default);
-    `subquery_step_ms` is the step of `x[5m:]` (the global evaluation interval, 1 m default)."""
+    `subquery_step_ms` is the step of `x[5m:]` (the global evaluation interval, 1 m default).
+    `max_samples` and `timeout_s` bound every query (see `budget`); None means unbounded."""
 
-    def __init__(self, tsdb: TSDB, lookback_ms: int = 300_000, subquery_step_ms: int = 60_000) -> None:
+    def __init__(self, tsdb: TSDB, lookback_ms: int = 300_000, subquery_step_ms: int = 60_000,
+                 *, max_samples: int | None = None, timeout_s: float | None = None) -> None:
         self.tsdb = tsdb
         self.lookback_ms = lookback_ms
         self.subquery_step_ms = subquery_step_ms
+        self.max_samples = max_samples
+        self.timeout_s = timeout_s
+        self.budget = Budget()
+
+    def _start(self) -> None:
+        self.budget = Budget(self.max_samples, self.timeout_s)
 
     # ---- public API -------------------------------------------------------------------------
 
     def instant(self, query: str, t_ms: int) -> Result:
+        self._start()
         expr = parse(query)
-        t_ms = int(t_ms)
+        try:
+            return self._instant(expr, int(t_ms))
+        except RegexError as exc:  # a pattern the parser library accepted but Go's regexp refuses
+            raise regex_failure(query, exc) from None
+
+    def _instant(self, expr: pp.Expr, t_ms: int) -> Result:
         ctx = Ctx([t_ms], t_ms, t_ms)
         node = unwrap(expr)
         if isinstance(node, pp.MatrixSelector | pp.SubqueryExpr):
@@ -79,6 +101,7 @@ class Engine:
         return Result("vector", samples)
 
     def range(self, query: str, start_ms: int, end_ms: int, step_ms: int) -> Result:
+        self._start()
         start_ms, end_ms, step_ms = int(start_ms), int(end_ms), int(step_ms)
         if end_ms < start_ms:
             raise PromQLError("bad_data", "end timestamp must not be before start time")
@@ -99,7 +122,10 @@ class Engine:
                                           "must be Scalar or instant Vector")
         times = list(range(start_ms, end_ms + 1, step_ms))
         ctx = Ctx(times, start_ms, end_ms)
-        value = self.eval(expr, ctx)
+        try:
+            value = self.eval(expr, ctx)
+        except RegexError as exc:
+            raise regex_failure(query, exc) from None
         if isinstance(value, Scal):
             return Result("matrix", [SeriesPoints({}, list(zip(times, value.vals, strict=True)))])
         assert isinstance(value, Vec)
@@ -114,6 +140,7 @@ class Engine:
     # ---- evaluation -------------------------------------------------------------------------
 
     def eval(self, node: pp.Expr, ctx: Ctx) -> Vec | Scal | Str:
+        self.budget.check_time()
         if isinstance(node, pp.ParenExpr):
             return self.eval(node.expr, ctx)
         if isinstance(node, pp.NumberLiteral):
@@ -175,7 +202,9 @@ class Engine:
         refs = self.ref_times(vs.at, vs.offset, ctx)
         lookback = self.lookback_ms
         out: list[VSeries] = []
+        budget = self.budget
         for series in self.select(vs):
+            budget.charge(len(refs))
             ts, values = series.timestamps, series.values
             vals: list[float | None] = []
             found = False
@@ -195,6 +224,7 @@ class Engine:
         refs = self.ref_times(vs.at, vs.offset, ctx)
         out: list[VSeries] = []
         for series in self.select(vs):
+            self.budget.charge(len(refs))
             ts, values = series.timestamps, series.values
             vals: list[float | None] = []
             for ref in refs:
@@ -222,17 +252,30 @@ class Engine:
     def _windows(self, raw: list[MSeries], refs: list[int], range_ms: int, drop_stale: bool) -> Windows:
         starts = [r - range_ms for r in refs]
         series: list[tuple[Labels, list[tuple[list[int], list[float]]]]] = []
+        budget = self.budget
         for s in raw:
-            per_step = []
+            per_step: list[tuple[Any, Any]] = []
+            times, vals = s.times, s.vals
+            cost = 0
             for start, end in zip(starts, refs, strict=True):
-                lo = bisect.bisect_left(s.times, start)
-                hi = bisect.bisect_right(s.times, end)
-                ts, vs = s.times[lo:hi], s.vals[lo:hi]
+                lo = bisect.bisect_left(times, start)
+                hi = bisect.bisect_right(times, end)
+                # A slot per step, and for a non-empty window its samples and the window itself,
+                # charged before the slices exist.
+                cost += 1 if hi <= lo else 1 + WINDOW_COST + (hi - lo)
+                if cost >= _CHARGE_BATCH:
+                    budget.charge(cost)
+                    cost = 0
+                if hi <= lo:
+                    per_step.append(_EMPTY_WINDOW)  # shared: a sparse series costs a pointer a step
+                    continue
+                ts, vs = times[lo:hi], vals[lo:hi]
                 if drop_stale and any(is_stale(v) for v in vs):
                     keep = [i for i, v in enumerate(vs) if not is_stale(v)]
                     ts = [ts[i] for i in keep]
                     vs = [vs[i] for i in keep]
                 per_step.append((ts, vs))
+            budget.charge(cost)
             series.append((s.labels, per_step))
         return Windows(series, starts, list(refs), range_ms)
 
@@ -246,6 +289,12 @@ class Engine:
         inner_start = (first // step) * step
         if inner_start < first:
             inner_start += step
+        # Every inner step holds at least a sample per selected series: refuse a grid that alone
+        # exceeds the budget (`x[1y:1s]`) before allocating it.
+        inner_steps = max(0, (max(refs) - inner_start) // step + 1)
+        if not self.budget.allows(2 * inner_steps):  # the grid, and a value per step to come
+            raise too_many_samples()
+        self.budget.check_time()
         inner_times = list(range(inner_start, max(refs) + 1, step))
         inner_ctx = Ctx(inner_times, ctx.query_start, ctx.query_end)
         value = self.eval(node.expr, inner_ctx)

@@ -9,7 +9,7 @@ import math
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import promql_parser as pp
 
@@ -17,6 +17,7 @@ from sregym.twin.telemetry.promql import gomath
 from sregym.twin.telemetry.promql.aggregations import LABEL_NAME, quantile
 from sregym.twin.telemetry.promql.errors import PromQLError
 from sregym.twin.telemetry.promql.values import Ctx, Labels, Scal, Str, Vec, VSeries, Windows, without_name
+from sregym.twin.telemetry.regex import RegexError, compile_anchored
 
 if TYPE_CHECKING:
     from sregym.twin.telemetry.promql.engine import Engine
@@ -431,7 +432,7 @@ def _clamp(engine: Engine, name: str, args: list[pp.Expr], ctx: Ctx) -> Vec:
     return _map_vec(vec, lambda v, i: pick(bound[i], v), ctx)
 
 
-def go_expand(template: str, match: re.Match[str]) -> str:
+def go_expand(template: str, match: Any) -> str:
     """Go's regexp.Expand: $1, ${1}, $name, ${name}, $$; unknown groups expand to nothing."""
     out: list[str] = []
     i = 0
@@ -471,8 +472,8 @@ def go_expand(template: str, match: re.Match[str]) -> str:
     return "".join(out)
 
 
-def _compile_go_regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(f"^(?:{pattern})$", re.DOTALL)
+def _compile_go_regex(pattern: str) -> Any:
+    return compile_anchored(pattern)
 
 
 def _label_replace(engine: Engine, args: list[pp.Expr], ctx: Ctx) -> Vec:
@@ -483,7 +484,7 @@ def _label_replace(engine: Engine, args: list[pp.Expr], ctx: Ctx) -> Vec:
     pattern = _string_arg(engine, args[4], ctx)
     try:
         regex = _compile_go_regex(pattern)
-    except re.error:
+    except RegexError:
         raise PromQLError("execution", f"invalid regular expression in label_replace(): {pattern}") from None
     if not LABEL_NAME.match(dst):
         raise PromQLError("execution", f"invalid destination label name in label_replace(): {dst}")

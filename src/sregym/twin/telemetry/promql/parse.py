@@ -54,3 +54,10 @@ def parse(query: str) -> promql_parser.Expr:
         if any(message.startswith(p) for p in _END_OF_INPUT):
             raise PromQLError("bad_data", f"{_position_of_end(query)}: parse error: {message}") from None
         raise PromQLError("bad_data", f"parse error: {message}") from None
+
+
+def regex_failure(query: str, exc: Exception) -> PromQLError:
+    """A label matcher pattern Go's regexp refuses, found at evaluation: Prometheus reports it as
+    a parse error at the matcher's position, which `diagnose` locates."""
+    located = diagnose(query)
+    return PromQLError("bad_data", located or f"1:1: parse error: {exc}")
