@@ -100,7 +100,7 @@ def serve() -> None:
     twin = Twin(seed=seed)
     deploy_app(twin, "hotel-reservation")
     twin.advance(180)
-    server = TwinServer(twin, tokens=make_tokens(seed), port=0, speed=0, shutdown_grace=0.2,
+    server = TwinServer(twin, tokens=make_tokens(), port=0, speed=0, shutdown_grace=0.2,
                         observability_ports={"prometheus": 0, "loki": 0, "jaeger": 0}).start_in_thread()
     info = server.call(lambda: _inventory(twin))
     info.update(url=server.url, urls=server.observability_urls(), tokens=server.tokens,

@@ -27,7 +27,7 @@ JSON_TYPE = {"Content-Type": "application/json"}
 @pytest.fixture(scope="module")
 def api() -> Iterator[tuple[TestClient, dict[str, str]]]:
     twin = Twin(seed=31)
-    tokens = make_tokens(31)
+    tokens = make_tokens()
     headers = {"Authorization": f"Bearer {token_for(tokens, 'admin')}"}
     with TestClient(create_app(twin, tokens=tokens), base_url="https://testserver",
                     raise_server_exceptions=False) as client:

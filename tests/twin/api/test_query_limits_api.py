@@ -42,7 +42,7 @@ def _twin() -> Twin:
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[TwinServer, str]]:
-    server = TwinServer(_twin(), tokens=make_tokens(21), port=0, speed=0, tls=False, shutdown_grace=0.2,
+    server = TwinServer(_twin(), tokens=make_tokens(), port=0, speed=0, tls=False, shutdown_grace=0.2,
                         observability_ports={"prometheus": 0, "loki": 0}).start_in_thread()
     try:
         yield server, server.observability_urls()["prometheus"]
@@ -130,7 +130,7 @@ def test_server_answers_while_a_query_runs_and_the_clock_waits(
 
 def test_loki_limits() -> None:
     twin = Twin(seed=22, bootstrap=False)
-    tokens = make_tokens(22)
+    tokens = make_tokens()
     client = TestClient(loki_api.create_loki_app(twin, tokens=tokens, timeout_s=0))
     long = client.get("/loki/api/v1/query_range", params={"query": '{job="a"}', "start": "0",
                                                          "end": str(800 * 3600 * 10**9)})
