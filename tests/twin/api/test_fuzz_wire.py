@@ -578,7 +578,7 @@ def _query_stream(info: dict[str, Any], rng: random.Random, tally: Tally) -> Non
                 _send(jaeger, tally, api, "GET", path, lambda p=path, q=params: f"{p} {q}", params=params)
 
 
-def test_fuzz_every_api(served: Served) -> None:
+def test_fuzz_every_api(served: Served, record_property: Any) -> None:
     info, pid = served.info, served.process.pid
     tally = Tally()
     rss_start, _peak = _memory_mb(pid)
@@ -589,10 +589,11 @@ def test_fuzz_every_api(served: Served) -> None:
     for stream in streams:
         stream.join()
     rss_end, rss_peak = _memory_mb(pid)
-    print(f"\nfuzz requests: {dict(tally.counts)}; statuses: {dict(sorted(tally.statuses.items()))}; "
-          f"real servers' 5xx answers: {dict(tally.budget_answers)}; server RSS {rss_start:.0f} -> "
-          f"{rss_end:.0f} MiB (peak {rss_peak:.0f}); slowest answer per API (s): "
-          f"{ {k: round(v, 2) for k, v in tally.slowest.items()} }")
+    figures = (f"fuzz requests: {dict(tally.counts)}; statuses: {dict(sorted(tally.statuses.items()))}; "
+               f"real servers' 5xx answers: {dict(tally.budget_answers)}; server RSS {rss_start:.0f} -> "
+               f"{rss_end:.0f} MiB (peak {rss_peak:.0f}); slowest answer per API (s): "
+               f"{ {k: round(v, 2) for k, v in tally.slowest.items()} }")
+    record_property("report", figures)  # printed in the terminal summary (tests/conftest.py), also under xdist
     assert tally.counts["kube"] >= 10_000 and tally.counts["prometheus"] >= 2_000
     assert tally.counts["loki"] >= 500 and tally.counts["jaeger"] >= 500
     assert not tally.failures, "\n".join(tally.failures[:20])
