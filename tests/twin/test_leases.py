@@ -93,9 +93,12 @@ def test_a_node_lease_follows_its_node() -> None:
     twin.advance(2)
     lease = twin.get("leases", "kube-node-lease", "sregym-worker4")
     assert lease["metadata"]["ownerReferences"][0]["uid"] == twin.get("nodes", None, "sregym-worker4")["metadata"]["uid"]
+    # Replaced between two ticks (the node count does not change): the new kubelet takes over.
     twin.delete("nodes", None, "sregym-worker4")
+    twin.create(node_object(NodeSpec("sregym-worker5"), 5, twin.clock.iso()))
     twin.advance(30)
     assert twin.try_get("leases", "kube-node-lease", "sregym-worker4") is None
+    assert twin.get("leases", "kube-node-lease", "sregym-worker5")["spec"]["holderIdentity"] == "sregym-worker5"
     # Someone deleting a live node's lease: the kubelet recreates it on its next renewal.
     twin.delete("leases", "kube-node-lease", "sregym-worker")
     twin.advance(11)

@@ -101,6 +101,7 @@ class LeaseController(Controller):
         self._rng = twin.rng.stream("leases")
         self._renewals: dict[tuple[str, str], _Renewal] = {}
         self._node_count = -1
+        self._nodes_tracked = False
         self._control_plane_started = False
         self._next = -math.inf
 
@@ -110,9 +111,9 @@ class LeaseController(Controller):
         now = self.twin.clock.now
         count = store.count("Node")
         if count != self._node_count:
-            booting = self._node_count < 0
             self._node_count = count
-            self._track_nodes(now, booting)
+            self._track_nodes(now, booting=not self._nodes_tracked)
+            self._nodes_tracked = True
         if not self._control_plane_started:
             self._control_plane_started = True
             self._start_control_plane(now)
@@ -174,6 +175,13 @@ class LeaseController(Controller):
         at = renewal.due
         stamp = self.twin.clock.iso_micro(at)
         store = self.twin.store
+        if renewal.kind == "node":
+            node = store.peek("Node", None, renewal.name)
+            if node is None:  # replaced within one tick: the lease goes with the old Node
+                del self._renewals[(renewal.namespace, renewal.name)]
+                self._node_count = -1  # look for the new one
+                return
+            renewal.owner_uid = node["metadata"].get("uid", "")
 
         def renew(lease: dict[str, Any]) -> None:
             spec = lease.setdefault("spec", {})
