@@ -2,7 +2,8 @@
 
 The twin runs every registered controller once per tick, in ascending `order`:
 
-     1  CRDs (establish kinds)      10  garbage collection / namespaces / service accounts
+     1  CRDs (establish kinds)       3  leases (node, leader election, API server identity)
+     4  node status heartbeats      10  garbage collection / namespaces / service accounts
     20  cronjob   25 job   30 deployment   35 replicaset   40 statefulset   45 daemonset
     50  hpa       55 pvc/pv binding   60 scheduler
     64  node OS (conntrack, disks)    65 Chaos Mesh experiments
