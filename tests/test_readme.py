@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from support.processes import read_lines_until, stop_group
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -136,15 +137,7 @@ def test_twin_up_with_the_app_answers_the_readme_commands(tmp_path: Path) -> Non
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
         start_new_session=True)
     try:
-        printed = []
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline() if proc.stdout else ""
-            if not line:
-                break
-            printed.append(line)
-            if line.startswith("export KUBECONFIG="):
-                break
+        printed = read_lines_until(proc, "export KUBECONFIG=")
         assert printed and printed[-1].strip() == f"export KUBECONFIG={kubeconfig}", printed
         env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
 
@@ -173,10 +166,4 @@ def test_twin_up_with_the_app_answers_the_readme_commands(tmp_path: Path) -> Non
         services = sh("curl", "-s", f"http://127.0.0.1:{jaeger}/api/services")
         assert '"frontend"' in services
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_group(proc)

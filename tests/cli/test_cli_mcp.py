@@ -4,9 +4,7 @@ endpoint printed at start, and the sregym version in the server's initialize res
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -14,6 +12,7 @@ import time
 from mcp import Client
 
 from sregym import __version__
+from support.processes import stop_group
 
 PROBLEM = "demo-shop/service-selector-mismatch-v1"
 
@@ -58,12 +57,7 @@ def test_default_port_is_a_free_one_and_the_version_is_served() -> None:
         assert version == __version__
         assert {"kubectl", "submit_diagnosis"} <= tools
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_group(proc, timeout=20)
 
 
 def test_a_busy_port_fails_before_the_problem_is_set_up() -> None:

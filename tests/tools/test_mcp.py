@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -16,6 +15,8 @@ from pathlib import Path
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+
+from support.processes import stop_group
 
 PROBLEM = "demo-shop/service-selector-mismatch-v1"
 NAMESPACE = "demo-shop"
@@ -103,12 +104,7 @@ def test_mcp_over_streamable_http(tmp_path: Path) -> None:
 
         asyncio.run(main())
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_group(proc, timeout=20)
 
 
 class _FakeSession:

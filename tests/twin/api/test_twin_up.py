@@ -7,10 +7,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
+
+from support.processes import read_lines_until
 
 
 def _free_port() -> int:
@@ -28,15 +29,7 @@ def test_twin_up_serves_kubectl_and_stops_cleanly_on_sigterm(tmp_path: Path) -> 
          "--prometheus-port", str(prom), "--loki-port", str(loki), "--jaeger-port", str(jaeger)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
     try:
-        lines: list[str] = []
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline() if proc.stdout else ""
-            if not line:
-                break
-            lines.append(line)
-            if line.startswith("export KUBECONFIG="):
-                break
+        lines = read_lines_until(proc, "export KUBECONFIG=", timeout=60)
         assert lines and lines[-1].strip() == f"export KUBECONFIG={kubeconfig}", lines
         env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
         nodes = subprocess.run(["kubectl", "get", "nodes", "-o", "name"], env=env, capture_output=True,
