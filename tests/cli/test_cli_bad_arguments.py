@@ -69,7 +69,6 @@ CASES: list[tuple[list[str], str, int]] = [
     (["show", "x/nope-v1"], "x/nope-v1", 2),
     # twin
     (["twin", "up", "--port", "99999"], "--port", 2),
-    (["twin", "up", "--port", "0"], "--port", 2),
     (["twin", "up", "--prometheus-port", "70000"], "--prometheus-port", 2),
     (["twin", "up", "--loki-port", "9090"], "--loki-port", 2),
     (["twin", "up", "--speed", "-1"], "--speed", 2),

@@ -97,6 +97,7 @@ def _resume_settings(args: Args, resume: Path, given: dict[str, Any], flags: lis
 
 
 def _run(args: Args, settings: dict[str, Any], jobs: int) -> Any:
+    from sregym.errors import SetupError
     from sregym.snapshot.run import run_dataset
 
     previous = signal.signal(signal.SIGTERM, _terminate)  # cleaned up like Ctrl-C: no stray copies, resumable
@@ -105,7 +106,10 @@ def _run(args: Args, settings: dict[str, Any], jobs: int) -> Any:
             return run_dataset(settings["dataset"], settings["agent"], settings["repeats"], settings["out"],
                                options=settings["options"], jobs=jobs, time_limit_s=settings["time_limit_s"],
                                resume=bool(settings.get("resume")), progress=progress.done)
-    except (KeyError, ValueError, FileNotFoundError, FileExistsError) as err:  # a SetupError exits 3 (CliGroup)
+    except SetupError as err:  # the machine is not set up (no sandbox, the agent's program missing)
+        typer.echo(f"sregym snapshot run: {err}", err=True)
+        raise typer.Exit(exitcodes.ENVIRONMENT) from None
+    except (KeyError, ValueError, FileNotFoundError, FileExistsError) as err:
         # A KeyError's str() is its message in quotes: print the message itself.
         args.fail(err.args[0] if isinstance(err, KeyError) and err.args else str(err))
     except KeyboardInterrupt:

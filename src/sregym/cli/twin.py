@@ -99,7 +99,7 @@ def demo(
 
 @app.command()
 def up(
-    port: int = typer.Option(6443, help="Port of the Kubernetes API server (127.0.0.1)."),
+    port: int = typer.Option(6443, help="Port of the Kubernetes API server (0: any free port; the kubeconfig names it)."),
     kubeconfig: str = typer.Option("~/.kube/sregym.yaml", help="Where to write the kubeconfig."),
     seed: int = typer.Option(0, help="Run seed: same seed, same cluster (the tokens are new on every start)."),
     speed: float = typer.Option(1.0, help="Simulated seconds per wall second (0: clock paused)."),
@@ -121,7 +121,7 @@ def up(
     from sregym.twin.api.serve import TwinServer
 
     args = Args("twin up")
-    args.port(port, "--port")
+    args.port(port, "--port", ephemeral=True)
     ports = {"--port": port}
     for option, value in (("--prometheus-port", prometheus_port), ("--loki-port", loki_port),
                           ("--jaeger-port", jaeger_port)):
