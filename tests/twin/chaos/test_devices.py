@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from conftest import chaos
-
 from sregym.twin import Twin
 from sregym.twin.chaos.devices import DEVICE_SCOPE, SCOPE_ANNOTATION
 

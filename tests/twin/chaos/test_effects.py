@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from conftest import chaos, ready_pods
-
 from sregym.twin import Twin
 
 DB = """

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from conftest import chaos, ready_pods
-
 from sregym.twin import Twin
 from sregym.twin.chaos.actions import PAUSE_IMAGE
 
@@ -132,7 +131,6 @@ def test_modes_select_counts_deterministically(twin: Twin) -> None:
         picks[name] = [r["id"] for r in records]
     # Same seed, same picks.
     from conftest import WEB
-
     from sregym.twin.chaos import install_chaos_mesh
 
     other = Twin(seed=11)
