@@ -67,7 +67,10 @@ def sh(call: Invocation) -> Program:
     shell.exported = set(call.shell.exported) | set(call.ctx.env)
     shell.errexit = errexit
     shell.offset = call.shell.offset
-    return (yield from shell.run_source(script))
+    try:
+        return (yield from shell.run_source(script))
+    finally:
+        shell.release()
 
 
 @command("true")
@@ -138,18 +141,39 @@ def printf(call: Invocation) -> int:
     fmt, args = call.args[0], list(call.args[1:])
     status = 0
     out: list[str] = []
-    spec = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+))?([sdiouxXfeEgGcb%])")
+    spec = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?([sdiouxXfeEgGcb%])")
+    meter = call.ctx.meter()
     while True:
         consumed = 0
+
+        def star(args: list[str]) -> str:
+            """A `*` width or precision: the next argument (an invalid number counts as 0)."""
+            nonlocal consumed
+            value = args[consumed] if consumed < len(args) else ""
+            consumed += 1
+            try:
+                return str(int(value or "0", 0))
+            except ValueError:
+                return "0"
 
         def convert(m: re.Match[str], args: list[str] = args) -> str:
             nonlocal consumed, status
             flags, width, precision, conv = m.group(1), m.group(2), m.group(3), m.group(4)
             if conv == "%":
                 return "%"
+            if width == "*":
+                width = star(args)
+                if width.startswith("-"):
+                    flags, width = flags + "-", width[1:]
+            if precision == "*":
+                precision = star(args)
+                precision = None if precision.startswith("-") else precision
+            # The padding is built in the twin's memory: a width past the process's memory is
+            # the OOM killer's business (printf '%*s' 999999999).
+            meter.need(int(width or 0) + (int(precision or 0) if conv not in "sc" else 0))
             value = args[consumed] if consumed < len(args) else ""
             consumed += 1
-            pyfmt = "%" + flags + (width or "") + (f".{precision}" if precision else "")
+            pyfmt = "%" + flags + (width or "") + (f".{precision}" if precision is not None else "")
             if conv in "sc":
                 return (pyfmt + "s") % (value[:1] if conv == "c" else value)
             if conv == "b":
@@ -289,7 +313,10 @@ def env(call: Invocation) -> Program:
         sub.vars = dict(variables)
         sub.exported = set(variables)
         sub.offset = call.shell.offset
-        return (yield from sub._invoke(args, {}, call.stdin))
+        try:
+            return (yield from sub._invoke(args, {}, call.stdin))
+        finally:
+            sub.release()
     call.write("".join(f"{k}={v}\n" for k, v in variables.items()))
     return 0
 

@@ -44,6 +44,19 @@ FOREVER = math.inf
 # Simulated cost of one loop iteration that did not sleep: keeps busy loops finite per tick.
 BUSY_ITERATION_SECONDS = 0.01
 MAX_EXEC_SECONDS = 3600.0
+# The server's own safety cap on what one process tree (an exec, a container's main process) may
+# hold, whatever the container's memory limit: the twin keeps every value in its own memory.
+PROCESS_MEMORY_CAP = 64 << 20
+# What a finished exec keeps of its stdout + stderr; a real kubectl streams without bound.
+MAX_EXEC_OUTPUT_BYTES = 16 << 20
+# Bytes a container's writable layer takes before writes fail with ENOSPC (the twin holds files
+# in memory; a real node's disk fills up, or the kubelet evicts at the ephemeral-storage limit).
+WRITABLE_LAYER_CAP = 64 << 20
+OOM_EXIT_CODE = 137  # 128 + SIGKILL, what the OOM killer leaves
+# Bytes of text one process may copy (string concatenation, file appends) before it has used up
+# its budget like a process that runs out of steps: `x="${x}a"` on a 30 MB value copies 30 MB per
+# iteration, which the step budget alone would let run for hours of server CPU.
+COPY_BUDGET = 2 << 30
 
 
 # --------------------------------------------------------------------------------------- effects
@@ -95,6 +108,93 @@ Effect = Output | Sleep | Listen | Unlisten | Usage
 Program = Generator[Effect, None, int]
 
 
+# --------------------------------------------------------------------------------------- memory
+class OutOfMemory(BaseException):
+    """The OOM killer's SIGKILL: raised where a process would grow past its memory, unwinding the
+    whole process tree. A BaseException so that no command's `except Exception` survives it."""
+
+
+class BudgetExhausted(BaseException):
+    """The process has done as much work as one exec may (see `COPY_BUDGET`); it ends like one
+    still running when its step budget runs out."""
+
+
+class MemoryMeter:
+    """Approximate memory of one process tree: what its variables, pipes, command substitutions
+    and pending output hold, in bytes of text.
+
+    A real process that grows past its cgroup's limit is killed by the kernel (exit 137); the twin
+    holds those same values in the server's own memory, so without this an agent's
+    `x=$x$x` loop would grow until the server dies. `limit` is the container's headroom (its
+    memory limit minus what it already uses) capped at `PROCESS_MEMORY_CAP`. Counting is cheap
+    (lengths added and subtracted where values are made and dropped) and deliberately rough.
+    """
+
+    def __init__(self, limit: int = PROCESS_MEMORY_CAP) -> None:
+        self.limit = max(0, int(limit))
+        self.used = 0
+        self.peak = 0
+        self.disk_used = 0  # bytes in the writable layer (files written)
+        self.disk_limit = WRITABLE_LAYER_CAP
+        self.copied = 0  # bytes of text copied, against COPY_BUDGET
+
+    def copy(self, nbytes: int) -> None:
+        """Count a copy of `nbytes` (a concatenation) as work done."""
+        self.copied += nbytes
+        if self.copied > COPY_BUDGET:
+            raise BudgetExhausted(self.copied)
+
+    def need(self, nbytes: int) -> None:
+        """A transient allocation of `nbytes` on top of what is held: kill if it does not fit."""
+        if self.used + nbytes > self.limit:
+            raise OutOfMemory(self.used + nbytes)
+        self.peak = max(self.peak, self.used + nbytes)
+
+    def charge(self, nbytes: int) -> None:
+        self.need(nbytes)
+        self.used += nbytes
+
+    def release(self, nbytes: int) -> None:
+        self.used = max(0, self.used - nbytes)
+
+
+class _Vars(dict[str, str]):
+    """Shell variables whose values are charged to the process's `MemoryMeter`.
+
+    Only values this shell assigned are charged: a subshell starts from a copy of its parent's
+    variables, which costs nothing until written (fork's copy-on-write), and `release()` gives
+    back what the shell held when it exits."""
+
+    def __init__(self, items: dict[str, str], meter: MemoryMeter) -> None:
+        super().__init__(items)
+        self.meter = meter
+        self.owned: dict[str, int] = {}
+
+    def __setitem__(self, key: str, value: str) -> None:
+        size = len(value)
+        self.meter.need(size)
+        self.meter.release(self.owned.pop(key, 0))
+        self.meter.charge(size)
+        self.owned[key] = size
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.meter.release(self.owned.pop(key, 0))
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: Any) -> Any:  # type: ignore[override]
+        self.meter.release(self.owned.pop(key, 0))
+        return super().pop(key, *default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def release(self) -> None:
+        self.meter.release(sum(self.owned.values()))
+        self.owned.clear()
+
+
 # --------------------------------------------------------------------------------------- context
 @dataclass
 class ShellContext:
@@ -119,6 +219,13 @@ class ShellContext:
     # False for images without a userland (distroless): only `resolve` finds commands.
     userland: bool = True
     extras: dict[str, Any] = field(default_factory=dict)
+    # The process tree's memory; one is made on first use (see `MemoryMeter`).
+    memory: MemoryMeter | None = None
+
+    def meter(self) -> MemoryMeter:
+        if self.memory is None:
+            self.memory = MemoryMeter()
+        return self.memory
 
     def directories(self) -> set[str]:
         """Directories implied by the files (for `test -d`, `cat DIR`, `ls`)."""
@@ -139,6 +246,7 @@ class Invocation:
     shell: Shell
     stdin: str = ""
     pending: list[Effect] = field(default_factory=list)
+    pending_bytes: int = 0  # text in `pending`, held in the process's memory until flushed
 
     @property
     def name(self) -> str:
@@ -150,6 +258,8 @@ class Invocation:
 
     def write(self, text: str, stream: str = "stdout") -> None:
         if text:
+            self.pending_bytes += len(text)
+            self.ctx.meter().need(self.pending_bytes)
             self.pending.append(Output(stream, text))
 
     def error(self, text: str) -> None:
@@ -774,13 +884,29 @@ class Shell:
     def __init__(self, ctx: ShellContext, name: str = "sh", positional: list[str] | None = None) -> None:
         self.ctx = ctx
         self.name = name
-        self.vars: dict[str, str] = dict(ctx.env)
+        self.meter = ctx.meter()
+        self._vars = _Vars(ctx.env, self.meter)
         self.exported: set[str] = set(ctx.env)
         self.positional = list(positional or [])
         self.status = 0
         self.errexit = False
         self.offset = 0.0  # simulated seconds since the process started
         self.lineno = 1
+
+    @property
+    def vars(self) -> dict[str, str]:
+        return self._vars
+
+    @vars.setter
+    def vars(self, values: dict[str, str]) -> None:
+        """Replacing the variables (a subshell's copy, `VAR=x cmd` restored) drops what the old
+        ones held."""
+        self._vars.release()
+        self._vars = _Vars(values, self.meter)
+
+    def release(self) -> None:
+        """The shell exits: what its variables held is free again."""
+        self._vars.release()
 
     # ---------------------------------------------------------------- helpers
     def abspath(self, path: str) -> str:
@@ -875,11 +1001,14 @@ class Shell:
         sub.exported = set(self.exported)
         sub.offset = self.offset
         captured: list[str] = []
-        gen = sub.run_source(source)
-        code = yield from _capture(gen, captured)
-        self.offset = sub.offset
-        self.status = code
-        return "".join(captured).rstrip("\n")
+        try:
+            code = yield from _capture(sub.run_source(source), captured, self.meter)
+            self.offset = sub.offset
+            self.status = code
+            return "".join(captured).rstrip("\n")
+        finally:
+            sub.release()
+            self.meter.release(sum(map(len, captured)))
 
     def expand_word(self, word: Word, split: bool = True) -> Generator[Effect, None, list[str]]:
         """Expand one word into fields (parameter, command and arithmetic expansion, then field
@@ -898,6 +1027,8 @@ class Shell:
                 value = yield from self._command_substitution(text)
             else:
                 value = str(self._arith(text))
+            self.meter.need(len(current) + len(value))
+            self.meter.copy(len(current) + len(value))
             if quoted or not split:
                 current += value
                 have_field = True
@@ -981,14 +1112,22 @@ class Shell:
     def run_pipeline(self, pipe: Pipeline, checked: bool = True) -> Generator[Effect, None, int]:
         stdin = ""
         status = 0
-        for index, cmd in enumerate(pipe.commands):
-            last = index == len(pipe.commands) - 1
-            if last:
-                status = yield from self.run_command(cmd, stdin)
-            else:
-                captured: list[str] = []
-                status = yield from _capture(self.run_command(cmd, stdin), captured)
-                stdin = "".join(captured)
+        held = 0  # the pipe's content, held until the next command has read it
+        try:
+            for index, cmd in enumerate(pipe.commands):
+                last = index == len(pipe.commands) - 1
+                if last:
+                    status = yield from self.run_command(cmd, stdin)
+                else:
+                    captured: list[str] = []
+                    try:
+                        status = yield from _capture(self.run_command(cmd, stdin), captured, self.meter)
+                    finally:
+                        self.meter.release(held)
+                        held = sum(map(len, captured))
+                    stdin = "".join(captured)
+        finally:
+            self.meter.release(held)
         if pipe.negate:
             status = 0 if status else 1
         self.status = status
@@ -1012,6 +1151,8 @@ class Shell:
                 status = yield from sub.run_sequence(node.body)
             except _Exit as stop:
                 status = stop.code
+            finally:
+                sub.release()
             self.offset = sub.offset
             return status
         if isinstance(node, If):
@@ -1106,6 +1247,8 @@ class Shell:
                 dest = "file:" + self.abspath(path)
                 if red.op == ">" or dest not in appends:
                     if red.op == ">":
+                        self.meter.disk_used = max(
+                            0, self.meter.disk_used - len(self.ctx.files.get(dest[5:], "")))
                         self.ctx.files[dest[5:]] = ""
                     appends[dest] = True
             for stream in (("stdout", "stderr") if red.fd == -1 else
@@ -1113,14 +1256,16 @@ class Shell:
                 routes[stream] = dest
         result = 0
         gen = body
+        full = False
         try:
             effect = next(gen)
             while True:
                 if isinstance(effect, Output):
                     dest = routes.get(effect.stream, effect.stream)
                     if dest is not None and dest.startswith("file:"):
-                        path = dest[5:]
-                        self.ctx.files[path] = self.ctx.files.get(path, "") + effect.text
+                        if not self._append_file(dest[5:], effect.text) and not full:
+                            full = True
+                            yield Output("stderr", f"{self.name}: write error: No space left on device\n")
                     elif dest is not None and dest.startswith("pid1:"):
                         _append_to_main_log(self.ctx, dest[5:], effect.text)
                     elif dest is not None:
@@ -1130,7 +1275,19 @@ class Shell:
                 effect = next(gen)
         except StopIteration as stop:
             result = stop.value if stop.value is not None else 0
-        return result
+        return result or (1 if full else 0)
+
+    def _append_file(self, path: str, text: str) -> bool:
+        """Append to a file in the writable layer; False (ENOSPC, nothing written) once the layer
+        is at `WRITABLE_LAYER_CAP`, so `cat f >> f` in a loop cannot grow without bound."""
+        meter = self.meter
+        if meter.disk_used + len(text) > meter.disk_limit:
+            return False
+        old = self.ctx.files.get(path, "")
+        meter.copy(len(old) + len(text))
+        meter.disk_used += len(text)
+        self.ctx.files[path] = old + text
+        return True
 
     def run_simple(self, node: Simple, stdin: str) -> Program:
         argv = yield from self.expand_words(node.words)
@@ -1186,6 +1343,7 @@ def _drive(fn: CommandFn, call: Invocation, shell: Shell) -> Program:
                 for pending in call.pending:
                     yield pending
                 call.pending.clear()
+                call.pending_bytes = 0
                 if isinstance(effect, Sleep):
                     shell.offset += effect.seconds
                 yield effect
@@ -1195,15 +1353,20 @@ def _drive(fn: CommandFn, call: Invocation, shell: Shell) -> Program:
     for pending in call.pending:
         yield pending
     call.pending.clear()
+    call.pending_bytes = 0
     return int(result or 0)
 
 
-def _capture(gen: Generator[Effect, None, int], captured: list[str]) -> Program:
-    """Run `gen`, collecting its stdout into `captured` (pipes, `$(...)`)."""
+def _capture(gen: Generator[Effect, None, int], captured: list[str], meter: MemoryMeter) -> Program:
+    """Run `gen`, collecting its stdout into `captured` (pipes, `$(...)`).
+
+    The twin's pipes hold the whole stream (the reader runs after the writer), so what is captured
+    is charged to `meter`; the caller releases `sum(map(len, captured))` when it is done with it."""
     try:
         effect = next(gen)
         while True:
             if isinstance(effect, Output) and effect.stream == "stdout":
+                meter.charge(len(effect.text))
                 captured.append(effect.text)
             else:
                 yield effect
@@ -1224,15 +1387,25 @@ _CMP_OPS: dict[type, Callable[..., bool]] = {
 }
 
 
+def _int64(value: int) -> int:
+    """Wrap to a signed 64-bit integer, as sh's `intmax_t` arithmetic does (and so that
+    `$((1<<99999999999))` cannot make a gigabyte-sized Python int)."""
+    value &= 0xFFFFFFFFFFFFFFFF
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
 def _eval_arith(node: ast.AST) -> int:
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return node.value
+        return _int64(node.value)
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITH_OPS:
-        return int(_ARITH_OPS[type(node.op)](_eval_arith(node.left), _eval_arith(node.right)))
+        left, right = _eval_arith(node.left), _eval_arith(node.right)
+        if isinstance(node.op, ast.LShift | ast.RShift):
+            right &= 63  # the shift count as x86-64 masks it: $((1<<64)) is 1
+        return _int64(int(_ARITH_OPS[type(node.op)](left, right)))
     if isinstance(node, ast.UnaryOp):
         value = _eval_arith(node.operand)
         if isinstance(node.op, ast.USub):
-            return -value
+            return _int64(-value)
         if isinstance(node.op, ast.Not):
             return int(not value)
         return value
@@ -1430,6 +1603,8 @@ class Process:
         self.finished = False
         self.exit_code: int | None = None
         self.exit_at: float | None = None
+        self.oom_killed = False
+        self.exhausted = False  # stopped for its work budget (`BudgetExhausted`)
 
     @property
     def next_wake(self) -> float:
@@ -1437,6 +1612,13 @@ class Process:
 
     def advance(self, now: float, budget: int = 20000) -> list[TimedEffect]:
         out: list[TimedEffect] = []
+        self.run(now, budget, lambda at, effect: out.append(TimedEffect(at, effect)))
+        return out
+
+    def run(self, now: float, budget: int, sink: Callable[[float, Effect], object]) -> None:
+        """`advance` handing each effect to `sink` as it happens instead of keeping a list, so
+        a long exec holds only what the sink keeps. A process that runs out of memory ends with
+        the OOM killer's exit code 137 (`oom_killed`)."""
         while not self.finished and self._clock <= now and budget > 0:
             budget -= 1
             try:
@@ -1446,11 +1628,23 @@ class Process:
                 self.exit_code = int(stop.value if stop.value is not None else 0)
                 self.exit_at = self._clock
                 break
+            except OutOfMemory:
+                self.finished = True
+                self.oom_killed = True
+                self.exit_code = OOM_EXIT_CODE
+                self.exit_at = self._clock
+                break
+            except BudgetExhausted:
+                self.finished = True
+                self.exhausted = True
+                self.exit_code = OOM_EXIT_CODE
+                self.exit_at = self._clock
+                break
             if isinstance(effect, Sleep):
                 self._clock += max(0.0, effect.seconds)
                 continue
-            out.append(TimedEffect(self._clock, effect))
-        return out
+            if sink(self._clock, effect) is False:
+                break
 
     def close(self) -> None:
         self._gen.close()
@@ -1462,7 +1656,51 @@ class ExecResult:
     stdout: str
     stderr: str
     exit_code: int
-    finished: bool = True  # False when the command was still running at MAX_EXEC_SECONDS
+    finished: bool = True  # False when the command was still running at the end of its budget
+    oom_killed: bool = False  # the process outgrew its memory (exit code 137)
+
+
+class OutputSink:
+    """What an exec's client receives, kept up to `MAX_EXEC_OUTPUT_BYTES` in all.
+
+    A real kubectl streams output as it comes; the twin returns it when the command ends, so an
+    exec that writes past the cap (`cat /dev/zero`, `yes` with a long line) is ended there, like
+    one that runs out of its step or time budget: exit code 137, the output up to the cap."""
+
+    def __init__(self, cap: int = MAX_EXEC_OUTPUT_BYTES, *, merged: bool = False) -> None:
+        self.cap = cap
+        self.size = 0
+        self.streams: dict[str, list[str]] = {"stdout": [], "stderr": []}
+        self.merged = merged  # a terminal: both streams in one, in the order written
+        self.overflowed = False
+
+    def __call__(self, _at: float, effect: Effect) -> bool:
+        if not isinstance(effect, Output):
+            return True
+        room = self.cap - self.size
+        text = effect.text if len(effect.text) <= room else effect.text[:room]
+        self.streams.setdefault("stdout" if self.merged else effect.stream, []).append(text)
+        self.size += len(text)
+        if len(text) < len(effect.text):
+            self.overflowed = True
+            return False
+        return True
+
+    def result(self, proc: Process) -> ExecResult:
+        stdout, stderr = "".join(self.streams["stdout"]), "".join(self.streams["stderr"])
+        if not proc.finished or proc.exhausted:
+            proc.close()
+            return ExecResult(stdout, stderr, OOM_EXIT_CODE, finished=False)
+        return ExecResult(stdout, stderr, proc.exit_code or 0, oom_killed=proc.oom_killed)
+
+
+def run_process(program: Program, *, max_seconds: float = MAX_EXEC_SECONDS,
+                budget: int = 200000) -> ExecResult:
+    """Run an exec'd program to the end of its budget, keeping at most the output cap."""
+    proc = Process(program, 0.0)
+    sink = OutputSink()
+    proc.run(max_seconds, budget, sink)
+    return sink.result(proc)
 
 
 def run_once(ctx: ShellContext, argv: list[str] | str, *, max_seconds: float = MAX_EXEC_SECONDS) -> ExecResult:
@@ -1482,16 +1720,7 @@ def run_once(ctx: ShellContext, argv: list[str] | str, *, max_seconds: float = M
                        f'exec: "{argv[0]}": executable file not found in $PATH: unknown\n')
             return ExecResult("", message, 127)
         program = program_for(argv, ctx)
-    proc = Process(program, 0.0)
-    effects = proc.advance(max_seconds, budget=200000)
-    stdout = "".join(e.effect.text for e in effects
-                     if isinstance(e.effect, Output) and e.effect.stream == "stdout")
-    stderr = "".join(e.effect.text for e in effects
-                     if isinstance(e.effect, Output) and e.effect.stream == "stderr")
-    if not proc.finished:
-        proc.close()
-        return ExecResult(stdout, stderr, 137, finished=False)
-    return ExecResult(stdout, stderr, proc.exit_code or 0)
+    return run_process(program, max_seconds=max_seconds)
 
 
 def format_date(ts: float, fmt: str | None = None) -> str:

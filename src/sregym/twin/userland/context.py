@@ -1,7 +1,9 @@
 """The `ShellContext` of a `kubectl exec` session, and running one command in it.
 
 An exec runs a new process next to the container's main process: same image, same mounts, same
-environment as the kubelet resolved it, hostname = the pod's hostname. Files the session writes
+environment as the kubelet resolved it, hostname = the pod's hostname, and the same memory cgroup:
+what the exec'd process may hold is the container's limit minus what the container already uses
+(`exec_memory`), and a process that outgrows it is OOM-killed (exit 137). Files the session writes
 (`echo x > /tmp/f`) land in the container's writable layer and are there for the next exec into
 the same container instance, and gone once the container restarts, as with a real runtime.
 """
@@ -13,16 +15,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.objects import get_path
+from sregym.twin.quantity import memory_bytes
 from sregym.twin.shell import (
+    PROCESS_MEMORY_CAP,
     ExecResult,
     Invocation,
-    Output,
-    Process,
+    MemoryMeter,
     Shell,
     ShellContext,
     _drive,
     lookup_command,
     run_once,
+    run_process,
 )
 from sregym.twin.userland.environment import container_env
 from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hostname
@@ -101,6 +105,8 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
     if written:
         fs.overlay(written)
     files = fs.files()
+    meter = MemoryMeter(exec_memory(twin, pod, container))
+    meter.disk_used = sum(len(content) for content in (written or {}).values())
     workdir = str(container.get("workingDir") or _image_extra(image, "workdir") or "/")
     ctx = ExecContext(
         env=container_env(twin, pod, container, tty=tty,
@@ -120,8 +126,36 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
                 "fs": fs, "tty": tty, "image": image, "exec": True},
         fs=fs,
         base_files=dict(files),
+        memory=meter,
     )
     return ctx
+
+
+def exec_memory(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> int:
+    """The memory an exec'd process can take before the OOM killer ends it: the container's
+    `resources.limits.memory` (the node's allocatable when there is none) minus the container's
+    (or the node's) current working set, never more than the server's `PROCESS_MEMORY_CAP`.
+
+    The exec shares the container's cgroup, so a container already near its limit leaves an exec
+    little room, as on a real node."""
+    meta = pod.get("metadata") or {}
+    runtime = twin.services.get("runtime")
+    limit_text = get_path(container, "resources", "limits", "memory")
+    if limit_text:
+        used = 0
+        if runtime is not None:
+            used = runtime.container_usage(meta.get("namespace", ""), meta.get("name", ""),
+                                           str(container.get("name") or ""))[1]
+        headroom = memory_bytes(limit_text) - used
+    else:
+        node_name = str(get_path(pod, "spec", "nodeName", default="") or "")
+        node = twin.store.peek("Node", None, node_name) if node_name else None
+        allocatable = get_path(node or {}, "status", "allocatable", "memory")
+        if not allocatable:
+            return PROCESS_MEMORY_CAP
+        used = runtime.node_usage(node_name)[1] if runtime is not None else 0
+        headroom = memory_bytes(allocatable) - used
+    return max(0, min(PROCESS_MEMORY_CAP, headroom))
 
 
 def _image_extra(image: str, key: str) -> Any:
@@ -160,16 +194,7 @@ def _run_with_stdin(ctx: ExecContext, argv: list[str], stdin: str) -> ExecResult
     fn = lookup_command(argv[0], ctx)
     assert fn is not None
     shell = Shell(ctx, argv[0].rsplit("/", 1)[-1])
-    proc = Process(_drive(fn, Invocation(list(argv), ctx, shell, stdin), shell), 0.0)
-    effects = proc.advance(3600.0, budget=200000)
-    streams = {"stdout": "", "stderr": ""}
-    for timed in effects:
-        if isinstance(timed.effect, Output):
-            streams[timed.effect.stream] = streams.get(timed.effect.stream, "") + timed.effect.text
-    if not proc.finished:
-        proc.close()
-        return ExecResult(streams["stdout"], streams["stderr"], 137, finished=False)
-    return ExecResult(streams["stdout"], streams["stderr"], proc.exit_code or 0)
+    return run_process(_drive(fn, Invocation(list(argv), ctx, shell, stdin), shell))
 
 
 def keep_writes(ctx: ExecContext) -> None:
