@@ -1,0 +1,95 @@
+"""The shell's process memory: OOM kills at the headroom, nothing leaked, capped exec output.
+
+The twin keeps every value a container's shell makes in the server's own memory, so these are
+the limits that keep an agent's `kubectl exec` from taking the server down (see
+`tests/twin/api/test_exec_memory_bombs.py` for the same through real kubectl).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sregym.twin.shell import (
+    MAX_EXEC_OUTPUT_BYTES,
+    PROCESS_MEMORY_CAP,
+    MemoryMeter,
+    Process,
+    ShellContext,
+    program_for,
+    run_once,
+)
+
+MiB = 1 << 20
+
+
+def run(script: str, limit: int | None = None, files: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    ctx = ShellContext(env={"HOME": "/root"}, files=dict(files or {}),
+                       memory=MemoryMeter(limit) if limit is not None else None)
+    return run_once(ctx, ["sh", "-c", script]), ctx
+
+
+@pytest.mark.parametrize("script", [
+    "x=a; while true; do x=$x$x; done",
+    'x=a; while :; do x="$(echo "$x$x")"; done',
+    "x=a; while :; do x=$x$x; echo \"$x\" | cat > /dev/null; done",
+    "printf '%*s' 999999999",
+    "printf '%0999999999d' 1",
+    "i=0; x=0123456789012345678901234567890123456789; while :; do eval \"v$i=\\$x\\$x\\$x\"; i=$((i+1)); done",
+])
+def test_growing_processes_are_oom_killed(script: str) -> None:
+    result, ctx = run(script, limit=MiB)
+    assert result.exit_code == 137 and result.oom_killed
+    assert ctx.memory is not None and ctx.memory.peak <= MiB
+
+
+def test_the_default_limit_is_the_server_cap() -> None:
+    result, ctx = run("x=a; while true; do x=$x$x; done")
+    assert result.exit_code == 137 and result.oom_killed
+    assert ctx.memory is not None and ctx.memory.limit == PROCESS_MEMORY_CAP
+
+
+def test_what_fits_runs_and_nothing_leaks() -> None:
+    """Values dropped (overwritten, a subshell's, a substitution's, a pipe's) are given back: a
+    loop that makes 10 KB a thousand times runs in 1 MiB."""
+    page = "x" * 10_000 + "\n"
+    script = ("i=0; while [ $i -lt 1000 ]; do y=$(cat /data); z=$(cat /data | cat); "
+              "( w=$y$y ); sh -c 'v=$(cat /data)'; i=$((i+1)); done; echo ${#y} ${#z}")
+    result, ctx = run(script, limit=MiB, files={"/data": page})
+    assert (result.exit_code, result.stdout) == (0, "10000 10000\n")
+    assert ctx.memory is not None and ctx.memory.used < 64 * 1024
+
+
+def test_container_process_oom_ends_with_137() -> None:
+    ctx = ShellContext(memory=MemoryMeter(MiB))
+    proc = Process(program_for(["sh", "-c", "echo up; x=a; while :; do x=$x$x; sleep 1; done"], ctx), 0.0)
+    effects = proc.advance(1000.0)
+    assert [e.effect.text for e in effects if hasattr(e.effect, "text")] == ["up\n"]
+    assert proc.finished and proc.exit_code == 137 and proc.oom_killed
+
+
+def test_arithmetic_is_64_bit() -> None:
+    result, _ = run("echo $((1<<64)) $((1<<9999999999)) $((9223372036854775807+1)) "
+                    "$((4611686018427387904*4)) $((-9223372036854775807-1)) $((6*7))")
+    assert result.stdout == "1 -9223372036854775808 -9223372036854775808 0 -9223372036854775808 42\n"
+
+
+def test_printf_star_width_and_precision() -> None:
+    result, _ = run("printf '%s|%*s|%-*s|%.*f|%*d\\n' a 4 b 3 c 2 3.14159 -3 7")
+    assert result.stdout == "a|   b|c  |3.14|7  \n"  # what bash and GNU printf print
+
+
+def test_exec_output_is_capped() -> None:
+    result, _ = run("a=$(printf '%*s' 1000000); while :; do echo \"$a\"; done")
+    assert result.exit_code == 137 and not result.finished and not result.oom_killed
+    assert len(result.stdout) == MAX_EXEC_OUTPUT_BYTES
+
+
+def test_writable_layer_fills_up() -> None:
+    ctx = ShellContext(files={}, memory=MemoryMeter())
+    ctx.memory.disk_limit = 1000  # type: ignore[union-attr]
+    result = run_once(ctx, ["sh", "-c", "echo 0123456789 > /f; i=0; "
+                                         "while [ $i -lt 200 ]; do echo 0123456789 >> /f; i=$((i+1)); done; "
+                                         "echo no-room-for-this >> /f; echo $?; echo ok > /f; cat /f"])
+    assert result.stdout == "1\nok\n"
+    assert "sh: write error: No space left on device" in result.stderr
+    assert len(ctx.files["/f"]) == 3
