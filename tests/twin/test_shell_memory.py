@@ -93,3 +93,39 @@ def test_writable_layer_fills_up() -> None:
     assert result.stdout == "1\nok\n"
     assert "sh: write error: No space left on device" in result.stderr
     assert len(ctx.files["/f"]) == 3
+
+
+LIMITED_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: small, namespace: default}
+spec:
+  nodeName: sregym-worker
+  containers:
+  - name: main
+    image: "busybox:1.36"
+    command: ["sh", "-c", "sleep 36000"]
+    resources: {limits: {memory: 8Mi}}
+"""
+
+
+def test_exec_headroom_is_the_container_limit_and_the_kernel_logs_the_kill() -> None:
+    """An exec shares the container's cgroup: its room is the limit minus the container's working
+    set, and a kill at that limit leaves the kernel's line in the node's log (the container keeps
+    running); a kill at the server's own cap leaves none."""
+    from sregym.twin import Twin
+    from sregym.twin.userland.context import exec_context, run_exec
+
+    twin = Twin(seed=3)
+    twin.apply(LIMITED_POD)
+    twin.advance(30)
+    pod = twin.store.peek("Pod", "default", "small")
+    _cpu, used = twin.services["runtime"].container_usage("default", "small", "main")
+    ctx = exec_context(twin, pod, "main")
+    assert ctx.memory is not None and ctx.memory.limit == (8 << 20) - used
+    result = run_exec(ctx, ["sh", "-c", "x=a; while :; do x=$x$x; done"])
+    assert result.exit_code == 137 and result.oom_killed
+    kernel = [line.text for line in twin.services["logs"].node_lines("sregym-worker", "kernel")]
+    assert any(text.startswith("Memory cgroup out of memory: Killed process 7 (sh)") for text in kernel)
+    status = twin.store.peek("Pod", "default", "small")["status"]["containerStatuses"][0]
+    assert "running" in status["state"] and status["restartCount"] == 0

@@ -27,6 +27,23 @@ A command is a plain function returning the exit code (output written with `call
 generator that yields effects (`Sleep`, `Listen`, `Usage`, `Output`) and returns the exit code.
 Image binaries (`nginx`, `redis-server` ...) are resolved through `ShellContext.resolve`, which the
 kubelet points at the image catalogue, before the global registry.
+
+Limits. Every value a process makes lives in the server's memory, and an agent's `kubectl exec`
+must not be able to take the server down, so each process tree is bounded the way a container
+bounds it, plus budgets where the twin cannot stream like a real system:
+
+- memory (`MemoryMeter`): variables, pipe contents, command substitutions, pending output and
+  printf padding are counted (approximately: text lengths); a process that would grow past its
+  headroom (the container's memory limit minus its working set, at most `PROCESS_MEMORY_CAP`) is
+  OOM-killed: exit code 137, no message, as the kernel's SIGKILL leaves it. The twin's pipes hold
+  the whole stream, so `producer | consumer` is killed where a real pipe would stream;
+- steps and simulated time (`run_once`: 200,000 effects, `MAX_EXEC_SECONDS`): `while true; do :;
+  done`, `yes > /dev/null`, `sleep infinity` end with 137 like an exec still running when the
+  client gives up, with whatever they wrote so far;
+- output (`MAX_EXEC_OUTPUT_BYTES`) and copying (`COPY_BUDGET`): an exec that writes more, or
+  copies more text, ends the same way;
+- the writable layer (`WRITABLE_LAYER_CAP`): writes past it fail with ENOSPC;
+- arithmetic is 64-bit, as sh's is.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
 LAYERS_SERVICE = "userland.layers"
+EXEC_PID = 7  # an exec'd process's pid in the kernel's OOM line (the container's own is 1)
 _FLAVOUR = {"debian": "dash", "alpine": "ash", "busybox": "ash"}
 
 
@@ -186,7 +187,27 @@ def run_exec(ctx: ExecContext, argv: list[str], stdin: str = "") -> ExecResult:
     else:
         result = run_once(ctx, argv)
     keep_writes(ctx)
+    if result.oom_killed:
+        _log_oom_kill(ctx, argv)
     return result
+
+
+def _log_oom_kill(ctx: ExecContext, argv: list[str]) -> None:
+    """The kernel's line for an exec'd process killed at the container's memory limit, in the
+    node's kernel log as `dmesg` shows it. Not when the server's own cap was what stopped it:
+    that is a twin budget, which a real node would not have logged."""
+    from sregym.twin.controllers.kubelet import _oom_score_adj
+
+    meter, twin = ctx.memory, ctx.twin
+    logs = twin.services.get("logs") if twin is not None else None
+    if meter is None or logs is None or not ctx.node or ctx.pod is None or meter.limit >= PROCESS_MEMORY_CAP:
+        return
+    name = (argv[0].rsplit("/", 1)[-1] if argv else "sh")[:15]
+    kib = meter.peak // 1024
+    logs.node_append(ctx.node, "kernel", twin.clock.now,
+                     f"Memory cgroup out of memory: Killed process {EXEC_PID} ({name}) "
+                     f"total-vm:{kib + 4096}kB, anon-rss:{kib}kB, file-rss:0kB, shmem-rss:0kB, "
+                     f"UID:0 pgtables:{kib // 1024 + 40}kB oom_score_adj:{_oom_score_adj(ctx.pod)}")
 
 
 def _run_with_stdin(ctx: ExecContext, argv: list[str], stdin: str) -> ExecResult:

@@ -20,6 +20,17 @@ Errors reproduce what a real 1.32 API server + kubelet + containerd say, because
 
 Commands run in `sregym.twin.userland` (the shell plus exec tools) with the container's
 environment and filesystem; `-it` into a shell gets an interactive session.
+
+Limits (see `sregym.twin.shell`): the exec'd process shares the container's memory cgroup, so it
+is OOM-killed (`command terminated with exit code 137`) when it outgrows the container's limit
+minus what the container uses, or the server's per-process cap, whichever is lower. Only the
+exec'd process dies and the container keeps running, with the kernel's "Memory cgroup out of
+memory" line in the node's log when the container's limit was the one reached: that is a node
+with `singleProcessOOMKill` (cgroup v1, or the kubelet option); a cgroup v2 node's default since
+Kubernetes 1.28 (`memory.oom.group`) would kill the whole container and restart it as
+`OOMKilled`, which the twin does not model for execs. The output is returned when the command
+ends, at most `MAX_EXEC_OUTPUT_BYTES` of it (an exec that writes more is ended there with 137),
+where a real kubectl streams without bound.
 """
 
 from __future__ import annotations
