@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+import sregym.twin.userland  # noqa: F401  (registers head, wc)
 from sregym.twin.shell import (
     MAX_EXEC_OUTPUT_BYTES,
     PROCESS_MEMORY_CAP,
@@ -34,6 +35,9 @@ def run(script: str, limit: int | None = None, files: dict[str, str] | None = No
     "x=a; while :; do x=$x$x; echo \"$x\" | cat > /dev/null; done",
     "printf '%*s' 999999999",
     "printf '%0999999999d' 1",
+    "x=$(cat /dev/zero)",
+    "cat /dev/zero | cat > /dev/null",
+    "head -c 9999999999 /dev/zero",
     "i=0; x=0123456789012345678901234567890123456789; while :; do eval \"v$i=\\$x\\$x\\$x\"; i=$((i+1)); done",
 ])
 def test_growing_processes_are_oom_killed(script: str) -> None:
@@ -78,10 +82,17 @@ def test_printf_star_width_and_precision() -> None:
     assert result.stdout == "a|   b|c  |3.14|7  \n"  # what bash and GNU printf print
 
 
-def test_exec_output_is_capped() -> None:
-    result, _ = run("a=$(printf '%*s' 1000000); while :; do echo \"$a\"; done")
+@pytest.mark.parametrize("script", ["a=$(printf '%*s' 1000000); while :; do echo \"$a\"; done",
+                                    "cat /dev/zero"])
+def test_exec_output_is_capped(script: str) -> None:
+    result, _ = run(script)
     assert result.exit_code == 137 and not result.finished and not result.oom_killed
     assert len(result.stdout) == MAX_EXEC_OUTPUT_BYTES
+
+
+def test_dev_zero_reads_what_is_asked() -> None:
+    result, _ = run("head -c 5 /dev/zero | wc -c; head -c 3 /dev/zero")
+    assert result.stdout == "5\n\0\0\0"
 
 
 def test_writable_layer_fills_up() -> None:

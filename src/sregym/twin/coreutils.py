@@ -223,6 +223,26 @@ def sleep(call: Invocation) -> Program:
     return 0
 
 
+# A character device every container has whose reads never end. (/dev/urandom is left out: the
+# twin's streams are text, which random bytes would not survive intact.)
+ENDLESS_DEVICES = ("/dev/zero",)
+DEVICE_CHUNK = 64 << 10
+
+
+def device_bytes(path: str, size: int) -> str:
+    """`size` bytes read from an endless device: NULs."""
+    return "\0" * max(0, size)
+
+
+def _read_device(call: Invocation, path: str) -> Program:
+    """`cat /dev/zero`: chunk after chunk until something stops the process (the exec's output
+    cap or step budget, or the OOM killer when a pipe or `$(...)` holds the stream)."""
+    chunk = device_bytes(path, DEVICE_CHUNK)
+    while True:
+        call.write(chunk)
+        yield Sleep(0)
+
+
 def _cat_error(call: Invocation, path: str, problem: str) -> None:
     if _busybox(call):
         call.error(f"cat: can't open '{path}': {problem}")
@@ -231,7 +251,7 @@ def _cat_error(call: Invocation, path: str, problem: str) -> None:
 
 
 @command("cat")
-def cat(call: Invocation) -> int:
+def cat(call: Invocation) -> int | Program:
     paths = [a for a in call.args if not (a.startswith("-") and a != "-")]
     if not paths:
         call.write(call.stdin)
@@ -244,6 +264,8 @@ def cat(call: Invocation) -> int:
             continue
         full = call.shell.abspath(path)
         content = call.ctx.files.get(full)
+        if full in ENDLESS_DEVICES:
+            return _read_device(call, full)
         if content is not None:
             call.write(content)
         elif full in dirs:

@@ -211,6 +211,10 @@ class _Vars(dict[str, str]):
         self.meter.release(sum(self.owned.values()))
         self.owned.clear()
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle/deepcopy: rebuild through __init__ (the default sets items before `meter`).
+        return (_Vars, (dict(self), self.meter))
+
 
 # --------------------------------------------------------------------------------------- context
 @dataclass

@@ -155,7 +155,10 @@ BOMBS = [
     # 64-bit shell arithmetic: no gigabyte integers.
     ("echo $((1<<9999999999)) $((4611686018427387904*4))", 0, ""),
     # Not in this userland / not in ash: the real tools' answers.
-    ("cat /dev/zero", 1, "can't open '/dev/zero'"),
+    # An endless device: to the client until the output cap; into a substitution, the OOM killer.
+    ("cat /dev/zero", 137, KILLED),
+    ("x=$(cat /dev/zero); echo ${#x}", 137, KILLED),
+    ("head -c 10000000000 /dev/zero", 137, KILLED),
     ("seq 1 100000000", 127, "seq: not found"),
     ("echo {1..99999999}", 0, ""),
 ]
@@ -181,6 +184,7 @@ def test_output_is_capped_and_normal_output_intact(served: Served) -> None:
         "1 -9223372036854775808 42\n"
     assert served.exec("printf '%s|%*s|%-*s|%.*f\\n' a 4 b 3 c 2 3.14159").stdout == "a|   b|c  |3.14\n"
     assert served.exec("echo {1..3}").stdout == "{1..3}\n"
+    assert served.exec("head -c 5 /dev/zero | wc -c").stdout == "5\n"
 
 
 def test_oom_at_the_container_memory_limit(served: Served) -> None:

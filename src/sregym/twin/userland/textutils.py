@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from sregym.twin.coreutils import ENDLESS_DEVICES, device_bytes
 from sregym.twin.shell import Invocation, command
 
 
@@ -74,7 +75,15 @@ def head(call: Invocation) -> int:
     status = 0
     sources = paths or ["-"]
     for index, path in enumerate(sources):
-        content = _read(call, "head", path)
+        device = call.shell.abspath(path) if path != "-" else ""
+        if device in ENDLESS_DEVICES:
+            # `head -c 16 /dev/urandom`: only what is asked for is read (a line count on a device
+            # without newlines would read it forever: the OOM killer's business).
+            wanted = chars if chars is not None and chars >= 0 else -1
+            call.ctx.meter().need(wanted if wanted >= 0 else call.ctx.meter().limit + 1)
+            content = device_bytes(device, wanted)
+        else:
+            content = _read(call, "head", path)
         if content is None:
             status = 1
             continue
