@@ -140,3 +140,38 @@ def test_exec_headroom_is_the_container_limit_and_the_kernel_logs_the_kill() -> 
     assert any(text.startswith("Memory cgroup out of memory: Killed process 7 (sh)") for text in kernel)
     status = twin.store.peek("Pod", "default", "small")["status"]["containerStatuses"][0]
     assert "running" in status["state"] and status["restartCount"] == 0
+
+
+BOX_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: box, namespace: default}
+spec:
+  nodeName: sregym-worker
+  containers:
+  - {name: main, image: "busybox:1.36", command: ["sh", "-c", "sleep 36000"]}
+"""
+
+
+def test_writable_layer_is_bounded_across_execs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What earlier execs wrote counts against the layer, and `rm` gives the room back (and the
+    file stays gone for the next exec)."""
+    import sregym.twin.shell as shell
+    from sregym.twin import Twin
+    from sregym.twin.userland.context import exec_context, run_exec
+
+    monkeypatch.setattr(shell, "WRITABLE_LAYER_CAP", 100)
+    twin = Twin(seed=3)
+    twin.apply(BOX_POD)
+    twin.advance(30)
+
+    def run_in_box(script: str):  # type: ignore[no-untyped-def]
+        return run_exec(exec_context(twin, twin.store.peek("Pod", "default", "box"), "main"),
+                        ["sh", "-c", script])
+
+    line = "x" * 79
+    assert run_in_box(f"echo {line} > /tmp/a").exit_code == 0
+    full = run_in_box(f"echo {line} > /tmp/b")
+    assert full.exit_code == 1 and "No space left on device" in full.stderr
+    assert run_in_box("rm /tmp/a; cat /tmp/a").exit_code == 1
+    assert run_in_box(f"echo {line} > /tmp/b; cat /tmp/b").stdout == line + "\n"

@@ -225,8 +225,12 @@ def keep_writes(ctx: ExecContext) -> None:
         return
     changed = {path: content for path, content in ctx.files.items()
                if ctx.base_files.get(path) != content and not path.startswith("/dev/")}
-    if not changed:
-        return
     layers = ctx.twin.services.setdefault(LAYERS_SERVICE, {})
     key = _layer_key(ctx.pod, ctx.container)
-    layers.setdefault(key, {}).update(changed)
+    layer = layers.get(key)
+    if layer is not None:
+        # Files the session removed (`rm /tmp/big`) leave the layer and its memory with them.
+        for path in [path for path in layer if path not in ctx.files]:
+            del layer[path]
+    if changed:
+        layers.setdefault(key, {}).update(changed)
