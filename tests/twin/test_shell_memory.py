@@ -175,3 +175,16 @@ def test_writable_layer_is_bounded_across_execs(monkeypatch: pytest.MonkeyPatch)
     assert full.exit_code == 1 and "No space left on device" in full.stderr
     assert run_in_box("rm /tmp/a; cat /tmp/a").exit_code == 1
     assert run_in_box(f"echo {line} > /tmp/b; cat /tmp/b").stdout == line + "\n"
+
+
+def test_interactive_session_ends_when_its_shell_is_oom_killed() -> None:
+    """`kubectl exec -it POD -- sh`: the shell holding the value is the process the OOM killer
+    picks, so the session ends with 137 instead of growing the server."""
+    from sregym.twin.userland.context import ExecContext
+    from sregym.twin.userland.session import TtySession
+
+    session = TtySession(ExecContext(env={"HOME": "/root"}, memory=MemoryMeter(MiB)), ["sh"])
+    session.start()
+    assert "hi" in session.feed("echo hi\r")
+    session.feed("x=a; while :; do x=$x$x; done\r")
+    assert session.exit_code == 137
