@@ -188,3 +188,10 @@ def test_interactive_session_ends_when_its_shell_is_oom_killed() -> None:
     assert "hi" in session.feed("echo hi\r")
     session.feed("x=a; while :; do x=$x$x; done\r")
     assert session.exit_code == 137
+
+
+def test_copying_a_large_value_over_and_over_ends_at_the_copy_budget() -> None:
+    """Appending one byte to an 8 MiB value copies 8 MiB: within memory, but not free for the
+    server; the process ends at its copy budget like one that runs out of steps."""
+    result, _ = run('x=a; while [ ${#x} -lt 8000000 ]; do x=$x$x; done; while :; do x="${x}a"; done')
+    assert result.exit_code == 137 and not result.finished and not result.oom_killed

@@ -70,9 +70,10 @@ MAX_EXEC_OUTPUT_BYTES = 16 << 20
 # in memory; a real node's disk fills up, or the kubelet evicts at the ephemeral-storage limit).
 WRITABLE_LAYER_CAP = 64 << 20
 OOM_EXIT_CODE = 137  # 128 + SIGKILL, what the OOM killer leaves
-# Bytes of text one process may copy (string concatenation, file appends) before it has used up
-# its budget like a process that runs out of steps: `x="${x}a"` on a 30 MB value copies 30 MB per
-# iteration, which the step budget alone would let run for hours of server CPU.
+# Bytes of text one process may copy (string concatenation, file appends) per simulated hour of
+# its life before it has used up its budget like a process that runs out of steps: `x="${x}a"` on a
+# 30 MB value copies 30 MB per iteration, which the step budget alone would let run for hours of
+# server CPU. Per hour, so that a container that appends to a log for days is never stopped.
 COPY_BUDGET = 2 << 30
 
 
@@ -155,10 +156,11 @@ class MemoryMeter:
         self.disk_limit = WRITABLE_LAYER_CAP
         self.copied = 0  # bytes of text copied, against COPY_BUDGET
 
-    def copy(self, nbytes: int) -> None:
-        """Count a copy of `nbytes` (a concatenation) as work done."""
+    def copy(self, nbytes: int, at: float = 0.0) -> None:
+        """Count a copy of `nbytes` (a concatenation) as work done, `at` simulated seconds into
+        the process's life."""
         self.copied += nbytes
-        if self.copied > COPY_BUDGET:
+        if self.copied > COPY_BUDGET * (1 + int(at // 3600)):
             raise BudgetExhausted(self.copied)
 
     def need(self, nbytes: int) -> None:
@@ -1049,7 +1051,7 @@ class Shell:
             else:
                 value = str(self._arith(text))
             self.meter.need(len(current) + len(value))
-            self.meter.copy(len(current) + len(value))
+            self.meter.copy(len(current) + len(value), self.offset)
             if quoted or not split:
                 current += value
                 have_field = True
@@ -1305,7 +1307,7 @@ class Shell:
         if meter.disk_used + len(text) > meter.disk_limit:
             return False
         old = self.ctx.files.get(path, "")
-        meter.copy(len(old) + len(text))
+        meter.copy(len(old) + len(text), self.offset)
         meter.disk_used += len(text)
         self.ctx.files[path] = old + text
         return True
