@@ -70,6 +70,8 @@ MAX_EXEC_OUTPUT_BYTES = 16 << 20
 # in memory; a real node's disk fills up, or the kubelet evicts at the ephemeral-storage limit).
 WRITABLE_LAYER_CAP = 64 << 20
 OOM_EXIT_CODE = 137  # 128 + SIGKILL, what the OOM killer leaves
+# Effects one exec may produce (each loop iteration, output chunk, sleep ...) before it is ended.
+EXEC_STEP_BUDGET = 200000
 # Bytes of text one process may copy (string concatenation, file appends) per simulated hour of
 # its life before it has used up its budget like a process that runs out of steps: `x="${x}a"` on a
 # 30 MB value copies 30 MB per iteration, which the step budget alone would let run for hours of
@@ -1633,6 +1635,11 @@ class Process:
     def next_wake(self) -> float:
         return math.inf if self.finished else self._clock
 
+    @property
+    def clock(self) -> float:
+        """How far the program has run, in simulated seconds from its start."""
+        return self._clock
+
     def advance(self, now: float, budget: int = 20000) -> list[TimedEffect]:
         out: list[TimedEffect] = []
         self.run(now, budget, lambda at, effect: out.append(TimedEffect(at, effect)))
@@ -1718,7 +1725,7 @@ class OutputSink:
 
 
 def run_process(program: Program, *, max_seconds: float = MAX_EXEC_SECONDS,
-                budget: int = 200000) -> ExecResult:
+                budget: int = EXEC_STEP_BUDGET) -> ExecResult:
     """Run an exec'd program to the end of its budget, keeping at most the output cap."""
     proc = Process(program, 0.0)
     sink = OutputSink()
@@ -1726,23 +1733,30 @@ def run_process(program: Program, *, max_seconds: float = MAX_EXEC_SECONDS,
     return sink.result(proc)
 
 
-def run_once(ctx: ShellContext, argv: list[str] | str, *, max_seconds: float = MAX_EXEC_SECONDS) -> ExecResult:
-    """Run a command to completion (`kubectl exec`): sleeps take no wall time.
+def exec_program(ctx: ShellContext, argv: list[str] | str, stdin: str = "") -> Program | ExecResult:
+    """The program an exec runs, or the result of one that cannot start.
 
-    `argv` is an exec-style argv (`["sh", "-c", "echo $HOSTNAME"]`) or a script string. A missing
-    executable gives containerd's exec error and exit code 127 like `kubectl exec` reports.
-    """
+    `argv` is an exec-style argv (`["sh", "-c", "echo $HOSTNAME"]`) or a script string; `stdin`
+    is what the client sent. A missing executable gives containerd's exec error and exit code 127
+    like `kubectl exec` reports."""
     if isinstance(argv, str):
-        sh = Shell(ctx, "sh")
-        program = sh.run_source(argv)
-    else:
-        if not argv:
-            return ExecResult("", "", 0)
-        if lookup_command(argv[0], ctx) is None:
-            message = (f'OCI runtime exec failed: exec failed: unable to start container process: '
-                       f'exec: "{argv[0]}": executable file not found in $PATH: unknown\n')
-            return ExecResult("", message, 127)
-        program = program_for(argv, ctx)
+        return Shell(ctx, "sh").run_source(argv)
+    if not argv:
+        return ExecResult("", "", 0)
+    fn = lookup_command(argv[0], ctx)
+    if fn is None:
+        message = (f'OCI runtime exec failed: exec failed: unable to start container process: '
+                   f'exec: "{argv[0]}": executable file not found in $PATH: unknown\n')
+        return ExecResult("", message, 127)
+    sh = Shell(ctx, argv[0].rsplit("/", 1)[-1])
+    return _drive(fn, Invocation(list(argv), ctx, sh, stdin), sh)
+
+
+def run_once(ctx: ShellContext, argv: list[str] | str, *, max_seconds: float = MAX_EXEC_SECONDS) -> ExecResult:
+    """Run a command to completion (`kubectl exec`, exec probes): sleeps take no wall time."""
+    program = exec_program(ctx, argv)
+    if isinstance(program, ExecResult):
+        return program
     return run_process(program, max_seconds=max_seconds)
 
 

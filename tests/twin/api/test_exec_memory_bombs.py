@@ -15,6 +15,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -207,6 +208,30 @@ def test_endless_loops_end_at_the_budget(served: Served) -> None:
         result = served.exec(script)
         assert result.returncode == 137 and KILLED in result.stderr, script
     assert served.alive()
+
+
+def test_the_server_answers_during_a_long_exec(served: Served) -> None:
+    """The exec runs in slices on the server's loop: a `kubectl get` is answered while a busy
+    loop is still running towards its step budget."""
+    env = {**os.environ, "KUBECONFIG": str(served.kubeconfig), "HOME": str(served.home)}
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    busy = subprocess.Popen([KUBECTL, "--context", context_name("agent"), "--cache-dir",
+                             str(served.home / "cache"), "exec", "box", "--", "sh", "-c",
+                             "while :; do a=$(echo $(echo $(echo x))); done"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        # Give the exec time to start (it runs for ~10 s of CPU), then three requests in a row:
+        # a server that ran the exec in one go would answer the first only once the exec ended,
+        # and kubectl exec would have exited by the time the third is answered.
+        time.sleep(2)
+        assert all(served.alive() for _ in range(3))
+        answered_while_running = busy.poll() is None
+        _out, err = busy.communicate(timeout=600)
+    finally:
+        if busy.poll() is None:
+            busy.kill()
+    assert answered_while_running
+    assert busy.returncode == 137 and KILLED in err
 
 
 def test_server_memory_stays_bounded(served: Served) -> None:

@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.objects import get_path
 from sregym.twin.quantity import memory_bytes
 from sregym.twin.shell import (
+    EXEC_STEP_BUDGET,
+    MAX_EXEC_SECONDS,
     PROCESS_MEMORY_CAP,
     ExecResult,
-    Invocation,
     MemoryMeter,
-    Shell,
+    OutputSink,
+    Process,
     ShellContext,
-    _drive,
+    exec_program,
     lookup_command,
-    run_once,
-    run_process,
 )
 from sregym.twin.userland.environment import container_env
 from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hostname
@@ -180,16 +180,48 @@ def executable_exists(ctx: ShellContext, name: str) -> bool:
     return True
 
 
+class ExecRun:
+    """One exec'd process, run in slices of steps so that a server can answer other clients
+    between them (a busy loop takes seconds of CPU before its step budget ends it)."""
+
+    def __init__(self, ctx: ExecContext, argv: list[str], stdin: str = "") -> None:
+        self.ctx = ctx
+        self.argv = argv
+        program = exec_program(ctx, argv, stdin)
+        self._early = program if isinstance(program, ExecResult) else None
+        self.proc = Process(program, 0.0) if not isinstance(program, ExecResult) else None
+        self.sink = OutputSink()
+        self.steps_left = EXEC_STEP_BUDGET
+
+    @property
+    def done(self) -> bool:
+        proc = self.proc
+        return (proc is None or proc.finished or self.sink.overflowed or self.steps_left <= 0
+                or proc.clock > MAX_EXEC_SECONDS)
+
+    def step(self, steps: int = EXEC_STEP_BUDGET) -> bool:
+        """Run up to `steps` more effects; True once the exec has ended (or must end)."""
+        if not self.done and self.proc is not None:
+            steps = min(steps, self.steps_left)
+            self.proc.run(MAX_EXEC_SECONDS, steps, self.sink)
+            self.steps_left -= steps
+        return self.done
+
+    def result(self) -> ExecResult:
+        """End the exec: its result, its writes kept in the writable layer."""
+        result = self._early if self._early is not None else self.sink.result(self.proc)  # type: ignore[arg-type]
+        keep_writes(self.ctx)
+        if result.oom_killed:
+            _log_oom_kill(self.ctx, self.argv)
+        return result
+
+
 def run_exec(ctx: ExecContext, argv: list[str], stdin: str = "") -> ExecResult:
     """Run an exec'd command to completion and keep what it wrote in the writable layer."""
-    if stdin and argv and lookup_command(argv[0], ctx) is not None:
-        result = _run_with_stdin(ctx, argv, stdin)
-    else:
-        result = run_once(ctx, argv)
-    keep_writes(ctx)
-    if result.oom_killed:
-        _log_oom_kill(ctx, argv)
-    return result
+    run = ExecRun(ctx, argv, stdin)
+    while not run.step():
+        pass
+    return run.result()
 
 
 def _log_oom_kill(ctx: ExecContext, argv: list[str]) -> None:
@@ -208,14 +240,6 @@ def _log_oom_kill(ctx: ExecContext, argv: list[str]) -> None:
                      f"Memory cgroup out of memory: Killed process {EXEC_PID} ({name}) "
                      f"total-vm:{kib + 4096}kB, anon-rss:{kib}kB, file-rss:0kB, shmem-rss:0kB, "
                      f"UID:0 pgtables:{kib // 1024 + 40}kB oom_score_adj:{_oom_score_adj(ctx.pod)}")
-
-
-def _run_with_stdin(ctx: ExecContext, argv: list[str], stdin: str) -> ExecResult:
-    """`run_once` with data on the process's stdin (`kubectl exec -i POD -- sh < script`)."""
-    fn = lookup_command(argv[0], ctx)
-    assert fn is not None
-    shell = Shell(ctx, argv[0].rsplit("/", 1)[-1])
-    return run_process(_drive(fn, Invocation(list(argv), ctx, shell, stdin), shell))
 
 
 def keep_writes(ctx: ExecContext) -> None:
