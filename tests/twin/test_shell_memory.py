@@ -195,3 +195,15 @@ def test_copying_a_large_value_over_and_over_ends_at_the_copy_budget() -> None:
     server; the process ends at its copy budget like one that runs out of steps."""
     result, _ = run('x=a; while [ ${#x} -lt 8000000 ]; do x=$x$x; done; while :; do x="${x}a"; done')
     assert result.exit_code == 137 and not result.finished and not result.oom_killed
+
+
+def test_a_container_whose_command_is_a_bomb_is_killed_and_restarted() -> None:
+    """The same limit holds for a container's own command (`kubectl run ... -- sh -c BOMB`):
+    the process ends with 137 and the kubelet restarts it, the twin keeps going."""
+    from sregym.twin import Twin
+
+    twin = Twin(seed=3)
+    twin.apply(BOX_POD.replace('"sleep 36000"', '"echo start; x=a; while :; do x=$x$x; done"'))
+    twin.advance(30)
+    status = twin.store.peek("Pod", "default", "box")["status"]["containerStatuses"][0]
+    assert status["lastState"]["terminated"]["exitCode"] == 137 and status["restartCount"] >= 1
