@@ -36,6 +36,12 @@ def run(script: str, limit: int | None = None, files: dict[str, str] | None = No
     "printf '%*s' 999999999",
     "printf '%0999999999d' 1",
     "x=$(cat /dev/zero)",
+    # Splitting or parsing a large value makes many small strings: counted per piece.
+    'x="ab "; while [ ${#x} -lt 300000 ]; do x=$x$x; done; for w in $x; do :; done',
+    'x="ab\n"; while [ ${#x} -lt 300000 ]; do x=$x$x; done; echo "$x" | grep q',
+    'x="ab\n"; while [ ${#x} -lt 300000 ]; do x=$x$x; done; echo "$x" | wc -w',
+    'x=";"; while [ ${#x} -lt 300000 ]; do x=$x$x; done; eval "$x"',
+    'x="1+"; while [ ${#x} -lt 300000 ]; do x=$x$x; done; echo $((${x}1))',
     "cat /dev/zero | cat > /dev/null",
     "head -c 9999999999 /dev/zero",
     "i=0; x=0123456789012345678901234567890123456789; while :; do eval \"v$i=\\$x\\$x\\$x\"; i=$((i+1)); done",
@@ -207,3 +213,15 @@ def test_a_container_whose_command_is_a_bomb_is_killed_and_restarted() -> None:
     twin.advance(30)
     status = twin.store.peek("Pod", "default", "box")["status"]["containerStatuses"][0]
     assert status["lastState"]["terminated"]["exitCode"] == 137 and status["restartCount"] >= 1
+
+
+def test_a_terminal_line_holds_at_most_4095_characters() -> None:
+    """The line discipline's buffer: a flood of keystrokes without Enter does not grow it."""
+    from sregym.twin.userland.context import ExecContext
+    from sregym.twin.userland.session import TtySession
+
+    session = TtySession(ExecContext(env={"HOME": "/root"}), ["sh"])
+    session.start()
+    session.feed("echo " + "x" * 100_000)
+    assert len(session.line) == 4095
+    assert session.feed("\r").count("x") == 4095 - len("echo ")

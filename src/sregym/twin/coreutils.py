@@ -306,9 +306,11 @@ def tail(call: Invocation) -> Program:
                        else f"tail: cannot open '{path}' for reading: No such file or directory")
             status = 1
             continue
+        call.ctx.meter().need_split(content, "\n")
         lines = content.splitlines(keepends=True)
         call.write("".join(lines[-count:] if count else []))
     if not paths:
+        call.ctx.meter().need_split(call.stdin, "\n")
         lines = call.stdin.splitlines(keepends=True)
         call.write("".join(lines[-count:] if count else []))
     if follow and (paths or not call.stdin):

@@ -77,6 +77,13 @@ EXEC_STEP_BUDGET = 200000
 # 30 MB value copies 30 MB per iteration, which the step budget alone would let run for hours of
 # server CPU. Per hour, so that a container that appends to a log for days is never stopped.
 COPY_BUDGET = 2 << 30
+# Python's cost of one small string beyond its text (object header and a list slot): what splitting
+# a large value into many fields or lines really takes.
+STR_OVERHEAD = 56
+# What parsing takes per character of a script (tokens and syntax tree), for large scripts.
+PARSE_BYTES_PER_CHAR = 64
+# Scripts up to this size are parsed once and cached; larger ones would keep their memory forever.
+PARSE_CACHE_MAX_SOURCE = 16 << 10
 
 
 # --------------------------------------------------------------------------------------- effects
@@ -174,6 +181,19 @@ class MemoryMeter:
     def charge(self, nbytes: int) -> None:
         self.need(nbytes)
         self.used += nbytes
+
+    def need_split(self, text: str, separators: str = " \t\n") -> None:
+        """Splitting `text` into fields or lines makes a string per piece: 30 MB of `a\n` is
+        15 million strings, twenty times its text. Counted before splitting (large texts only)."""
+        if len(text) < 1 << 16:
+            return
+        pieces = sum(text.count(sep) for sep in separators) + 1
+        self.need(len(text) + pieces * STR_OVERHEAD)
+
+    def need_parse(self, source: str) -> None:
+        """Parsing a large script (`eval "$x"`, `sh < big.sh`) builds tokens and a tree."""
+        if len(source) >= 1 << 12:
+            self.need(len(source) * PARSE_BYTES_PER_CHAR)
 
     def release(self, nbytes: int) -> None:
         self.used = max(0, self.used - nbytes)
@@ -897,7 +917,7 @@ def parse(source: str) -> Sequence:
     tree = _PARSE_CACHE.get(source)
     if tree is None:
         tree = _Parser(tokenize(source)).parse_program()
-        if len(_PARSE_CACHE) < 4096:
+        if len(_PARSE_CACHE) < 4096 and len(source) <= PARSE_CACHE_MAX_SOURCE:
             _PARSE_CACHE[source] = tree
     return tree
 
@@ -1058,6 +1078,7 @@ class Shell:
                 current += value
                 have_field = True
                 continue
+            self.meter.need_split(value)
             pieces = value.split()
             if not pieces:
                 if value and current:
@@ -1095,14 +1116,16 @@ class Shell:
 
         text = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: self.vars.get(m.group(1), "0"), expr)
         text = re.sub(r"[A-Za-z_][A-Za-z0-9_]*", substitute, text)
+        self.meter.need_parse(text)
         try:
             return _eval_arith(ast.parse(text.strip() or "0", mode="eval").body)
-        except (SyntaxError, ValueError, ZeroDivisionError) as exc:
+        except (SyntaxError, ValueError, ZeroDivisionError, RecursionError) as exc:
             raise ShellSyntaxError(f"{self.name}: arithmetic syntax error") from exc
 
     # ------------------------------------------------------------- execution
     def run_source(self, source: str) -> Program:
         """Parse and run a script; syntax errors print like sh does and exit 2."""
+        self.meter.need_parse(source)
         try:
             tree = parse(source)
         except ShellSyntaxError as exc:
@@ -1562,6 +1585,7 @@ def _b_loopctl(sh: Shell, argv: list[str], _stdin: str) -> Program:
 
 def _b_eval(sh: Shell, argv: list[str], _stdin: str) -> Program:
     source = " ".join(argv[1:])
+    sh.meter.need_parse(source)
     tree = parse(source)
     return (yield from sh.run_sequence(tree))
 

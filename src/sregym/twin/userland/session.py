@@ -22,6 +22,10 @@ from sregym.twin.shell import (
 from sregym.twin.userland.context import ExecContext
 
 SHELLS = ("sh", "ash", "bash", "dash")
+# The line discipline's buffer (N_TTY_BUF_SIZE): a canonical-mode line holds at most 4095
+# characters and the rest of what is typed is dropped, so a flood of keystrokes without Enter
+# cannot grow the line without bound.
+MAX_CANON = 4095
 
 
 def is_interactive_shell(argv: list[str]) -> bool:
@@ -86,7 +90,7 @@ class TtySession:
             elif char == "\x15":  # Ctrl-U: kill the line
                 out.append("\b \b" * len(self.line))
                 self.line = ""
-            elif char >= " " or char == "\t":
+            elif (char >= " " or char == "\t") and len(self.line) < MAX_CANON:
                 self.line += char
                 out.append(char)
         return "".join(out)

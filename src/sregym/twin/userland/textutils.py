@@ -92,6 +92,7 @@ def head(call: Invocation) -> int:
         if chars is not None:
             call.write(content[:chars])
         else:
+            call.ctx.meter().need_split(content, "\n")
             kept = content.splitlines(keepends=True)
             call.write("".join(kept[:lines]))
     return status
@@ -202,6 +203,7 @@ def grep(call: Invocation) -> int:
             continue
         label = "(standard input)" if path == "-" else path
         count = 0
+        call.ctx.meter().need_split(content, "\n")
         for number, line in enumerate(content.splitlines(), start=1):
             hits = [m for rx in compiled for m in rx.finditer(line)]
             selected = bool(hits) != ("v" in opts)
@@ -268,6 +270,7 @@ def wc(call: Invocation) -> int:
         if content is None:
             status = 1
             continue
+        call.ctx.meter().need_split(content)
         figures = {"l": content.count("\n"), "w": len(content.split()), "c": len(content.encode())}
         rows.append(([figures[k] for k in order], None if path == "-" else path))
     if len(rows) > 1:
