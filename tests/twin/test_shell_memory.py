@@ -225,3 +225,13 @@ def test_a_terminal_line_holds_at_most_4095_characters() -> None:
     session.feed("echo " + "x" * 100_000)
     assert len(session.line) == 4095
     assert session.feed("\r").count("x") == 4095 - len("echo ")
+
+
+def test_case_patterns_match_without_backtracking_blowup() -> None:
+    """`case` patterns in time linear in pattern × text: the regex translation they replaced took
+    minutes (server stuck) for this one."""
+    subject = "a" * 400
+    result, _ = run(f"case {subject} in *a*a*a*a*a*a*a*b) echo yes;; *a*a*a*a) echo four;; esac; "
+                    "for f in x.log x.logs 5x x5 '[a' ab; do case $f in *.log) echo log;; "
+                    "[0-9]*) echo digit;; '[a') echo bracket;; a?) echo a-any;; *) echo other;; esac; done")
+    assert result.stdout == "four\nlog\nother\ndigit\nother\nbracket\na-any\n"
