@@ -257,7 +257,6 @@ def cat(call: Invocation) -> int | Program:
         call.write(call.stdin)
         return 0
     status = 0
-    dirs = call.ctx.directories()
     for path in paths:
         if path == "-":
             call.write(call.stdin)
@@ -268,7 +267,7 @@ def cat(call: Invocation) -> int | Program:
             return _read_device(call, full)
         if content is not None:
             call.write(content)
-        elif full in dirs:
+        elif full in call.ctx.directories():  # only when needed: it walks the whole tree
             call.error("cat: read error: Is a directory" if _busybox(call) else f"cat: {path}: Is a directory")
             status = 1
         else:
