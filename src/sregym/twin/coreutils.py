@@ -67,7 +67,10 @@ def sh(call: Invocation) -> Program:
     shell.exported = set(call.shell.exported) | set(call.ctx.env)
     shell.errexit = errexit
     shell.offset = call.shell.offset
-    return (yield from shell.run_source(script))
+    try:
+        return (yield from shell.run_source(script))
+    finally:
+        shell.release()
 
 
 @command("true")
@@ -138,18 +141,39 @@ def printf(call: Invocation) -> int:
     fmt, args = call.args[0], list(call.args[1:])
     status = 0
     out: list[str] = []
-    spec = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+))?([sdiouxXfeEgGcb%])")
+    spec = re.compile(r"%([-+ #0]*)(\d+|\*)?(?:\.(\d+|\*))?([sdiouxXfeEgGcb%])")
+    meter = call.ctx.meter()
     while True:
         consumed = 0
+
+        def star(args: list[str]) -> str:
+            """A `*` width or precision: the next argument (an invalid number counts as 0)."""
+            nonlocal consumed
+            value = args[consumed] if consumed < len(args) else ""
+            consumed += 1
+            try:
+                return str(int(value or "0", 0))
+            except ValueError:
+                return "0"
 
         def convert(m: re.Match[str], args: list[str] = args) -> str:
             nonlocal consumed, status
             flags, width, precision, conv = m.group(1), m.group(2), m.group(3), m.group(4)
             if conv == "%":
                 return "%"
+            if width == "*":
+                width = star(args)
+                if width.startswith("-"):
+                    flags, width = flags + "-", width[1:]
+            if precision == "*":
+                precision = star(args)
+                precision = None if precision.startswith("-") else precision
+            # The padding is built in the twin's memory: a width past the process's memory is
+            # the OOM killer's business (printf '%*s' 999999999).
+            meter.need(int(width or 0) + (int(precision or 0) if conv not in "sc" else 0))
             value = args[consumed] if consumed < len(args) else ""
             consumed += 1
-            pyfmt = "%" + flags + (width or "") + (f".{precision}" if precision else "")
+            pyfmt = "%" + flags + (width or "") + (f".{precision}" if precision is not None else "")
             if conv in "sc":
                 return (pyfmt + "s") % (value[:1] if conv == "c" else value)
             if conv == "b":
@@ -199,6 +223,26 @@ def sleep(call: Invocation) -> Program:
     return 0
 
 
+# A character device every container has whose reads never end. (/dev/urandom is left out: the
+# twin's streams are text, which random bytes would not survive intact.)
+ENDLESS_DEVICES = ("/dev/zero",)
+DEVICE_CHUNK = 64 << 10
+
+
+def device_bytes(path: str, size: int) -> str:
+    """`size` bytes read from an endless device: NULs."""
+    return "\0" * max(0, size)
+
+
+def _read_device(call: Invocation, path: str) -> Program:
+    """`cat /dev/zero`: chunk after chunk until something stops the process (the exec's output
+    cap or step budget, or the OOM killer when a pipe or `$(...)` holds the stream)."""
+    chunk = device_bytes(path, DEVICE_CHUNK)
+    while True:
+        call.write(chunk)
+        yield Sleep(0)
+
+
 def _cat_error(call: Invocation, path: str, problem: str) -> None:
     if _busybox(call):
         call.error(f"cat: can't open '{path}': {problem}")
@@ -207,22 +251,23 @@ def _cat_error(call: Invocation, path: str, problem: str) -> None:
 
 
 @command("cat")
-def cat(call: Invocation) -> int:
+def cat(call: Invocation) -> int | Program:
     paths = [a for a in call.args if not (a.startswith("-") and a != "-")]
     if not paths:
         call.write(call.stdin)
         return 0
     status = 0
-    dirs = call.ctx.directories()
     for path in paths:
         if path == "-":
             call.write(call.stdin)
             continue
         full = call.shell.abspath(path)
         content = call.ctx.files.get(full)
+        if full in ENDLESS_DEVICES:
+            return _read_device(call, full)
         if content is not None:
             call.write(content)
-        elif full in dirs:
+        elif full in call.ctx.directories():  # only when needed: it walks the whole tree
             call.error("cat: read error: Is a directory" if _busybox(call) else f"cat: {path}: Is a directory")
             status = 1
         else:
@@ -260,9 +305,11 @@ def tail(call: Invocation) -> Program:
                        else f"tail: cannot open '{path}' for reading: No such file or directory")
             status = 1
             continue
+        call.ctx.meter().need_split(content, "\n")
         lines = content.splitlines(keepends=True)
         call.write("".join(lines[-count:] if count else []))
     if not paths:
+        call.ctx.meter().need_split(call.stdin, "\n")
         lines = call.stdin.splitlines(keepends=True)
         call.write("".join(lines[-count:] if count else []))
     if follow and (paths or not call.stdin):
@@ -289,7 +336,10 @@ def env(call: Invocation) -> Program:
         sub.vars = dict(variables)
         sub.exported = set(variables)
         sub.offset = call.shell.offset
-        return (yield from sub._invoke(args, {}, call.stdin))
+        try:
+            return (yield from sub._invoke(args, {}, call.stdin))
+        finally:
+            sub.release()
     call.write("".join(f"{k}={v}\n" for k, v in variables.items()))
     return 0
 

@@ -27,6 +27,23 @@ A command is a plain function returning the exit code (output written with `call
 generator that yields effects (`Sleep`, `Listen`, `Usage`, `Output`) and returns the exit code.
 Image binaries (`nginx`, `redis-server` ...) are resolved through `ShellContext.resolve`, which the
 kubelet points at the image catalogue, before the global registry.
+
+Limits. Every value a process makes lives in the server's memory, and an agent's `kubectl exec`
+must not be able to take the server down, so each process tree is bounded the way a container
+bounds it, plus budgets where the twin cannot stream like a real system:
+
+- memory (`MemoryMeter`): variables, pipe contents, command substitutions, pending output and
+  printf padding are counted (approximately: text lengths); a process that would grow past its
+  headroom (the container's memory limit minus its working set, at most `PROCESS_MEMORY_CAP`) is
+  OOM-killed: exit code 137, no message, as the kernel's SIGKILL leaves it. The twin's pipes hold
+  the whole stream, so `producer | consumer` is killed where a real pipe would stream;
+- steps and simulated time (`run_once`: 200,000 effects, `MAX_EXEC_SECONDS`): `while true; do :;
+  done`, `yes > /dev/null`, `sleep infinity` end with 137 like an exec still running when the
+  client gives up, with whatever they wrote so far;
+- output (`MAX_EXEC_OUTPUT_BYTES`) and copying (`COPY_BUDGET`): an exec that writes more, or
+  copies more text, ends the same way;
+- the writable layer (`WRITABLE_LAYER_CAP`): writes past it fail with ENOSPC;
+- arithmetic is 64-bit, as sh's is.
 """
 
 from __future__ import annotations
@@ -44,6 +61,29 @@ FOREVER = math.inf
 # Simulated cost of one loop iteration that did not sleep: keeps busy loops finite per tick.
 BUSY_ITERATION_SECONDS = 0.01
 MAX_EXEC_SECONDS = 3600.0
+# The server's own safety cap on what one process tree (an exec, a container's main process) may
+# hold, whatever the container's memory limit: the twin keeps every value in its own memory.
+PROCESS_MEMORY_CAP = 64 << 20
+# What a finished exec keeps of its stdout + stderr; a real kubectl streams without bound.
+MAX_EXEC_OUTPUT_BYTES = 16 << 20
+# Bytes a container's writable layer takes before writes fail with ENOSPC (the twin holds files
+# in memory; a real node's disk fills up, or the kubelet evicts at the ephemeral-storage limit).
+WRITABLE_LAYER_CAP = 64 << 20
+OOM_EXIT_CODE = 137  # 128 + SIGKILL, what the OOM killer leaves
+# Effects one exec may produce (each loop iteration, output chunk, sleep ...) before it is ended.
+EXEC_STEP_BUDGET = 200000
+# Bytes of text one process may copy (string concatenation, file appends) per simulated hour of
+# its life before it has used up its budget like a process that runs out of steps: `x="${x}a"` on a
+# 30 MB value copies 30 MB per iteration, which the step budget alone would let run for hours of
+# server CPU. Per hour, so that a container that appends to a log for days is never stopped.
+COPY_BUDGET = 2 << 30
+# Python's cost of one small string beyond its text (object header and a list slot): what splitting
+# a large value into many fields or lines really takes.
+STR_OVERHEAD = 56
+# What parsing takes per character of a script (tokens and syntax tree), for large scripts.
+PARSE_BYTES_PER_CHAR = 64
+# Scripts up to this size are parsed once and cached; larger ones would keep their memory forever.
+PARSE_CACHE_MAX_SOURCE = 16 << 10
 
 
 # --------------------------------------------------------------------------------------- effects
@@ -95,6 +135,111 @@ Effect = Output | Sleep | Listen | Unlisten | Usage
 Program = Generator[Effect, None, int]
 
 
+# --------------------------------------------------------------------------------------- memory
+class OutOfMemory(BaseException):
+    """The OOM killer's SIGKILL: raised where a process would grow past its memory, unwinding the
+    whole process tree. A BaseException so that no command's `except Exception` survives it."""
+
+
+class BudgetExhausted(BaseException):
+    """The process has done as much work as one exec may (see `COPY_BUDGET`); it ends like one
+    still running when its step budget runs out."""
+
+
+class MemoryMeter:
+    """Approximate memory of one process tree: what its variables, pipes, command substitutions
+    and pending output hold, in bytes of text.
+
+    A real process that grows past its cgroup's limit is killed by the kernel (exit 137); the twin
+    holds those same values in the server's own memory, so without this an agent's
+    `x=$x$x` loop would grow until the server dies. `limit` is the container's headroom (its
+    memory limit minus what it already uses) capped at `PROCESS_MEMORY_CAP`. Counting is cheap
+    (lengths added and subtracted where values are made and dropped) and deliberately rough.
+    """
+
+    def __init__(self, limit: int = PROCESS_MEMORY_CAP) -> None:
+        self.limit = max(0, int(limit))
+        self.used = 0
+        self.peak = 0
+        self.disk_used = 0  # bytes in the writable layer (files written)
+        self.disk_limit = WRITABLE_LAYER_CAP
+        self.copied = 0  # bytes of text copied, against COPY_BUDGET
+
+    def copy(self, nbytes: int, at: float = 0.0) -> None:
+        """Count a copy of `nbytes` (a concatenation) as work done, `at` simulated seconds into
+        the process's life."""
+        self.copied += nbytes
+        if self.copied > COPY_BUDGET * (1 + int(at // 3600)):
+            raise BudgetExhausted(self.copied)
+
+    def need(self, nbytes: int) -> None:
+        """A transient allocation of `nbytes` on top of what is held: kill if it does not fit."""
+        if self.used + nbytes > self.limit:
+            raise OutOfMemory(self.used + nbytes)
+        self.peak = max(self.peak, self.used + nbytes)
+
+    def charge(self, nbytes: int) -> None:
+        self.need(nbytes)
+        self.used += nbytes
+
+    def need_split(self, text: str, separators: str = " \t\n") -> None:
+        """Splitting `text` into fields or lines makes a string per piece: 30 MB of `a\n` is
+        15 million strings, twenty times its text. Counted before splitting (large texts only)."""
+        if len(text) < 1 << 16:
+            return
+        pieces = sum(text.count(sep) for sep in separators) + 1
+        self.need(len(text) + pieces * STR_OVERHEAD)
+
+    def need_parse(self, source: str) -> None:
+        """Parsing a large script (`eval "$x"`, `sh < big.sh`) builds tokens and a tree."""
+        if len(source) >= 1 << 12:
+            self.need(len(source) * PARSE_BYTES_PER_CHAR)
+
+    def release(self, nbytes: int) -> None:
+        self.used = max(0, self.used - nbytes)
+
+
+class _Vars(dict[str, str]):
+    """Shell variables whose values are charged to the process's `MemoryMeter`.
+
+    Only values this shell assigned are charged: a subshell starts from a copy of its parent's
+    variables, which costs nothing until written (fork's copy-on-write), and `release()` gives
+    back what the shell held when it exits."""
+
+    def __init__(self, items: dict[str, str], meter: MemoryMeter) -> None:
+        super().__init__(items)
+        self.meter = meter
+        self.owned: dict[str, int] = {}
+
+    def __setitem__(self, key: str, value: str) -> None:
+        size = len(value)
+        self.meter.need(size)
+        self.meter.release(self.owned.pop(key, 0))
+        self.meter.charge(size)
+        self.owned[key] = size
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.meter.release(self.owned.pop(key, 0))
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: Any) -> Any:  # type: ignore[override]
+        self.meter.release(self.owned.pop(key, 0))
+        return super().pop(key, *default)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def release(self) -> None:
+        self.meter.release(sum(self.owned.values()))
+        self.owned.clear()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle/deepcopy: rebuild through __init__ (the default sets items before `meter`).
+        return (_Vars, (dict(self), self.meter))
+
+
 # --------------------------------------------------------------------------------------- context
 @dataclass
 class ShellContext:
@@ -119,6 +264,13 @@ class ShellContext:
     # False for images without a userland (distroless): only `resolve` finds commands.
     userland: bool = True
     extras: dict[str, Any] = field(default_factory=dict)
+    # The process tree's memory; one is made on first use (see `MemoryMeter`).
+    memory: MemoryMeter | None = None
+
+    def meter(self) -> MemoryMeter:
+        if self.memory is None:
+            self.memory = MemoryMeter()
+        return self.memory
 
     def directories(self) -> set[str]:
         """Directories implied by the files (for `test -d`, `cat DIR`, `ls`)."""
@@ -139,6 +291,7 @@ class Invocation:
     shell: Shell
     stdin: str = ""
     pending: list[Effect] = field(default_factory=list)
+    pending_bytes: int = 0  # text in `pending`, held in the process's memory until flushed
 
     @property
     def name(self) -> str:
@@ -150,6 +303,8 @@ class Invocation:
 
     def write(self, text: str, stream: str = "stdout") -> None:
         if text:
+            self.pending_bytes += len(text)
+            self.ctx.meter().need(self.pending_bytes)
             self.pending.append(Output(stream, text))
 
     def error(self, text: str) -> None:
@@ -762,7 +917,7 @@ def parse(source: str) -> Sequence:
     tree = _PARSE_CACHE.get(source)
     if tree is None:
         tree = _Parser(tokenize(source)).parse_program()
-        if len(_PARSE_CACHE) < 4096:
+        if len(_PARSE_CACHE) < 4096 and len(source) <= PARSE_CACHE_MAX_SOURCE:
             _PARSE_CACHE[source] = tree
     return tree
 
@@ -774,13 +929,29 @@ class Shell:
     def __init__(self, ctx: ShellContext, name: str = "sh", positional: list[str] | None = None) -> None:
         self.ctx = ctx
         self.name = name
-        self.vars: dict[str, str] = dict(ctx.env)
+        self.meter = ctx.meter()
+        self._vars = _Vars(ctx.env, self.meter)
         self.exported: set[str] = set(ctx.env)
         self.positional = list(positional or [])
         self.status = 0
         self.errexit = False
         self.offset = 0.0  # simulated seconds since the process started
         self.lineno = 1
+
+    @property
+    def vars(self) -> dict[str, str]:
+        return self._vars
+
+    @vars.setter
+    def vars(self, values: dict[str, str]) -> None:
+        """Replacing the variables (a subshell's copy, `VAR=x cmd` restored) drops what the old
+        ones held."""
+        self._vars.release()
+        self._vars = _Vars(values, self.meter)
+
+    def release(self) -> None:
+        """The shell exits: what its variables held is free again."""
+        self._vars.release()
 
     # ---------------------------------------------------------------- helpers
     def abspath(self, path: str) -> str:
@@ -875,11 +1046,14 @@ class Shell:
         sub.exported = set(self.exported)
         sub.offset = self.offset
         captured: list[str] = []
-        gen = sub.run_source(source)
-        code = yield from _capture(gen, captured)
-        self.offset = sub.offset
-        self.status = code
-        return "".join(captured).rstrip("\n")
+        try:
+            code = yield from _capture(sub.run_source(source), captured, self.meter)
+            self.offset = sub.offset
+            self.status = code
+            return "".join(captured).rstrip("\n")
+        finally:
+            sub.release()
+            self.meter.release(sum(map(len, captured)))
 
     def expand_word(self, word: Word, split: bool = True) -> Generator[Effect, None, list[str]]:
         """Expand one word into fields (parameter, command and arithmetic expansion, then field
@@ -898,10 +1072,13 @@ class Shell:
                 value = yield from self._command_substitution(text)
             else:
                 value = str(self._arith(text))
+            self.meter.need(len(current) + len(value))
+            self.meter.copy(len(current) + len(value), self.offset)
             if quoted or not split:
                 current += value
                 have_field = True
                 continue
+            self.meter.need_split(value)
             pieces = value.split()
             if not pieces:
                 if value and current:
@@ -939,14 +1116,16 @@ class Shell:
 
         text = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: self.vars.get(m.group(1), "0"), expr)
         text = re.sub(r"[A-Za-z_][A-Za-z0-9_]*", substitute, text)
+        self.meter.need_parse(text)
         try:
             return _eval_arith(ast.parse(text.strip() or "0", mode="eval").body)
-        except (SyntaxError, ValueError, ZeroDivisionError) as exc:
+        except (SyntaxError, ValueError, ZeroDivisionError, RecursionError) as exc:
             raise ShellSyntaxError(f"{self.name}: arithmetic syntax error") from exc
 
     # ------------------------------------------------------------- execution
     def run_source(self, source: str) -> Program:
         """Parse and run a script; syntax errors print like sh does and exit 2."""
+        self.meter.need_parse(source)
         try:
             tree = parse(source)
         except ShellSyntaxError as exc:
@@ -981,14 +1160,22 @@ class Shell:
     def run_pipeline(self, pipe: Pipeline, checked: bool = True) -> Generator[Effect, None, int]:
         stdin = ""
         status = 0
-        for index, cmd in enumerate(pipe.commands):
-            last = index == len(pipe.commands) - 1
-            if last:
-                status = yield from self.run_command(cmd, stdin)
-            else:
-                captured: list[str] = []
-                status = yield from _capture(self.run_command(cmd, stdin), captured)
-                stdin = "".join(captured)
+        held = 0  # the pipe's content, held until the next command has read it
+        try:
+            for index, cmd in enumerate(pipe.commands):
+                last = index == len(pipe.commands) - 1
+                if last:
+                    status = yield from self.run_command(cmd, stdin)
+                else:
+                    captured: list[str] = []
+                    try:
+                        status = yield from _capture(self.run_command(cmd, stdin), captured, self.meter)
+                    finally:
+                        self.meter.release(held)
+                        held = sum(map(len, captured))
+                    stdin = "".join(captured)
+        finally:
+            self.meter.release(held)
         if pipe.negate:
             status = 0 if status else 1
         self.status = status
@@ -1012,6 +1199,8 @@ class Shell:
                 status = yield from sub.run_sequence(node.body)
             except _Exit as stop:
                 status = stop.code
+            finally:
+                sub.release()
             self.offset = sub.offset
             return status
         if isinstance(node, If):
@@ -1106,6 +1295,8 @@ class Shell:
                 dest = "file:" + self.abspath(path)
                 if red.op == ">" or dest not in appends:
                     if red.op == ">":
+                        self.meter.disk_used = max(
+                            0, self.meter.disk_used - len(self.ctx.files.get(dest[5:], "")))
                         self.ctx.files[dest[5:]] = ""
                     appends[dest] = True
             for stream in (("stdout", "stderr") if red.fd == -1 else
@@ -1113,14 +1304,16 @@ class Shell:
                 routes[stream] = dest
         result = 0
         gen = body
+        full = False
         try:
             effect = next(gen)
             while True:
                 if isinstance(effect, Output):
                     dest = routes.get(effect.stream, effect.stream)
                     if dest is not None and dest.startswith("file:"):
-                        path = dest[5:]
-                        self.ctx.files[path] = self.ctx.files.get(path, "") + effect.text
+                        if not self._append_file(dest[5:], effect.text) and not full:
+                            full = True
+                            yield Output("stderr", f"{self.name}: write error: No space left on device\n")
                     elif dest is not None and dest.startswith("pid1:"):
                         _append_to_main_log(self.ctx, dest[5:], effect.text)
                     elif dest is not None:
@@ -1130,7 +1323,19 @@ class Shell:
                 effect = next(gen)
         except StopIteration as stop:
             result = stop.value if stop.value is not None else 0
-        return result
+        return result or (1 if full else 0)
+
+    def _append_file(self, path: str, text: str) -> bool:
+        """Append to a file in the writable layer; False (ENOSPC, nothing written) once the layer
+        is at `WRITABLE_LAYER_CAP`, so `cat f >> f` in a loop cannot grow without bound."""
+        meter = self.meter
+        if meter.disk_used + len(text) > meter.disk_limit:
+            return False
+        old = self.ctx.files.get(path, "")
+        meter.copy(len(old) + len(text), self.offset)
+        meter.disk_used += len(text)
+        self.ctx.files[path] = old + text
+        return True
 
     def run_simple(self, node: Simple, stdin: str) -> Program:
         argv = yield from self.expand_words(node.words)
@@ -1186,6 +1391,7 @@ def _drive(fn: CommandFn, call: Invocation, shell: Shell) -> Program:
                 for pending in call.pending:
                     yield pending
                 call.pending.clear()
+                call.pending_bytes = 0
                 if isinstance(effect, Sleep):
                     shell.offset += effect.seconds
                 yield effect
@@ -1195,15 +1401,20 @@ def _drive(fn: CommandFn, call: Invocation, shell: Shell) -> Program:
     for pending in call.pending:
         yield pending
     call.pending.clear()
+    call.pending_bytes = 0
     return int(result or 0)
 
 
-def _capture(gen: Generator[Effect, None, int], captured: list[str]) -> Program:
-    """Run `gen`, collecting its stdout into `captured` (pipes, `$(...)`)."""
+def _capture(gen: Generator[Effect, None, int], captured: list[str], meter: MemoryMeter) -> Program:
+    """Run `gen`, collecting its stdout into `captured` (pipes, `$(...)`).
+
+    The twin's pipes hold the whole stream (the reader runs after the writer), so what is captured
+    is charged to `meter`; the caller releases `sum(map(len, captured))` when it is done with it."""
     try:
         effect = next(gen)
         while True:
             if isinstance(effect, Output) and effect.stream == "stdout":
+                meter.charge(len(effect.text))
                 captured.append(effect.text)
             else:
                 yield effect
@@ -1224,15 +1435,25 @@ _CMP_OPS: dict[type, Callable[..., bool]] = {
 }
 
 
+def _int64(value: int) -> int:
+    """Wrap to a signed 64-bit integer, as sh's `intmax_t` arithmetic does (and so that
+    `$((1<<99999999999))` cannot make a gigabyte-sized Python int)."""
+    value &= 0xFFFFFFFFFFFFFFFF
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
 def _eval_arith(node: ast.AST) -> int:
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return node.value
+        return _int64(node.value)
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITH_OPS:
-        return int(_ARITH_OPS[type(node.op)](_eval_arith(node.left), _eval_arith(node.right)))
+        left, right = _eval_arith(node.left), _eval_arith(node.right)
+        if isinstance(node.op, ast.LShift | ast.RShift):
+            right &= 63  # the shift count as x86-64 masks it: $((1<<64)) is 1
+        return _int64(int(_ARITH_OPS[type(node.op)](left, right)))
     if isinstance(node, ast.UnaryOp):
         value = _eval_arith(node.operand)
         if isinstance(node.op, ast.USub):
-            return -value
+            return _int64(-value)
         if isinstance(node.op, ast.Not):
             return int(not value)
         return value
@@ -1244,28 +1465,50 @@ def _eval_arith(node: ast.AST) -> int:
     raise ValueError("unsupported arithmetic")
 
 
-def _glob_match(pattern: str, text: str) -> bool:
-    regex = ""
+def _glob_tokens(pattern: str) -> list[str | re.Pattern[str]]:
+    """A `case` pattern as tokens: "*", "?", a literal character, or a compiled `[...]` class."""
+    tokens: list[str | re.Pattern[str]] = []
     i = 0
     while i < len(pattern):
         c = pattern[i]
-        if c == "*":
-            regex += ".*"
-        elif c == "?":
-            regex += "."
-        elif c == "[":
-            end = pattern.find("]", i + 1)
-            if end < 0:
-                regex += re.escape(c)
-            else:
-                body = pattern[i + 1:end].replace("!", "^", 1) if pattern[i + 1:i + 2] == "!" else \
-                    pattern[i + 1:end]
-                regex += f"[{body}]"
-                i = end
-        else:
-            regex += re.escape(c)
+        end = pattern.find("]", i + 2) if c == "[" else -1
+        if end >= 0:
+            body = pattern[i + 1:end]
+            body = "^" + body[1:] if body.startswith("!") else body
+            try:
+                tokens.append(re.compile(f"[{body}]", re.S))
+                i = end + 1
+                continue
+            except re.error:
+                pass
+        tokens.append(c if c in "*?" else "\\" + c)
         i += 1
-    return re.fullmatch(regex, text, re.S) is not None
+    return tokens
+
+
+def _glob_match(pattern: str, text: str) -> bool:
+    """Shell pattern matching (`case`), in O(len(pattern) * len(text)) like sh's own matcher: a
+    translation to a backtracking regex took minutes for `*a*a*a*a*a*b` against 200 characters,
+    with the server stuck meanwhile."""
+    tokens = _glob_tokens(pattern)
+    p = t = 0
+    star, mark = -1, 0
+    while t < len(text):
+        token = tokens[p] if p < len(tokens) else None
+        if token == "*":
+            star, mark = p, t
+            p += 1
+            continue
+        if token is not None and (token == "?" or (token == "\\" + text[t]) or
+                                  (isinstance(token, re.Pattern) and token.fullmatch(text[t]))):
+            p += 1
+            t += 1
+            continue
+        if star < 0:
+            return False
+        p, mark = star + 1, mark + 1
+        t = mark
+    return all(token == "*" for token in tokens[p:])
 
 
 # ------------------------------------------------------------------------------------- builtins
@@ -1364,6 +1607,7 @@ def _b_loopctl(sh: Shell, argv: list[str], _stdin: str) -> Program:
 
 def _b_eval(sh: Shell, argv: list[str], _stdin: str) -> Program:
     source = " ".join(argv[1:])
+    sh.meter.need_parse(source)
     tree = parse(source)
     return (yield from sh.run_sequence(tree))
 
@@ -1430,13 +1674,27 @@ class Process:
         self.finished = False
         self.exit_code: int | None = None
         self.exit_at: float | None = None
+        self.oom_killed = False
+        self.exhausted = False  # stopped for its work budget (`BudgetExhausted`)
 
     @property
     def next_wake(self) -> float:
         return math.inf if self.finished else self._clock
 
+    @property
+    def clock(self) -> float:
+        """How far the program has run, in simulated seconds from its start."""
+        return self._clock
+
     def advance(self, now: float, budget: int = 20000) -> list[TimedEffect]:
         out: list[TimedEffect] = []
+        self.run(now, budget, lambda at, effect: out.append(TimedEffect(at, effect)))
+        return out
+
+    def run(self, now: float, budget: int, sink: Callable[[float, Effect], object]) -> None:
+        """`advance` handing each effect to `sink` as it happens instead of keeping a list, so
+        a long exec holds only what the sink keeps. A process that runs out of memory ends with
+        the OOM killer's exit code 137 (`oom_killed`)."""
         while not self.finished and self._clock <= now and budget > 0:
             budget -= 1
             try:
@@ -1446,11 +1704,23 @@ class Process:
                 self.exit_code = int(stop.value if stop.value is not None else 0)
                 self.exit_at = self._clock
                 break
+            except OutOfMemory:
+                self.finished = True
+                self.oom_killed = True
+                self.exit_code = OOM_EXIT_CODE
+                self.exit_at = self._clock
+                break
+            except BudgetExhausted:
+                self.finished = True
+                self.exhausted = True
+                self.exit_code = OOM_EXIT_CODE
+                self.exit_at = self._clock
+                break
             if isinstance(effect, Sleep):
                 self._clock += max(0.0, effect.seconds)
                 continue
-            out.append(TimedEffect(self._clock, effect))
-        return out
+            if sink(self._clock, effect) is False:
+                break
 
     def close(self) -> None:
         self._gen.close()
@@ -1462,36 +1732,78 @@ class ExecResult:
     stdout: str
     stderr: str
     exit_code: int
-    finished: bool = True  # False when the command was still running at MAX_EXEC_SECONDS
+    finished: bool = True  # False when the command was still running at the end of its budget
+    oom_killed: bool = False  # the process outgrew its memory (exit code 137)
+
+
+class OutputSink:
+    """What an exec's client receives, kept up to `MAX_EXEC_OUTPUT_BYTES` in all.
+
+    A real kubectl streams output as it comes; the twin returns it when the command ends, so an
+    exec that writes past the cap (`cat /dev/zero`, `yes` with a long line) is ended there, like
+    one that runs out of its step or time budget: exit code 137, the output up to the cap."""
+
+    def __init__(self, cap: int = MAX_EXEC_OUTPUT_BYTES, *, merged: bool = False) -> None:
+        self.cap = cap
+        self.size = 0
+        self.streams: dict[str, list[str]] = {"stdout": [], "stderr": []}
+        self.merged = merged  # a terminal: both streams in one, in the order written
+        self.overflowed = False
+
+    def __call__(self, _at: float, effect: Effect) -> bool:
+        if not isinstance(effect, Output):
+            return True
+        room = self.cap - self.size
+        text = effect.text if len(effect.text) <= room else effect.text[:room]
+        self.streams.setdefault("stdout" if self.merged else effect.stream, []).append(text)
+        self.size += len(text)
+        if len(text) < len(effect.text):
+            self.overflowed = True
+            return False
+        return True
+
+    def result(self, proc: Process) -> ExecResult:
+        stdout, stderr = "".join(self.streams["stdout"]), "".join(self.streams["stderr"])
+        if not proc.finished or proc.exhausted:
+            proc.close()
+            return ExecResult(stdout, stderr, OOM_EXIT_CODE, finished=False)
+        return ExecResult(stdout, stderr, proc.exit_code or 0, oom_killed=proc.oom_killed)
+
+
+def run_process(program: Program, *, max_seconds: float = MAX_EXEC_SECONDS,
+                budget: int = EXEC_STEP_BUDGET) -> ExecResult:
+    """Run an exec'd program to the end of its budget, keeping at most the output cap."""
+    proc = Process(program, 0.0)
+    sink = OutputSink()
+    proc.run(max_seconds, budget, sink)
+    return sink.result(proc)
+
+
+def exec_program(ctx: ShellContext, argv: list[str] | str, stdin: str = "") -> Program | ExecResult:
+    """The program an exec runs, or the result of one that cannot start.
+
+    `argv` is an exec-style argv (`["sh", "-c", "echo $HOSTNAME"]`) or a script string; `stdin`
+    is what the client sent. A missing executable gives containerd's exec error and exit code 127
+    like `kubectl exec` reports."""
+    if isinstance(argv, str):
+        return Shell(ctx, "sh").run_source(argv)
+    if not argv:
+        return ExecResult("", "", 0)
+    fn = lookup_command(argv[0], ctx)
+    if fn is None:
+        message = (f'OCI runtime exec failed: exec failed: unable to start container process: '
+                   f'exec: "{argv[0]}": executable file not found in $PATH: unknown\n')
+        return ExecResult("", message, 127)
+    sh = Shell(ctx, argv[0].rsplit("/", 1)[-1])
+    return _drive(fn, Invocation(list(argv), ctx, sh, stdin), sh)
 
 
 def run_once(ctx: ShellContext, argv: list[str] | str, *, max_seconds: float = MAX_EXEC_SECONDS) -> ExecResult:
-    """Run a command to completion (`kubectl exec`): sleeps take no wall time.
-
-    `argv` is an exec-style argv (`["sh", "-c", "echo $HOSTNAME"]`) or a script string. A missing
-    executable gives containerd's exec error and exit code 127 like `kubectl exec` reports.
-    """
-    if isinstance(argv, str):
-        sh = Shell(ctx, "sh")
-        program = sh.run_source(argv)
-    else:
-        if not argv:
-            return ExecResult("", "", 0)
-        if lookup_command(argv[0], ctx) is None:
-            message = (f'OCI runtime exec failed: exec failed: unable to start container process: '
-                       f'exec: "{argv[0]}": executable file not found in $PATH: unknown\n')
-            return ExecResult("", message, 127)
-        program = program_for(argv, ctx)
-    proc = Process(program, 0.0)
-    effects = proc.advance(max_seconds, budget=200000)
-    stdout = "".join(e.effect.text for e in effects
-                     if isinstance(e.effect, Output) and e.effect.stream == "stdout")
-    stderr = "".join(e.effect.text for e in effects
-                     if isinstance(e.effect, Output) and e.effect.stream == "stderr")
-    if not proc.finished:
-        proc.close()
-        return ExecResult(stdout, stderr, 137, finished=False)
-    return ExecResult(stdout, stderr, proc.exit_code or 0)
+    """Run a command to completion (`kubectl exec`, exec probes): sleeps take no wall time."""
+    program = exec_program(ctx, argv)
+    if isinstance(program, ExecResult):
+        return program
+    return run_process(program, max_seconds=max_seconds)
 
 
 def format_date(ts: float, fmt: str | None = None) -> str:

@@ -1,7 +1,9 @@
 """The `ShellContext` of a `kubectl exec` session, and running one command in it.
 
 An exec runs a new process next to the container's main process: same image, same mounts, same
-environment as the kubelet resolved it, hostname = the pod's hostname. Files the session writes
+environment as the kubelet resolved it, hostname = the pod's hostname, and the same memory cgroup:
+what the exec'd process may hold is the container's limit minus what the container already uses
+(`exec_memory`), and a process that outgrows it is OOM-killed (exit 137). Files the session writes
 (`echo x > /tmp/f`) land in the container's writable layer and are there for the next exec into
 the same container instance, and gone once the container restarts, as with a real runtime.
 """
@@ -13,16 +15,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.objects import get_path
+from sregym.twin.quantity import memory_bytes
 from sregym.twin.shell import (
+    EXEC_STEP_BUDGET,
+    MAX_EXEC_SECONDS,
+    PROCESS_MEMORY_CAP,
     ExecResult,
-    Invocation,
-    Output,
+    MemoryMeter,
+    OutputSink,
     Process,
-    Shell,
     ShellContext,
-    _drive,
+    exec_program,
     lookup_command,
-    run_once,
 )
 from sregym.twin.userland.environment import container_env
 from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hostname
@@ -31,6 +35,7 @@ if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
 LAYERS_SERVICE = "userland.layers"
+EXEC_PID = 7  # an exec'd process's pid in the kernel's OOM line (the container's own is 1)
 _FLAVOUR = {"debian": "dash", "alpine": "ash", "busybox": "ash"}
 
 
@@ -101,6 +106,8 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
     if written:
         fs.overlay(written)
     files = fs.files()
+    meter = MemoryMeter(exec_memory(twin, pod, container))
+    meter.disk_used = sum(len(content) for content in (written or {}).values())
     workdir = str(container.get("workingDir") or _image_extra(image, "workdir") or "/")
     ctx = ExecContext(
         env=container_env(twin, pod, container, tty=tty,
@@ -120,8 +127,36 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
                 "fs": fs, "tty": tty, "image": image, "exec": True},
         fs=fs,
         base_files=dict(files),
+        memory=meter,
     )
     return ctx
+
+
+def exec_memory(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> int:
+    """The memory an exec'd process can take before the OOM killer ends it: the container's
+    `resources.limits.memory` (the node's allocatable when there is none) minus the container's
+    (or the node's) current working set, never more than the server's `PROCESS_MEMORY_CAP`.
+
+    The exec shares the container's cgroup, so a container already near its limit leaves an exec
+    little room, as on a real node."""
+    meta = pod.get("metadata") or {}
+    runtime = twin.services.get("runtime")
+    limit_text = get_path(container, "resources", "limits", "memory")
+    if limit_text:
+        used = 0
+        if runtime is not None:
+            used = runtime.container_usage(meta.get("namespace", ""), meta.get("name", ""),
+                                           str(container.get("name") or ""))[1]
+        headroom = memory_bytes(limit_text) - used
+    else:
+        node_name = str(get_path(pod, "spec", "nodeName", default="") or "")
+        node = twin.store.peek("Node", None, node_name) if node_name else None
+        allocatable = get_path(node or {}, "status", "allocatable", "memory")
+        if not allocatable:
+            return PROCESS_MEMORY_CAP
+        used = runtime.node_usage(node_name)[1] if runtime is not None else 0
+        headroom = memory_bytes(allocatable) - used
+    return max(0, min(PROCESS_MEMORY_CAP, headroom))
 
 
 def _image_extra(image: str, key: str) -> Any:
@@ -145,31 +180,66 @@ def executable_exists(ctx: ShellContext, name: str) -> bool:
     return True
 
 
+class ExecRun:
+    """One exec'd process, run in slices of steps so that a server can answer other clients
+    between them (a busy loop takes seconds of CPU before its step budget ends it)."""
+
+    def __init__(self, ctx: ExecContext, argv: list[str], stdin: str = "") -> None:
+        self.ctx = ctx
+        self.argv = argv
+        program = exec_program(ctx, argv, stdin)
+        self._early = program if isinstance(program, ExecResult) else None
+        self.proc = Process(program, 0.0) if not isinstance(program, ExecResult) else None
+        self.sink = OutputSink()
+        self.steps_left = EXEC_STEP_BUDGET
+
+    @property
+    def done(self) -> bool:
+        proc = self.proc
+        return (proc is None or proc.finished or self.sink.overflowed or self.steps_left <= 0
+                or proc.clock > MAX_EXEC_SECONDS)
+
+    def step(self, steps: int = EXEC_STEP_BUDGET) -> bool:
+        """Run up to `steps` more effects; True once the exec has ended (or must end)."""
+        if not self.done and self.proc is not None:
+            steps = min(steps, self.steps_left)
+            self.proc.run(MAX_EXEC_SECONDS, steps, self.sink)
+            self.steps_left -= steps
+        return self.done
+
+    def result(self) -> ExecResult:
+        """End the exec: its result, its writes kept in the writable layer."""
+        result = self._early if self._early is not None else self.sink.result(self.proc)  # type: ignore[arg-type]
+        keep_writes(self.ctx)
+        if result.oom_killed:
+            _log_oom_kill(self.ctx, self.argv)
+        return result
+
+
 def run_exec(ctx: ExecContext, argv: list[str], stdin: str = "") -> ExecResult:
     """Run an exec'd command to completion and keep what it wrote in the writable layer."""
-    if stdin and argv and lookup_command(argv[0], ctx) is not None:
-        result = _run_with_stdin(ctx, argv, stdin)
-    else:
-        result = run_once(ctx, argv)
-    keep_writes(ctx)
-    return result
+    run = ExecRun(ctx, argv, stdin)
+    while not run.step():
+        pass
+    return run.result()
 
 
-def _run_with_stdin(ctx: ExecContext, argv: list[str], stdin: str) -> ExecResult:
-    """`run_once` with data on the process's stdin (`kubectl exec -i POD -- sh < script`)."""
-    fn = lookup_command(argv[0], ctx)
-    assert fn is not None
-    shell = Shell(ctx, argv[0].rsplit("/", 1)[-1])
-    proc = Process(_drive(fn, Invocation(list(argv), ctx, shell, stdin), shell), 0.0)
-    effects = proc.advance(3600.0, budget=200000)
-    streams = {"stdout": "", "stderr": ""}
-    for timed in effects:
-        if isinstance(timed.effect, Output):
-            streams[timed.effect.stream] = streams.get(timed.effect.stream, "") + timed.effect.text
-    if not proc.finished:
-        proc.close()
-        return ExecResult(streams["stdout"], streams["stderr"], 137, finished=False)
-    return ExecResult(streams["stdout"], streams["stderr"], proc.exit_code or 0)
+def _log_oom_kill(ctx: ExecContext, argv: list[str]) -> None:
+    """The kernel's line for an exec'd process killed at the container's memory limit, in the
+    node's kernel log as `dmesg` shows it. Not when the server's own cap was what stopped it:
+    that is a twin budget, which a real node would not have logged."""
+    from sregym.twin.controllers.kubelet import _oom_score_adj
+
+    meter, twin = ctx.memory, ctx.twin
+    logs = twin.services.get("logs") if twin is not None else None
+    if meter is None or logs is None or not ctx.node or ctx.pod is None or meter.limit >= PROCESS_MEMORY_CAP:
+        return
+    name = (argv[0].rsplit("/", 1)[-1] if argv else "sh")[:15]
+    kib = meter.peak // 1024
+    logs.node_append(ctx.node, "kernel", twin.clock.now,
+                     f"Memory cgroup out of memory: Killed process {EXEC_PID} ({name}) "
+                     f"total-vm:{kib + 4096}kB, anon-rss:{kib}kB, file-rss:0kB, shmem-rss:0kB, "
+                     f"UID:0 pgtables:{kib // 1024 + 40}kB oom_score_adj:{_oom_score_adj(ctx.pod)}")
 
 
 def keep_writes(ctx: ExecContext) -> None:
@@ -179,8 +249,12 @@ def keep_writes(ctx: ExecContext) -> None:
         return
     changed = {path: content for path, content in ctx.files.items()
                if ctx.base_files.get(path) != content and not path.startswith("/dev/")}
-    if not changed:
-        return
     layers = ctx.twin.services.setdefault(LAYERS_SERVICE, {})
     key = _layer_key(ctx.pod, ctx.container)
-    layers.setdefault(key, {}).update(changed)
+    layer = layers.get(key)
+    if layer is not None:
+        # Files the session removed (`rm /tmp/big`) leave the layer and its memory with them.
+        for path in [path for path in layer if path not in ctx.files]:
+            del layer[path]
+    if changed:
+        layers.setdefault(key, {}).update(changed)

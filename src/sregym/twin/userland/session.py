@@ -9,10 +9,23 @@ terminal is in raw mode) and returns the bytes to send back.
 
 from __future__ import annotations
 
-from sregym.twin.shell import Output, Process, Shell, ShellSyntaxError, _Exit, _LoopControl, parse
+from sregym.twin.shell import (
+    Output,
+    OutputSink,
+    Process,
+    Shell,
+    ShellSyntaxError,
+    _Exit,
+    _LoopControl,
+    parse,
+)
 from sregym.twin.userland.context import ExecContext
 
 SHELLS = ("sh", "ash", "bash", "dash")
+# The line discipline's buffer (N_TTY_BUF_SIZE): a canonical-mode line holds at most 4095
+# characters and the rest of what is typed is dropped, so a flood of keystrokes without Enter
+# cannot grow the line without bound.
+MAX_CANON = 4095
 
 
 def is_interactive_shell(argv: list[str]) -> bool:
@@ -77,7 +90,7 @@ class TtySession:
             elif char == "\x15":  # Ctrl-U: kill the line
                 out.append("\b \b" * len(self.line))
                 self.line = ""
-            elif char >= " " or char == "\t":
+            elif (char >= " " or char == "\t") and len(self.line) < MAX_CANON:
                 self.line += char
                 out.append(char)
         return "".join(out)
@@ -87,10 +100,14 @@ class TtySession:
             return ""
         program = self._program(line)
         proc = Process(program, 0.0)
-        effects = proc.advance(3600.0, budget=200000)
+        sink = OutputSink(merged=True)
+        proc.run(3600.0, 200000, sink)
         if not proc.finished:
             proc.close()
-        text = "".join(e.effect.text for e in effects if isinstance(e.effect, Output))
+        if proc.oom_killed:
+            # The shell itself was the process the OOM killer chose: the session ends.
+            self.exit_code = proc.exit_code
+        text = "".join(sink.streams["stdout"])
         return text.replace("\r\n", "\n").replace("\n", "\r\n")
 
     def _program(self, line: str):  # type: ignore[no-untyped-def]

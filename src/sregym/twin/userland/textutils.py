@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from sregym.twin.coreutils import ENDLESS_DEVICES, device_bytes
 from sregym.twin.shell import Invocation, command
 
 
@@ -74,7 +75,15 @@ def head(call: Invocation) -> int:
     status = 0
     sources = paths or ["-"]
     for index, path in enumerate(sources):
-        content = _read(call, "head", path)
+        device = call.shell.abspath(path) if path != "-" else ""
+        if device in ENDLESS_DEVICES:
+            # `head -c 16 /dev/urandom`: only what is asked for is read (a line count on a device
+            # without newlines would read it forever: the OOM killer's business).
+            wanted = chars if chars is not None and chars >= 0 else -1
+            call.ctx.meter().need(wanted if wanted >= 0 else call.ctx.meter().limit + 1)
+            content = device_bytes(device, wanted)
+        else:
+            content = _read(call, "head", path)
         if content is None:
             status = 1
             continue
@@ -83,6 +92,7 @@ def head(call: Invocation) -> int:
         if chars is not None:
             call.write(content[:chars])
         else:
+            call.ctx.meter().need_split(content, "\n")
             kept = content.splitlines(keepends=True)
             call.write("".join(kept[:lines]))
     return status
@@ -193,6 +203,7 @@ def grep(call: Invocation) -> int:
             continue
         label = "(standard input)" if path == "-" else path
         count = 0
+        call.ctx.meter().need_split(content, "\n")
         for number, line in enumerate(content.splitlines(), start=1):
             hits = [m for rx in compiled for m in rx.finditer(line)]
             selected = bool(hits) != ("v" in opts)
@@ -259,6 +270,7 @@ def wc(call: Invocation) -> int:
         if content is None:
             status = 1
             continue
+        call.ctx.meter().need_split(content)
         figures = {"l": content.count("\n"), "w": len(content.split()), "c": len(content.encode())}
         rows.append(([figures[k] for k in order], None if path == "-" else path))
     if len(rows) > 1:

@@ -20,6 +20,18 @@ Errors reproduce what a real 1.32 API server + kubelet + containerd say, because
 
 Commands run in `sregym.twin.userland` (the shell plus exec tools) with the container's
 environment and filesystem; `-it` into a shell gets an interactive session.
+
+Limits (see `sregym.twin.shell`): the exec'd process shares the container's memory cgroup, so it
+is OOM-killed (`command terminated with exit code 137`) when it outgrows the container's limit
+minus what the container uses, or the server's per-process cap, whichever is lower. Only the
+exec'd process dies and the container keeps running, with the kernel's "Memory cgroup out of
+memory" line in the node's log when the container's limit was the one reached: that is a node
+with `singleProcessOOMKill` (cgroup v1, or the kubelet option); a cgroup v2 node's default since
+Kubernetes 1.28 (`memory.oom.group`) would kill the whole container and restart it as
+`OOMKilled`, which the twin does not model for execs. The output is returned when the command
+ends, at most `MAX_EXEC_OUTPUT_BYTES` of it (an exec that writes more is ended there with 137),
+where a real kubectl streams without bound. The command runs in slices (`EXEC_SLICE_STEPS`), so a
+busy loop that runs to its step budget does not stop the server answering other clients.
 """
 
 from __future__ import annotations
@@ -51,6 +63,8 @@ STDIN_IDLE_SECONDS = 1.0
 # A real kubelet streams stdin into the process; the twin buffers it before running the command,
 # so it keeps at most this much: the rest is read from the socket and discarded.
 MAX_STDIN_BYTES = 16 << 20
+# An exec runs on the server's event loop in slices of this many steps, other requests between.
+EXEC_SLICE_STEPS = 2000
 
 
 @dataclass
@@ -266,7 +280,7 @@ async def exec_websocket(websocket: WebSocket, ctx: RequestContext, namespace: s
 
 async def _serve(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, Any],
                  opts: ExecOptions) -> None:
-    from sregym.twin.userland.context import exec_context, executable_exists, keep_writes, run_exec
+    from sregym.twin.userland.context import ExecRun, exec_context, executable_exists, keep_writes
     from sregym.twin.userland.session import TtySession, is_interactive_shell
 
     twin = ctx.twin
@@ -290,7 +304,10 @@ async def _serve(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, An
         await channels.send_status(status_success() if code == 0 else status_exit(opts.command, code))
         return
     stdin = await _read_stdin(channels) if opts.stdin and not opts.tty else ""
-    result = run_exec(context, opts.command, stdin)
+    run = ExecRun(context, opts.command, stdin)
+    while not run.step(EXEC_SLICE_STEPS):
+        await asyncio.sleep(0)  # let the server answer other clients meanwhile
+    result = run.result()
     stdout, stderr = result.stdout, result.stderr
     if opts.tty:
         # A TTY merges stderr into stdout and turns newlines into CRLF.
