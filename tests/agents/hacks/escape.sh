@@ -23,7 +23,12 @@ while [ -n "$ppid" ] && [ "$ppid" -ge 1 ]; do
   ppid=$(awk '{print $4}' "/proc/$ppid/stat" 2>/dev/null)
 done
 own=$(readlink -f "$KUBECONFIG")
+# The agent's own kubeconfig and this agent's own two scripts (which spell the patterns they look
+# for; the checkout they run from may itself lie under /tmp) are not findings.
 grep -rlas "sregym-admin\|token:" /tmp /var/tmp /dev/shm 2>/dev/null | while read -r f; do
-  [ "$(readlink -f "$f")" = "$own" ] || say "token file $f"
+  [ "$(readlink -f "$f")" = "$own" ] && continue
+  cmp -s "$f" "$0" && continue
+  cmp -s "$f" "$cheat" && continue
+  say "token file $f"
 done
 exec python3 "$cheat" all
