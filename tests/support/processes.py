@@ -35,3 +35,46 @@ def read_lines_until(proc: subprocess.Popen, prefix: str, timeout: float = 120) 
         if line.startswith(prefix):
             break
     return lines
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """(current, peak) resident memory of process `pid`, in MiB (`VmRSS`, `VmHWM`)."""
+    values: dict[str, float] = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(rest.split()[0]) / 1024
+    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
+
+
+def start_served(script: str, cwd: str, what: str) -> tuple[subprocess.Popen, dict]:
+    """Start `python script --serve` (a test module that serves a twin in its own process, so
+    the test can watch its memory), and read the one JSON line it prints when serving. The
+    server stops when its stdin closes (`stop_served`)."""
+    import json
+    import sys
+
+    import pytest
+
+    # The module imports `support` like the tests do: give the server the tests' import root too.
+    tests_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.pathsep.join(p for p in (tests_root, os.environ.get("PYTHONPATH", "")) if p)
+    process = subprocess.Popen([sys.executable, script, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": path})
+    assert process.stdout is not None and process.stdin is not None
+    line = process.stdout.readline()
+    if not line:
+        process.kill()
+        pytest.fail(f"the {what} server did not start")
+    return process, json.loads(line)
+
+
+def stop_served(process: subprocess.Popen) -> None:
+    """Close the server's stdin (it stops at EOF); kill it if it does not within 30 s."""
+    assert process.stdin is not None
+    process.stdin.close()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()

@@ -19,6 +19,7 @@ from sregym.twin.shell import (
     program_for,
     run_once,
 )
+from support.pods import BOX_POD, LIMITED_POD
 
 MiB = 1 << 20
 
@@ -112,20 +113,6 @@ def test_writable_layer_fills_up() -> None:
     assert len(ctx.files["/f"]) == 3
 
 
-LIMITED_POD = """
-apiVersion: v1
-kind: Pod
-metadata: {name: small, namespace: default}
-spec:
-  nodeName: sregym-worker
-  containers:
-  - name: main
-    image: "busybox:1.36"
-    command: ["sh", "-c", "sleep 36000"]
-    resources: {limits: {memory: 8Mi}}
-"""
-
-
 def test_exec_headroom_is_the_container_limit_and_the_kernel_logs_the_kill() -> None:
     """An exec shares the container's cgroup: its room is the limit minus the container's working
     set, and a kill at that limit leaves the kernel's line in the node's log (the container keeps
@@ -146,17 +133,6 @@ def test_exec_headroom_is_the_container_limit_and_the_kernel_logs_the_kill() -> 
     assert any(text.startswith("Memory cgroup out of memory: Killed process 7 (sh)") for text in kernel)
     status = twin.store.peek("Pod", "default", "small")["status"]["containerStatuses"][0]
     assert "running" in status["state"] and status["restartCount"] == 0
-
-
-BOX_POD = """
-apiVersion: v1
-kind: Pod
-metadata: {name: box, namespace: default}
-spec:
-  nodeName: sregym-worker
-  containers:
-  - {name: main, image: "busybox:1.36", command: ["sh", "-c", "sleep 36000"]}
-"""
 
 
 def test_writable_layer_is_bounded_across_execs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,11 +19,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from sregym.twin.api.kubeconfig import context_name, write_kubeconfig
+from support.pods import BOX_POD, LIMITED_POD
+from support.processes import memory_mb, start_served, stop_served
 
 KUBECTL = "/usr/bin/kubectl"
 # The server's address space: far above what a healthy twin needs, far below what a bomb takes.
@@ -37,26 +38,7 @@ MAX_PEAK_GROWTH_MB = 512
 MAX_RETAINED_GROWTH_MB = 256
 MAX_REPEAT_GROWTH_MB = 128
 
-MANIFEST = """
-apiVersion: v1
-kind: Pod
-metadata: {name: box, namespace: default}
-spec:
-  nodeName: sregym-worker
-  containers:
-  - {name: main, image: "busybox:1.36", command: ["sh", "-c", "sleep 36000"]}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: small, namespace: default}
-spec:
-  nodeName: sregym-worker
-  containers:
-  - name: main
-    image: "busybox:1.36"
-    command: ["sh", "-c", "sleep 36000"]
-    resources: {limits: {memory: 8Mi}}
-"""
+MANIFEST = BOX_POD + "---" + LIMITED_POD
 
 
 @dataclass
@@ -79,13 +61,7 @@ class Served:
 
     def memory_mb(self) -> tuple[float, float]:
         """(current, peak) resident memory of the server process, in MiB."""
-        values: dict[str, float] = {}
-        with open(f"/proc/{self.process.pid}/status") as status:
-            for line in status:
-                key, _, rest = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
-                    values[key] = int(rest.split()[0]) / 1024
-        return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
+        return memory_mb(self.process.pid)
 
     def alive(self) -> bool:
         answer = self.kubectl("get", "pod", "box", "-o", "jsonpath={.status.phase}", timeout=60)
@@ -95,14 +71,7 @@ class Served:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     home = tmp_path_factory.mktemp("bombs")
-    process = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True, cwd=home)
-    assert process.stdout is not None and process.stdin is not None
-    line = process.stdout.readline()
-    if not line:
-        process.kill()
-        pytest.fail("the exec server did not start")
-    info: dict[str, Any] = json.loads(line)
+    process, info = start_served(__file__, str(home), "exec")
     kubeconfig = write_kubeconfig(home / "kubeconfig", info["url"], info["tokens"],
                                   ca_pem=info["ca_pem"].encode())
     served = Served(process, kubeconfig, home)
@@ -111,12 +80,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     try:
         yield served
     finally:
-        process.stdin.close()  # the server stops at EOF
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
+        stop_served(process)
 
 def serve() -> None:
     """The server process: a twin with two running busybox pods, one JSON line (URL, tokens,

@@ -38,6 +38,7 @@ from sregym.twin import Twin
 from sregym.twin.api.kubeconfig import make_tokens, token_for
 from sregym.twin.api.loki import DEADLINE_EXCEEDED, QUERY_TIMEOUT_S
 from sregym.twin.telemetry.promql.budget import DEFAULT_TIMEOUT_S
+from support.processes import memory_mb, start_served, stop_served
 
 SEED = 20261201
 KUBE_REQUESTS = 10_000
@@ -73,22 +74,11 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    process = subprocess.Popen([sys.executable, __file__, "--serve"], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True, cwd=tmp_path_factory.mktemp("fuzz"))
-    assert process.stdout is not None and process.stdin is not None
-    line = process.stdout.readline()
-    if not line:
-        process.kill()
-        pytest.fail("the fuzz server did not start")
+    process, info = start_served(__file__, str(tmp_path_factory.mktemp("fuzz")), "fuzz")
     try:
-        yield Served(process, json.loads(line))
+        yield Served(process, info)
     finally:
-        process.stdin.close()  # the server stops at EOF
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
+        stop_served(process)
 
 def serve() -> None:
     """The server process: a warmed-up twin on free ports; one JSON line describing it (URLs,
@@ -108,17 +98,6 @@ def serve() -> None:
     print(json.dumps(info), flush=True)
     sys.stdin.read()
     server.stop()
-
-
-def _memory_mb(pid: int) -> tuple[float, float]:
-    """(current, peak) resident memory of a process, in MiB."""
-    values = {}
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            key, _, rest = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                values[key] = int(rest.split()[0]) / 1024
-    return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
 
 # ------------------------------------------------------------------------------ generators
@@ -581,14 +560,14 @@ def _query_stream(info: dict[str, Any], rng: random.Random, tally: Tally) -> Non
 def test_fuzz_every_api(served: Served, record_property: Any) -> None:
     info, pid = served.info, served.process.pid
     tally = Tally()
-    rss_start, _peak = _memory_mb(pid)
+    rss_start, _peak = memory_mb(pid)
     streams = [threading.Thread(target=_kube_stream, args=(info, random.Random(SEED), tally)),
                threading.Thread(target=_query_stream, args=(info, random.Random(SEED + 1), tally))]
     for stream in streams:
         stream.start()
     for stream in streams:
         stream.join()
-    rss_end, rss_peak = _memory_mb(pid)
+    rss_end, rss_peak = memory_mb(pid)
     figures = (f"fuzz requests: {dict(tally.counts)}; statuses: {dict(sorted(tally.statuses.items()))}; "
                f"real servers' 5xx answers: {dict(tally.budget_answers)}; server RSS {rss_start:.0f} -> "
                f"{rss_end:.0f} MiB (peak {rss_peak:.0f}); slowest answer per API (s): "
