@@ -63,9 +63,8 @@ def run_command(
     """Run an agent on problems × seeds; write results.jsonl, trajectories/ and summary.json."""
     import sys
 
-    from rich.console import Console
-
     from sregym.cli import exitcodes
+    from sregym.cli.progress import print_fitted
     from sregym.errors import SetupError
     from sregym.runner import render_table, run
     from sregym.runner.summary import render_problems
@@ -96,10 +95,8 @@ def run_command(
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         typer.echo(f"sregym run: {message}", err=True)
         raise typer.Exit(exitcodes.USAGE) from None
-    console = Console()
-    if summary.per_problem:
-        console.print(render_problems(summary))
-    console.print(render_table(summary))
+    tables = [render_problems(summary)] if summary.per_problem else []
+    print_fitted(*tables, render_table(summary))
     typer.echo(f"results: {summary.out_dir}")
     raise typer.Exit(_exit_code(summary))
 

@@ -26,7 +26,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -57,7 +57,6 @@ class _Worker:
     conn: Connection
     spec: AttemptSpec | None = None
     started: float = 0.0
-    finished: list[AttemptOutcome] = field(default_factory=list)
 
 
 class AttemptPool:

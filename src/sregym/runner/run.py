@@ -108,10 +108,12 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
     plan = plan_attempts(ids, seed_values)
     todo = store.pending(plan)
     tallies = Tallies()
+    planned = {a.key for a in plan}
     for key, line in store.read_results().items():
-        if key in {a.key for a in plan} and not is_environment_failure(line):
+        if key in planned and not is_environment_failure(line):
             tallies.add(line)
-
+    mode: ProgressMode = ("auto" if progress else "none") if isinstance(progress, bool) else progress
+    reporter = Reporter(len(plan), tallies, mode=mode)
     ran = 0
 
     def record(outcome: AttemptOutcome) -> None:
@@ -121,18 +123,14 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
         tallies.add(outcome.result)
         if on_result is not None:
             on_result(outcome)
+        reporter.finished(outcome.spec, outcome.result)
 
     interrupted = False
-    mode: ProgressMode = ("auto" if progress else "none") if isinstance(progress, bool) else progress
-    def finished(outcome: AttemptOutcome) -> None:
-        record(outcome)
-        bar.finished(outcome.spec, outcome.result)
-
-    with Reporter(len(plan), tallies, mode=mode) as bar, _terminate_as_interrupt():
+    with reporter, _terminate_as_interrupt():
         try:
             if todo:
                 pool = AttemptPool(config, jobs, timeout_s=config.attempt_timeout_s)
-                pool.run(todo, on_start=bar.start, on_outcome=finished)
+                pool.run(todo, on_start=reporter.start, on_outcome=record)
         except KeyboardInterrupt:
             interrupted = True
 
@@ -148,11 +146,8 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
     summary = summary.model_copy(update={"ran": ran, "interrupted": interrupted, "out_dir": str(store.dir)})
     store.write_summary(summary.model_dump(mode="json", exclude={"ran", "interrupted", "out_dir"}))
     stored = store.read_config()
-    finished = {"finished_at": now_iso(), "interrupted": interrupted, "ran": ran}
-    if stored.get("resumes"):
-        stored["resumes"][-1].update(finished)
-    else:
-        stored.update(finished)
+    ending = {"finished_at": now_iso(), "interrupted": interrupted, "ran": ran}
+    (stored["resumes"][-1] if stored.get("resumes") else stored).update(ending)
     store.write_config(stored)
     return summary
 

@@ -235,6 +235,7 @@ def render_problems(summary: Summary) -> Any:
     end-to-end verdict of each seed and whether the problem is resolved."""
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="problems", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("problem", no_wrap=True, overflow="ellipsis", max_width=48)
@@ -247,7 +248,7 @@ def render_problems(summary: Summary) -> Any:
     for row in sorted(summary.per_problem, key=lambda r: r.problem_id):
         if row.app != app:
             app = row.app
-            table.add_row(f"[bold]{app}/[/bold]", "", "", "", "")
+            table.add_row(Text(f"{app}/", style="bold"), "", "", "", "")
         ran = row.attempts - row.environment_failures
         table.add_row("  " + row.problem_id.split("/", 1)[-1], f"{row.passed}/{ran}",
                       f"{row.diagnosis_passed}/{ran}", f"{row.mitigation_passed}/{ran}",
