@@ -9,6 +9,7 @@ For one problem and seed, on fresh twins:
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +33,9 @@ class CheckReport:
     seed: int
     steps: list[Step] = field(default_factory=list)
     wall_s: float = 0.0  # how long the protocol took (progress lines only; never compared)
+    # sha256 of the first gold run's telemetry fingerprint and score: two code versions that give a
+    # problem the same value ran it identically (refactors compare them; see benchmarks/check_all.py).
+    gold_digest: str = ""
 
     @property
     def passed(self) -> bool:
@@ -121,6 +125,7 @@ def check_problem(problem: Problem, seed: int = 0, *, factory: ClusterFactory | 
         report.add(name, passed, detail)
     # 2. gold passes (with the problem's noise), 4. twice with identical results.
     report.add("gold passes every check", first[2], first[3])
+    report.gold_digest = hashlib.sha256(f"{first[0]}\n{first[1]}".encode()).hexdigest()
     report.add("same seed, identical telemetry", first[0] == second[0])
     report.add("same seed, identical scores", first[1] == second[1])
     return report
