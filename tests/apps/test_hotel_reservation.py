@@ -14,8 +14,8 @@ import yaml
 import sregym.twin.userland  # noqa: F401 - registers mongosh
 from sregym.apps import APPS, deploy_app, get_app
 from sregym.twin.datastores import MongoServer, datastore_for
-from sregym.twin.runtime import runtime_of
-from sregym.twin.shell import run_once
+from sregym.twin.node.runtime import runtime_of
+from sregym.twin.node.shell import run_once
 from sregym.twin.twin import Twin
 
 NS = "hotel-reservation"

@@ -87,8 +87,8 @@ spec:
 
 def test_coredns_scaled_to_zero_fails_lookups_cluster_wide() -> None:
     import sregym.twin.userland  # noqa: F401 - registers nslookup
-    from sregym.twin.runtime import runtime_of
-    from sregym.twin.shell import run_once
+    from sregym.twin.node.runtime import runtime_of
+    from sregym.twin.node.shell import run_once
 
     twin = _deployed(104)
     twin.patch("deployments", "kube-system", "coredns", {"spec": {"replicas": 0}})
@@ -124,7 +124,7 @@ def test_memcached_down_moves_load_to_mongodb_and_keeps_success() -> None:
     dp = twin.services["dataplane"]
     before = dp.entry_stats(30)
     mongo = _pod(twin, "mongodb-profile")["metadata"]["name"]
-    from sregym.twin.runtime import runtime_of
+    from sregym.twin.node.runtime import runtime_of
 
     runtime = runtime_of(twin)
     cpu_before = sum(c for c, _ in runtime.pod_usage(NS, mongo).values())

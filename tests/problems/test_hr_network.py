@@ -9,9 +9,9 @@ from sregym.faults.base import make_fault
 from sregym.oracles.checks import CheckContext
 from sregym.oracles.checks_network import deployment_reaches
 from sregym.problems.apps import resolve_app
-from sregym.twin.probes import run_probe
-from sregym.twin.runtime import ContainerInstance
-from sregym.twin.shell import Listen
+from sregym.twin.node.probes import run_probe
+from sregym.twin.node.runtime import ContainerInstance
+from sregym.twin.node.shell import Listen
 
 NS = "hotel-reservation"
 

@@ -14,8 +14,8 @@ from sregym.twin.admission.webhooks import (
     POLICY_REPOSITORY,
     rule_matches,
 )
-from sregym.twin.kinds import KindRegistry
-from sregym.twin.store import Operation
+from sregym.twin.machinery.kinds import KindRegistry
+from sregym.twin.machinery.store import Operation
 from sregym.twin.twin import Twin
 
 NS = "shop"

@@ -8,8 +8,8 @@ import pytest
 
 import sregym.twin.userland  # noqa: F401 - registers mongosh/mongo/redis-cli
 from sregym.twin.datastores import Memcached, MongoServer, Redis, datastore_for
-from sregym.twin.runtime import runtime_of
-from sregym.twin.shell import run_once
+from sregym.twin.node.runtime import runtime_of
+from sregym.twin.node.shell import run_once
 from sregym.twin.twin import Twin
 
 INIT = """#!/bin/bash

@@ -6,10 +6,10 @@ import pytest
 
 from sregym.errors import BadRequest, NotFound
 from sregym.twin.clock import SimClock, format_age, parse_time
-from sregym.twin.kinds import KindRegistry
-from sregym.twin.quantity import cpu_cores, format_cpu, format_memory, memory_bytes
+from sregym.twin.machinery.kinds import KindRegistry
+from sregym.twin.machinery.quantity import cpu_cores, format_cpu, format_memory, memory_bytes
+from sregym.twin.machinery.selectors import parse_label_selector, selector_from_spec, selector_to_string
 from sregym.twin.rng import RngStreams
-from sregym.twin.selectors import parse_label_selector, selector_from_spec, selector_to_string
 
 
 def test_clock_advances_in_ticks_and_formats() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sregym.twin.images import (
+from sregym.twin.node.images import (
     ImageRef,
     ImageSpec,
     container_argv,
@@ -12,7 +12,7 @@ from sregym.twin.images import (
     start_program,
     valid_reference,
 )
-from sregym.twin.shell import Listen, Output, Process, ShellContext, Usage
+from sregym.twin.node.shell import Listen, Output, Process, ShellContext, Usage
 
 
 def test_reference_parsing():

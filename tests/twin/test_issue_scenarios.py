@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from sregym.twin import Twin
-from sregym.twin.rollout import rollout_undo
+from sregym.twin.workloads.rollout import rollout_undo
 
 
 def deployment(name: str, image: str = "nginx:1.27", replicas: int = 3, ns: str = "default",

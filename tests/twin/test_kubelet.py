@@ -352,7 +352,7 @@ def test_log_errors(twin: Twin):
 
 
 def test_log_options(twin: Twin):
-    from sregym.twin.logs import container_logs
+    from sregym.twin.node.logs import container_logs
 
     twin.apply(pod("ticker", [{"name": "c", "image": "busybox:1.36",
                                "command": ["sh", "-c", "i=0; while true; do i=$((i+1)); echo line $i; sleep 10; done"]}]))

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sregym.errors import ApiError
-from sregym.twin.kinds import KindRegistry, ResourceKind
-from sregym.twin.patch import apply_patch, strategic_supported
+from sregym.twin.machinery.kinds import KindRegistry, ResourceKind
+from sregym.twin.machinery.patch import apply_patch, strategic_supported
 
 KINDS = KindRegistry()
 DEPLOY = KINDS.resolve("deployments")

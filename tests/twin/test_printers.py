@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from sregym.twin.clock import format_time
-from sregym.twin.kinds import KindRegistry, ResourceKind
-from sregym.twin.printers import json_path, pod_ready, pod_restarts, pod_status, table
+from sregym.twin.machinery.kinds import KindRegistry, ResourceKind
+from sregym.twin.machinery.printers import json_path, pod_ready, pod_restarts, pod_status, table
 
 NOW = 1_800_000_000.0
 KINDS = KindRegistry()

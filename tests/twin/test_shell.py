@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from sregym.twin.shell import (
+from sregym.twin.node.shell import (
     FOREVER,
     Invocation,
     Listen,

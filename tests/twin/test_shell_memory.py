@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import sregym.twin.userland  # noqa: F401  (registers head, wc)
-from sregym.twin.shell import (
+from sregym.twin.node.shell import (
     MAX_EXEC_OUTPUT_BYTES,
     PROCESS_MEMORY_CAP,
     MemoryMeter,
@@ -138,7 +138,7 @@ def test_exec_headroom_is_the_container_limit_and_the_kernel_logs_the_kill() -> 
 def test_writable_layer_is_bounded_across_execs(monkeypatch: pytest.MonkeyPatch) -> None:
     """What earlier execs wrote counts against the layer, and `rm` gives the room back (and the
     file stays gone for the next exec)."""
-    import sregym.twin.shell as shell
+    import sregym.twin.node.shell as shell
     from sregym.twin import Twin
     from sregym.twin.userland.context import exec_context, run_exec
 

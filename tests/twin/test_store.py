@@ -6,9 +6,9 @@ import pytest
 
 from sregym.errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound
 from sregym.twin.clock import SimClock
-from sregym.twin.kinds import KindRegistry
+from sregym.twin.machinery.kinds import KindRegistry
+from sregym.twin.machinery.store import ObjectStore
 from sregym.twin.rng import RngStreams
-from sregym.twin.store import ObjectStore
 
 
 def make_store(seed: int = 1) -> ObjectStore:
@@ -162,7 +162,7 @@ def test_watch_receives_events_and_replays_from_resource_version() -> None:
 
 
 def test_watch_from_expired_version_is_gone(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sregym.twin.store as store_module
+    import sregym.twin.machinery.store as store_module
 
     store = make_store()
     store._history = store_module.deque(maxlen=3)

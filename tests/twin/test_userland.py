@@ -12,7 +12,7 @@ import pytest
 
 import sregym.twin.userland  # noqa: F401  (registers the exec commands)
 from sregym.twin import Twin
-from sregym.twin.shell import lookup_command
+from sregym.twin.node.shell import lookup_command
 from sregym.twin.userland.context import exec_context, executable_exists, run_exec
 from sregym.twin.userland.fs import resolv_conf
 from sregym.twin.userland.session import TtySession, is_interactive_shell

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from sregym.twin.twin import Twin
-from sregym.twin.volumes import ANN_SELECTED_NODE, attach_status, attachment_name
+from sregym.twin.workloads.volumes import ANN_SELECTED_NODE, attach_status, attachment_name
 
 
 def pvc(name: str, *, size: str = "1Gi", modes: tuple[str, ...] = ("ReadWriteOnce",),

@@ -14,9 +14,9 @@ import pytest
 
 from sregym.errors import ApiError, Forbidden
 from sregym.twin import Twin
-from sregym.twin.objects import clone
-from sregym.twin.rollout import rollout_history, rollout_restart, rollout_status, rollout_undo
-from sregym.twin.workloads import compute_hash, safe_encode, scaled_value
+from sregym.twin.machinery.objects import clone
+from sregym.twin.workloads.rollout import rollout_history, rollout_restart, rollout_status, rollout_undo
+from sregym.twin.workloads.shared import compute_hash, safe_encode, scaled_value
 
 NODE_SUBSYSTEMS = {"scheduler", "kubelet", "volume-binding", "volume-attach", "attachdetach", "volumes"}
 

@@ -72,7 +72,7 @@ def demo(
     from sregym.cli.progress import print_fitted
     from sregym.twin import Twin
     from sregym.twin.clock import format_age
-    from sregym.twin.printers import pod_ready, pod_restarts, pod_status
+    from sregym.twin.machinery.printers import pod_ready, pod_restarts, pod_status
 
     args = Args("twin demo")
     args.non_negative(seed, "--seed")

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.cluster.base import ADMIN, EntryStats, ExecResult, ProbeResult
 from sregym.errors import ApiError, BadRequest, Forbidden, NotFound
-from sregym.twin.objects import clone
+from sregym.twin.machinery.objects import clone
 
 if TYPE_CHECKING:
-    from sregym.twin.kinds import ResourceKind
+    from sregym.twin.machinery.kinds import ResourceKind
     from sregym.twin.twin import Twin
 
 

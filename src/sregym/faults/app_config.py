@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.faults.base import Fault, FaultParams, fault
 from sregym.faults.objects import _required, _restore_field, _template_spec_path
-from sregym.twin.images import ImageSpec, register_image
-from sregym.twin.shell import Invocation, Program, Sleep, Usage
+from sregym.twin.node.images import ImageSpec, register_image
+from sregym.twin.node.shell import Invocation, Program, Sleep, Usage
 
 if TYPE_CHECKING:
     from sregym.cluster.base import Cluster

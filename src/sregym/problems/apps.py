@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from sregym.twin.yamldocs import load_documents
+from sregym.twin.machinery.yamldocs import load_documents
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,8 @@ from sregym.errors import ApiError, Forbidden
 from sregym.snapshot import layout
 from sregym.snapshot.tsv import read_tsv
 from sregym.twin.clock import parse_time
-from sregym.twin.logs import LogStore
-from sregym.twin.store import Operation
+from sregym.twin.machinery.store import Operation
+from sregym.twin.node.logs import LogStore
 from sregym.twin.telemetry.traces import Span, TraceStore
 from sregym.twin.telemetry.tsdb import TSDB
 from sregym.twin.twin import Twin

@@ -61,7 +61,7 @@ class Topology:
 
 
 def _memory_ki(memory: str) -> str:
-    from sregym.twin.quantity import memory_bytes
+    from sregym.twin.machinery.quantity import memory_bytes
 
     return f"{memory_bytes(memory) // 1024}Ki"
 

@@ -14,14 +14,14 @@ from typing import Any
 
 from sregym.twin.admission.base import ADMISSION_PLUGINS, AdmissionPlugin
 from sregym.twin.clock import SimClock
-from sregym.twin.controllers.base import CONTROLLERS, Controller
-from sregym.twin.events import EventRecorder
-from sregym.twin.kinds import KindRegistry
-from sregym.twin.objects import clone
+from sregym.twin.controller import CONTROLLERS, Controller
+from sregym.twin.machinery.events import EventRecorder
+from sregym.twin.machinery.kinds import KindRegistry
+from sregym.twin.machinery.objects import clone
+from sregym.twin.machinery.store import ADMIN_USER, ObjectStore
+from sregym.twin.machinery.yamldocs import load_documents
 from sregym.twin.rng import RngStreams
-from sregym.twin.store import ADMIN_USER, ObjectStore
 from sregym.twin.topology import SYSTEM_NAMESPACES, Topology, namespace_object, node_object, system_objects
-from sregym.twin.yamldocs import load_documents
 
 
 class Twin:
@@ -135,7 +135,7 @@ class Twin:
               patch_type: str = "strategic", user: str = ADMIN_USER,
               subresource: str | None = None) -> dict[str, Any]:
         """Patch an object: `patch_type` is "strategic", "merge" or "json" (RFC 6902)."""
-        from sregym.twin.patch import apply_patch
+        from sregym.twin.machinery.patch import apply_patch
 
         k = self.store.kind(kind)
         current = self.store.get(k, namespace, name)
@@ -182,7 +182,7 @@ class Twin:
     def logs(self, namespace: str, pod: str, container: str | None = None, *,
              previous: bool = False, tail: int | None = None) -> str:
         """Container logs as `kubectl logs` prints them."""
-        from sregym.twin.logs import container_logs
+        from sregym.twin.node.logs import container_logs
 
         return container_logs(self, namespace, pod, container, previous=previous, tail=tail)
 

@@ -17,7 +17,7 @@ import httpx
 
 from sregym.twin import Twin
 from sregym.twin.api.kubeconfig import context_name
-from sregym.twin.workloads import is_ready
+from sregym.twin.workloads.shared import is_ready
 
 VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"

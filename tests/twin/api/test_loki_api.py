@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from sregym.twin import Twin
 from sregym.twin.api.kubeconfig import make_tokens, token_for
 from sregym.twin.api.loki import create_loki_app
-from sregym.twin.logs import log_store
+from sregym.twin.node.logs import log_store
 
 TOKENS = make_tokens()
 ADMIN = {"Authorization": f"Bearer {token_for(TOKENS, 'admin')}"}

@@ -17,7 +17,7 @@ import yaml
 
 from sregym.apps.catalog import Workload
 from sregym.twin.dataplane.loadgen import wrk_command
-from sregym.twin.images import ImageSpec, register_image
+from sregym.twin.node.images import ImageSpec, register_image
 
 LOADGEN_NAMESPACE = "sregym-system"
 LOADGEN_NAME = "sregym-loadgen"

@@ -8,7 +8,7 @@ from sregym.errors import Forbidden
 from sregym.registry import Registry
 
 if TYPE_CHECKING:
-    from sregym.twin.store import Operation
+    from sregym.twin.machinery.store import Operation
     from sregym.twin.twin import Twin
 
 ADMISSION_PLUGINS: Registry[type[AdmissionPlugin]] = Registry("admission plugin",

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin
-from sregym.twin.quantity import parse_quantity
-from sregym.twin.store import Operation
+from sregym.twin.machinery.quantity import parse_quantity
+from sregym.twin.machinery.store import Operation
 
 DEFAULT_STORAGE_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 # Added by the DefaultTolerationSeconds admission plugin to every pod.

@@ -14,8 +14,8 @@ from decimal import Decimal
 from typing import Any
 
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin, forbidden
-from sregym.twin.quantity import QuantityError, canonical_quantity, parse_quantity
-from sregym.twin.store import Operation
+from sregym.twin.machinery.quantity import QuantityError, canonical_quantity, parse_quantity
+from sregym.twin.machinery.store import Operation
 
 ANNOTATION = "kubernetes.io/limit-ranger"
 _MILLI_LIMIT = Decimal(2**63 - 1) / 1000  # resource.MaxMilliValue

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin, forbidden
-from sregym.twin.store import Operation
+from sregym.twin.machinery.store import Operation
 
 ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
 ENFORCE_VERSION_LABEL = "pod-security.kubernetes.io/enforce-version"

@@ -13,7 +13,7 @@ from typing import Any
 
 from sregym.errors import Forbidden, invalid
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin
-from sregym.twin.store import Operation
+from sregym.twin.machinery.store import Operation
 
 HIGHEST_USER_PRIORITY = 1_000_000_000
 SYSTEM_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}

@@ -21,16 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin, forbidden
 from sregym.twin.clock import parse_time
-from sregym.twin.quantity import (
+from sregym.twin.machinery.quantity import (
     QuantityError,
     format_quantity,
     is_binary_quantity,
     parse_quantity,
 )
-from sregym.twin.store import Operation
+from sregym.twin.machinery.store import Operation
 
 if TYPE_CHECKING:
-    from sregym.twin.kinds import ResourceKind
+    from sregym.twin.machinery.kinds import ResourceKind
     from sregym.twin.twin import Twin
 
 # Resources a pod must declare per container when a quota limits them (the "backward

@@ -6,7 +6,7 @@ import ipaddress
 
 from sregym.errors import invalid
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin
-from sregym.twin.store import Operation
+from sregym.twin.machinery.store import Operation
 
 _SERVICE_NET = ipaddress.ip_network("10.96.0.0/12")
 _NODE_PORTS = range(30000, 32768)

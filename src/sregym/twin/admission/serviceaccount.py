@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin, forbidden
-from sregym.twin.store import Operation
+from sregym.twin.machinery.store import Operation
 
 TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 TOKEN_VOLUME_PREFIX = "kube-api-access-"

@@ -7,8 +7,8 @@ is gone (the PV controller in `controllers/volumes.py` removes it once nothing u
 from __future__ import annotations
 
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin
-from sregym.twin.store import Operation
-from sregym.twin.volumes import PV_PROTECTION, PVC_PROTECTION
+from sregym.twin.machinery.store import Operation
+from sregym.twin.workloads.volumes import PV_PROTECTION, PVC_PROTECTION
 
 _FINALIZERS = {("", "PersistentVolumeClaim"): PVC_PROTECTION, ("", "PersistentVolume"): PV_PROTECTION}
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from sregym.errors import BadRequest, invalid
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin
-from sregym.twin.kinds import CHAOS_GROUP, ResourceKind
-from sregym.twin.quantity import QuantityError, parse_quantity
-from sregym.twin.store import Operation
+from sregym.twin.machinery.kinds import CHAOS_GROUP, ResourceKind
+from sregym.twin.machinery.quantity import QuantityError, parse_quantity
+from sregym.twin.machinery.store import Operation
 
 Causes = list[tuple[str, str, str]]
 Obj = dict[str, Any]

@@ -25,10 +25,10 @@ from urllib.parse import urlsplit
 from sregym.errors import ApiError, BadRequest, InternalError
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin
 from sregym.twin.controllers.endpoints import ready_backends, resolve_target_port
-from sregym.twin.images import lookup
-from sregym.twin.objects import clone
-from sregym.twin.selectors import selector_from_spec
-from sregym.twin.store import Operation
+from sregym.twin.machinery.objects import clone
+from sregym.twin.machinery.selectors import selector_from_spec
+from sregym.twin.machinery.store import Operation
+from sregym.twin.node.images import lookup
 from sregym.twin.topology import HIDDEN_NAMESPACES
 
 if TYPE_CHECKING:
@@ -305,7 +305,7 @@ class _WebhookPlugin(AdmissionPlugin):
 
     @staticmethod
     def _apply(op: Operation, name: str, response: dict[str, Any]) -> None:
-        from sregym.twin.patch import json_patch
+        from sregym.twin.machinery.patch import json_patch
 
         try:
             patch = _decode_patch(response)
@@ -514,7 +514,7 @@ def policy_webhook(twin: Twin, pod: dict[str, Any], request: dict[str, Any]) -> 
         cname = container_spec.get("name", "")
         image = str(container_spec.get("image", ""))
         if registries:
-            from sregym.twin.images import ImageRef
+            from sregym.twin.node.images import ImageRef
 
             registry = ImageRef.parse(image).registry
             if registry not in registries:
@@ -617,7 +617,7 @@ def resource_defaulter(twin: Twin, pod: dict[str, Any], request: dict[str, Any])
 
 
 def _register_images() -> None:
-    from sregym.twin.images import ImageSpec, register_image
+    from sregym.twin.node.images import ImageSpec, register_image
 
     register_image(ImageSpec(
         repository=POLICY_REPOSITORY, tags=("v1.4.0", "v1.5.1"), size_mb=21.0,

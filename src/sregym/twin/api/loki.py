@@ -33,7 +33,7 @@ from sregym.twin.api.body import BodyTooLarge, read_body
 from sregym.twin.api.prom_access import ADMIN, labels_visible, user_from_headers
 from sregym.twin.api.prom_params import FormData
 from sregym.twin.api.query_gate import gate_for
-from sregym.twin.logs import log_store
+from sregym.twin.node.logs import log_store
 from sregym.twin.telemetry import logql
 from sregym.twin.telemetry.promql.result import format_value
 from sregym.twin.telemetry.tsdb import Matcher

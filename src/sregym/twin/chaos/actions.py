@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.chaos.selection import SelectError, apply_mode, candidate_pods, container_names, pod_key
-from sregym.twin.runtime import runtime_of
+from sregym.twin.node.runtime import runtime_of
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

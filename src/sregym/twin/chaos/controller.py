@@ -27,8 +27,8 @@ from sregym.twin.chaos.nodeos import nodeos_of
 from sregym.twin.chaos.selection import SelectError
 from sregym.twin.chaos.service import ChaosService, Injection
 from sregym.twin.clock import parse_time
-from sregym.twin.controllers.base import Controller
-from sregym.twin.objects import clone
+from sregym.twin.controller import Controller
+from sregym.twin.machinery.objects import clone
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

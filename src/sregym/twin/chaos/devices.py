@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.objects import get_path
+from sregym.twin.machinery.objects import get_path
 
 if TYPE_CHECKING:
     from sregym.twin.chaos.service import Injection

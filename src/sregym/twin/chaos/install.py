@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
-from sregym.twin.images import ImageSpec, register_image, serve
-from sregym.twin.shell import Invocation, Program
+from sregym.twin.node.images import ImageSpec, register_image, serve
+from sregym.twin.node.shell import Invocation, Program
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

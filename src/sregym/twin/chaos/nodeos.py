@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.controllers.base import Controller
-from sregym.twin.logs import log_store
-from sregym.twin.objects import get_path
-from sregym.twin.quantity import memory_bytes
+from sregym.twin.controller import Controller
+from sregym.twin.machinery.objects import get_path
+from sregym.twin.machinery.quantity import memory_bytes
+from sregym.twin.node.logs import log_store
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

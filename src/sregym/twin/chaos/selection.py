@@ -15,7 +15,7 @@ import random
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.selectors import LabelSelector, Requirement, field_value
+from sregym.twin.machinery.selectors import LabelSelector, Requirement, field_value
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.chaos.devices import BadDisks
 from sregym.twin.chaos.effects import HttpEffect, IOEffect, NetworkEffect
 from sregym.twin.chaos.goduration import parse_duration, parse_percent, parse_rate, parse_size
-from sregym.twin.quantity import cpu_cores, memory_bytes
+from sregym.twin.machinery.quantity import cpu_cores, memory_bytes
 
 if TYPE_CHECKING:
-    from sregym.twin.runtime import ContainerInstance
+    from sregym.twin.node.runtime import ContainerInstance
     from sregym.twin.twin import Twin
 
 NETEM_ACTIONS = ("delay", "loss", "duplicate", "corrupt", "bandwidth")
@@ -78,7 +78,7 @@ class ChaosService:
         """Register the stress usage hook on first use: any hook makes the kubelet re-check
         memory-limited pods every tick, a cost not worth paying in twins without StressChaos."""
         if not self._hooked:
-            from sregym.twin.runtime import runtime_of
+            from sregym.twin.node.runtime import runtime_of
 
             runtime_of(self.twin).add_usage_hook(self.usage_hook)
             self._hooked = True

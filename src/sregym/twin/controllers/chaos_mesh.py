@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sregym.twin.chaos.controller import ChaosController
 from sregym.twin.chaos.nodeos import NodeOSController
-from sregym.twin.controllers.base import controller
+from sregym.twin.controller import controller
 
 controller(NodeOSController)
 controller(ChaosController)

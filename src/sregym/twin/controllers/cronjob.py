@@ -19,10 +19,10 @@ from croniter import croniter
 
 from sregym.errors import ApiError
 from sregym.twin.clock import format_time
-from sregym.twin.controllers.base import Controller, controller
+from sregym.twin.controller import Controller, controller
 from sregym.twin.controllers.job import is_finished, job_condition
-from sregym.twin.objects import clone, owner_ref
-from sregym.twin.workloads import OwnerIndex, ts
+from sregym.twin.machinery.objects import clone, owner_ref
+from sregym.twin.workloads.shared import OwnerIndex, ts
 
 JOB = ("batch", "Job")
 SCHEDULED_TIMESTAMP = "batch.kubernetes.io/cronjob-scheduled-timestamp"

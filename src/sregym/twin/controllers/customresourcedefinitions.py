@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from sregym.errors import ApiError
-from sregym.twin.controllers.base import Controller, controller
-from sregym.twin.kinds import BUILTIN_KINDS, CHAOS_GROUP, ResourceKind
-from sregym.twin.objects import set_condition
-from sregym.twin.store import WatchEvent
+from sregym.twin.controller import Controller, controller
+from sregym.twin.machinery.kinds import BUILTIN_KINDS, CHAOS_GROUP, ResourceKind
+from sregym.twin.machinery.objects import set_condition
+from sregym.twin.machinery.store import WatchEvent
 
 _BUILTIN = {(k.group, k.kind) for k in BUILTIN_KINDS}
 

@@ -15,10 +15,10 @@ import contextlib
 from typing import Any, ClassVar
 
 from sregym.errors import ApiError
-from sregym.twin.controllers.base import Controller, controller
+from sregym.twin.controller import Controller, controller
 from sregym.twin.controllers.replicaset import Backoff, pod_from_template
 from sregym.twin.controllers.statefulset import ensure_revision, trim_revisions
-from sregym.twin.workloads import (
+from sregym.twin.workloads.shared import (
     ChangeGate,
     OwnerIndex,
     is_available,

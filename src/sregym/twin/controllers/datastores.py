@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sregym.twin.controllers.base import Controller, controller
+from sregym.twin.controller import Controller, controller
 from sregym.twin.datastores import Memcached, bank_of
-from sregym.twin.runtime import runtime_of
+from sregym.twin.node.runtime import runtime_of
 
 if TYPE_CHECKING:
-    from sregym.twin.runtime import ContainerInstance
+    from sregym.twin.node.runtime import ContainerInstance
     from sregym.twin.twin import Twin
 
 GC_EVERY = 30  # ticks between dropping servers of vanished containers

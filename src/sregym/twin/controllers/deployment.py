@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from sregym.errors import ApiError
-from sregym.twin.controllers.base import Controller, controller
-from sregym.twin.objects import clone, owner_ref
-from sregym.twin.workloads import ChangeGate, OwnerIndex, compute_hash, scaled_value, ts
+from sregym.twin.controller import Controller, controller
+from sregym.twin.machinery.objects import clone, owner_ref
+from sregym.twin.workloads.shared import ChangeGate, OwnerIndex, compute_hash, scaled_value, ts
 
 RS = ("apps", "ReplicaSet")
 POD = ("", "Pod")

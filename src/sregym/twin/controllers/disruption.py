@@ -26,11 +26,11 @@ from typing import Any, ClassVar
 
 from sregym.errors import ApiError
 from sregym.twin.clock import parse_time
-from sregym.twin.controllers.base import Controller, controller
-from sregym.twin.objects import clone, controller_of
-from sregym.twin.selectors import LabelSelector, selector_from_spec
-from sregym.twin.store import WatchEvent
-from sregym.twin.workloads import is_ready
+from sregym.twin.controller import Controller, controller
+from sregym.twin.machinery.objects import clone, controller_of
+from sregym.twin.machinery.selectors import LabelSelector, selector_from_spec
+from sregym.twin.machinery.store import WatchEvent
+from sregym.twin.workloads.shared import is_ready
 
 PDB_KEY = ("policy", "PodDisruptionBudget")
 POD_KEY = ("", "Pod")

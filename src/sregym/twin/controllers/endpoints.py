@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sregym.errors import ApiError
-from sregym.twin.controllers.base import Controller, controller
-from sregym.twin.objects import owner_ref
-from sregym.twin.selectors import LabelSelector, selector_from_map
-from sregym.twin.store import WatchEvent
+from sregym.twin.controller import Controller, controller
+from sregym.twin.machinery.objects import owner_ref
+from sregym.twin.machinery.selectors import LabelSelector, selector_from_map
+from sregym.twin.machinery.store import WatchEvent
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by"

@@ -18,10 +18,10 @@ import contextlib
 from typing import Any, ClassVar
 
 from sregym.errors import ApiError
-from sregym.twin.controllers.base import Controller, controller
-from sregym.twin.kinds import ResourceKind
-from sregym.twin.objects import clone, set_condition
-from sregym.twin.store import WatchEvent
+from sregym.twin.controller import Controller, controller
+from sregym.twin.machinery.kinds import ResourceKind
+from sregym.twin.machinery.objects import clone, set_condition
+from sregym.twin.machinery.store import WatchEvent
 
 ObjKey = tuple[tuple[str, str], str, str]  # ((group, kind), namespace, name)
 

@@ -15,11 +15,11 @@ import math
 from typing import Any, ClassVar
 
 from sregym.errors import ApiError
-from sregym.twin.controllers.base import Controller, controller
-from sregym.twin.objects import clone
-from sregym.twin.quantity import format_cpu, format_memory, parse_quantity
-from sregym.twin.selectors import selector_from_spec
-from sregym.twin.workloads import is_active
+from sregym.twin.controller import Controller, controller
+from sregym.twin.machinery.objects import clone
+from sregym.twin.machinery.quantity import format_cpu, format_memory, parse_quantity
+from sregym.twin.machinery.selectors import selector_from_spec
+from sregym.twin.workloads.shared import is_active
 
 SYNC_PERIOD = 15.0
 TOLERANCE = 0.1

@@ -21,21 +21,21 @@ import math
 from typing import Any
 
 from sregym.twin.clock import parse_time
-from sregym.twin.controllers.base import Controller, controller
-from sregym.twin.images import PullResult, container_argv, preloaded_images, resolve_pull, start_program
-from sregym.twin.logs import log_store
-from sregym.twin.objects import get_path, set_condition
-from sregym.twin.podconfig import ConfigError, container_files, expand, resolve_env, volume_errors
-from sregym.twin.probes import PROBE_KINDS, PROBE_LABEL, run_probe, server_latency_ms
-from sregym.twin.quantity import memory_bytes
-from sregym.twin.runtime import (
+from sregym.twin.controller import Controller, controller
+from sregym.twin.machinery.objects import get_path, set_condition
+from sregym.twin.machinery.quantity import memory_bytes
+from sregym.twin.node.images import PullResult, container_argv, preloaded_images, resolve_pull, start_program
+from sregym.twin.node.logs import log_store
+from sregym.twin.node.podconfig import ConfigError, container_files, expand, resolve_env, volume_errors
+from sregym.twin.node.probes import PROBE_KINDS, PROBE_LABEL, run_probe, server_latency_ms
+from sregym.twin.node.runtime import (
     ContainerInstance,
     ContainerRecord,
     PodRuntime,
     ProbeState,
     runtime_of,
 )
-from sregym.twin.shell import Listen, Output, Process, ShellContext, Unlisten, Usage
+from sregym.twin.node.shell import Listen, Output, Process, ShellContext, Unlisten, Usage
 from sregym.twin.topology import KUBERNETES_VERSION
 
 BACKOFF_INITIAL = 10.0
@@ -271,7 +271,7 @@ class Kubelet(Controller):
         if not any("persistentVolumeClaim" in v for v in (pod.get("spec") or {}).get("volumes") or []):
             return True, None
         try:
-            from sregym.twin.volumes import attach_status
+            from sregym.twin.workloads.volumes import attach_status
         except ImportError:
             return True, None
         return attach_status(self.twin, pod)

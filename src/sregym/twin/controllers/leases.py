@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sregym.errors import ApiError
-from sregym.twin.controllers.base import Controller, controller
+from sregym.twin.controller import Controller, controller
 from sregym.twin.topology import CLUSTER_NAME
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"

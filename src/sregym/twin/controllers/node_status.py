@@ -21,7 +21,7 @@ from typing import Any
 
 from sregym.errors import ApiError
 from sregym.twin.clock import parse_time
-from sregym.twin.controllers.base import Controller, controller
+from sregym.twin.controller import Controller, controller
 
 NODE_STATUS_UPDATE_S = 10.0  # nodeStatusUpdateFrequency
 NODE_STATUS_REPORT_S = 300.0  # nodeStatusReportFrequency (1.32 default with node leases)

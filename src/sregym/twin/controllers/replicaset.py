@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from sregym.errors import ApiError
-from sregym.twin.controllers.base import Controller, controller
-from sregym.twin.objects import clone, owner_ref, set_condition
-from sregym.twin.selectors import selector_from_map
-from sregym.twin.workloads import (
+from sregym.twin.controller import Controller, controller
+from sregym.twin.machinery.objects import clone, owner_ref, set_condition
+from sregym.twin.machinery.selectors import selector_from_map
+from sregym.twin.workloads.shared import (
     ChangeGate,
     OwnerIndex,
     is_active,

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from sregym.twin.admission.resourcequota import hard_of, namespace_usage
-from sregym.twin.controllers.base import Controller, controller
-from sregym.twin.store import WatchEvent
+from sregym.twin.controller import Controller, controller
+from sregym.twin.machinery.store import WatchEvent
 
 # Kinds whose churn never changes quota usage (and would otherwise wake us every tick).
 _IGNORED = {("", "Event"), ("", "Endpoints"), ("discovery.k8s.io", "EndpointSlice"),

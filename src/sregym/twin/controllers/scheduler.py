@@ -1,7 +1,7 @@
 """kube-scheduler: binds pending pods to nodes, or says precisely why it cannot.
 
 A pod with no `spec.nodeName` (and `schedulerName: default-scheduler`) enters the queue, ordered
-by priority, then age, then name. Each attempt runs the filters of `sregym.twin.placement` on a
+by priority, then age, then name. Each attempt runs the filters of `sregym.twin.workloads.placement` on a
 snapshot of the nodes taken once per tick and kept up to date as pods are bound in it, so a burst
 of 500 new pods costs one scan of the pod list. A pod that fits nowhere gets PodScheduled=False
 (Unschedulable) with kube-scheduler's aggregated message and a `FailedScheduling` event, and is
@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sregym.errors import ApiError
-from sregym.twin.controllers.base import Controller, controller
-from sregym.twin.objects import clone, get_path, is_terminating, set_condition
-from sregym.twin.placement import (
+from sregym.twin.controller import Controller, controller
+from sregym.twin.machinery.objects import clone, get_path, is_terminating, set_condition
+from sregym.twin.machinery.store import WatchEvent
+from sregym.twin.workloads.placement import (
     NO_NODES,
     UNRESOLVABLE,
     NodeInfo,
@@ -35,8 +36,7 @@ from sregym.twin.placement import (
     run_filters,
     score_nodes,
 )
-from sregym.twin.store import WatchEvent
-from sregym.twin.volumes import ANN_SELECTED_NODE, claim_volumes, is_bound
+from sregym.twin.workloads.volumes import ANN_SELECTED_NODE, claim_volumes, is_bound
 
 SCHEDULER_NAME = "default-scheduler"
 INITIAL_BACKOFF = 1.0

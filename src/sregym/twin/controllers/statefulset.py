@@ -15,10 +15,10 @@ import contextlib
 from typing import Any, ClassVar
 
 from sregym.errors import ApiError
-from sregym.twin.controllers.base import Controller, controller
+from sregym.twin.controller import Controller, controller
 from sregym.twin.controllers.replicaset import Backoff, pod_from_template
-from sregym.twin.objects import clone, owner_ref
-from sregym.twin.workloads import (
+from sregym.twin.machinery.objects import clone, owner_ref
+from sregym.twin.workloads.shared import (
     ChangeGate,
     OwnerIndex,
     compute_hash,

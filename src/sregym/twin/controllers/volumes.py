@@ -16,10 +16,10 @@ import contextlib
 from typing import Any
 
 from sregym.errors import ApiError
-from sregym.twin.controllers.base import Controller, controller
-from sregym.twin.objects import get_path, is_terminating
-from sregym.twin.store import WatchEvent
-from sregym.twin.volumes import (
+from sregym.twin.controller import Controller, controller
+from sregym.twin.machinery.objects import get_path, is_terminating
+from sregym.twin.machinery.store import WatchEvent
+from sregym.twin.workloads.volumes import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
@@ -382,7 +382,7 @@ class PersistentVolumeBinder(Controller):
 
 
 def _pv_fits_node(twin: Any, pv: dict[str, Any], node_name: str) -> bool:
-    from sregym.twin.placement import node_info, node_selector_term_matches
+    from sregym.twin.workloads.placement import node_info, node_selector_term_matches
 
     required = get_path(pv, "spec", "nodeAffinity", "required")
     if not required:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.runtime import runtime_of
+from sregym.twin.node.runtime import runtime_of
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

@@ -44,7 +44,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.objects import get_path
+from sregym.twin.machinery.objects import get_path
 from sregym.twin.topology import CLUSTER_DNS_IP, CLUSTER_DOMAIN
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from sregym.twin.controllers.base import Controller, controller
+from sregym.twin.controller import Controller, controller
 from sregym.twin.dataplane.backends import StoreRequest, ask
 from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
 from sregym.twin.dataplane.logformat import format_log
@@ -42,10 +42,10 @@ from sregym.twin.dataplane.queueing import (
 )
 from sregym.twin.dataplane.spec import Call, Operation
 from sregym.twin.dataplane.workload import Workload, WorkloadSpec
-from sregym.twin.logs import log_store
-from sregym.twin.objects import get_path
-from sregym.twin.quantity import cpu_cores
-from sregym.twin.runtime import runtime_of
+from sregym.twin.machinery.objects import get_path
+from sregym.twin.machinery.quantity import cpu_cores
+from sregym.twin.node.logs import log_store
+from sregym.twin.node.runtime import runtime_of
 
 SPAN_BUCKETS_MS = (2, 4, 6, 8, 10, 50, 100, 200, 400, 800, 1000, 1400, 2000, 5000, 10000, 15000)
 ENTRY_HISTORY_S = 3600

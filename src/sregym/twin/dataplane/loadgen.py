@@ -25,8 +25,8 @@ from urllib.parse import urlsplit
 
 from sregym.twin.dataplane.spec import parse_duration_ms
 from sregym.twin.dataplane.workload import RequestMix, Workload, WorkloadSpec
-from sregym.twin.runtime import runtime_of
-from sregym.twin.shell import Invocation, Program, Sleep, Usage
+from sregym.twin.node.runtime import runtime_of
+from sregym.twin.node.shell import Invocation, Program, Sleep, Usage
 
 APP_ANNOTATION = "sregym.io/app"
 DEFAULT_TIMEOUT_MS = 2000.0  # wrk's SOCKET_TIMEOUT_MS

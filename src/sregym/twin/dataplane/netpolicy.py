@@ -29,8 +29,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.objects import get_path
-from sregym.twin.selectors import LabelSelector, selector_from_spec
+from sregym.twin.machinery.objects import get_path
+from sregym.twin.machinery.selectors import LabelSelector, selector_from_spec
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

@@ -28,8 +28,8 @@ from sregym.twin.dataplane.spec import (
     get_program,
     parse_duration_ms,
 )
-from sregym.twin.images import ImageSpec, register_image
-from sregym.twin.shell import FOREVER, CommandFn, Invocation, Listen, Program, Sleep, Usage
+from sregym.twin.node.images import ImageSpec, register_image
+from sregym.twin.node.shell import FOREVER, CommandFn, Invocation, Listen, Program, Sleep, Usage
 
 MIB = 1 << 20
 

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sregym.twin.selectors import selector_from_map
+from sregym.twin.machinery.selectors import selector_from_map
 
 
 class _Frozen(BaseModel):

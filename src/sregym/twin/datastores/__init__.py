@@ -31,13 +31,13 @@ from sregym.twin.datastores.mongodb import DATA_DIR, MongoError, MongoServer, Mo
 from sregym.twin.datastores.redis import Redis, RedisState, parse_memory
 
 if TYPE_CHECKING:
-    from sregym.twin.runtime import ContainerInstance
+    from sregym.twin.node.runtime import ContainerInstance
     from sregym.twin.twin import Twin
 
 
 def store_kind(image: str) -> str | None:
     """"mongodb" | "memcached" | "redis" for a store image reference, else None."""
-    from sregym.twin.images import lookup
+    from sregym.twin.node.images import lookup
 
     spec, _ = lookup(image)
     return spec.extras.get("datastore") if spec is not None else None
@@ -93,7 +93,7 @@ def _server_config(kind: str, instance: ContainerInstance) -> dict[str, Any]:
 
 def server_for(twin: Twin, pod: dict[str, Any], container: str) -> DataStore | None:
     """The store served by one running container of a pod (None if it is no store)."""
-    from sregym.twin.runtime import runtime_of
+    from sregym.twin.node.runtime import runtime_of
 
     meta = pod.get("metadata") or {}
     ns, name = meta.get("namespace", "default"), meta.get("name", "")

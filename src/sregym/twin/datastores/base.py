@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.objects import get_path
-from sregym.twin.volumes import bound_volume
+from sregym.twin.machinery.objects import get_path
+from sregym.twin.workloads.volumes import bound_volume
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

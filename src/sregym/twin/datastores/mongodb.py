@@ -382,7 +382,7 @@ class MongoServer(DataStore):
     def log(self, component: str, ident: int, msg: str, attr: dict[str, Any], *, key: str | None,
             severity: str = "I") -> None:
         """A mongod structured log line in the container's log (rate-limited per `key`)."""
-        from sregym.twin.runtime import runtime_of
+        from sregym.twin.node.runtime import runtime_of
 
         if self.mongo_state.init_running:
             return  # the entrypoint's temporary server: its lines are not in the container log

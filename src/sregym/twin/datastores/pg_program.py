@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sregym.twin import images
-from sregym.twin.images import ImageSpec, register_image
-from sregym.twin.shell import Invocation, Program
+from sregym.twin.node import images
+from sregym.twin.node.images import ImageSpec, register_image
+from sregym.twin.node.shell import Invocation, Program
 
 INITDB_DIR = "/docker-entrypoint-initdb.d"
 ENTRYPOINT = "/usr/local/bin/docker-entrypoint.sh"

@@ -33,7 +33,7 @@ from sregym.twin.datastores.base import (
 )
 
 if TYPE_CHECKING:
-    from sregym.twin.runtime import ContainerInstance
+    from sregym.twin.node.runtime import ContainerInstance
     from sregym.twin.twin import Twin
 
 PGDATA = "/var/lib/postgresql/data"
@@ -256,7 +256,7 @@ class PgServer(DataStore):
     def log(self, severity: str, message: str, key: str | None, extra: list[tuple[str, str]]) -> None:
         """A server log line (stderr of the container), rate-limited per `key` like a busy
         server's repeated errors would be sampled."""
-        from sregym.twin.runtime import runtime_of
+        from sregym.twin.node.runtime import runtime_of
 
         if self.pg.init_running:
             return

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.quantity import QuantityError, cpu_cores, memory_bytes
+from sregym.twin.machinery.quantity import QuantityError, cpu_cores, memory_bytes
 from sregym.twin.telemetry.scrape import Batch, Family, SeriesRef, Target, node_internal_ip, node_reachable
 
 if TYPE_CHECKING:

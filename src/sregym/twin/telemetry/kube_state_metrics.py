@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.clock import parse_time
-from sregym.twin.quantity import QuantityError, parse_quantity
+from sregym.twin.machinery.quantity import QuantityError, parse_quantity
 from sregym.twin.telemetry.scrape import MONITORING_NAMESPACE, RELEASE, Batch, Family, SeriesRef, Target
 
 if TYPE_CHECKING:

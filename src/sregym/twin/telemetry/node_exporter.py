@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.quantity import QuantityError, cpu_cores, memory_bytes
+from sregym.twin.machinery.quantity import QuantityError, cpu_cores, memory_bytes
 from sregym.twin.telemetry.cadvisor import (
     SYSTEM_CPU_CORES,
     SYSTEM_MEMORY_BYTES,

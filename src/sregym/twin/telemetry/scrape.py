@@ -27,7 +27,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sregym.twin.controllers.base import Controller, controller
+from sregym.twin.controller import Controller, controller
 from sregym.twin.telemetry.tsdb import STALE_NAN, TSDB, LabelKey, Series, is_stale
 
 if TYPE_CHECKING:

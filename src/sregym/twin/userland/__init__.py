@@ -1,6 +1,6 @@
 """The userland `kubectl exec` sessions run in: tools beyond what container commands need.
 
-`sregym.twin.shell` interprets commands and `sregym.twin.coreutils` registers the basics
+`sregym.twin.node.shell` interprets commands and `sregym.twin.node.coreutils` registers the basics
 (`sh`, `echo`, `cat`, `env`, `printenv`, `hostname`, `tail`, `test` ...). This package adds what
 an engineer types into a running container: `ls` (listing.py), `head`/`grep`/`wc`
 (textutils.py), `id`/`whoami`/`pwd`/`uname` (identity.py); builds the container's filesystem
@@ -9,7 +9,7 @@ an engineer types into a running container: `ls` (listing.py), `head`/`grep`/`wc
 Adding a tool (the data-plane work adds `curl`, `wget`, `nc`, `nslookup`, `redis-cli`,
 `mongosh`, `psql` ... this way): create a module in this package, it is imported automatically::
 
-    from sregym.twin.shell import Invocation, command
+    from sregym.twin.node.shell import Invocation, command
 
     @command("nslookup")
     def nslookup(call: Invocation) -> int:

@@ -14,9 +14,9 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.objects import get_path
-from sregym.twin.quantity import memory_bytes
-from sregym.twin.shell import (
+from sregym.twin.machinery.objects import get_path
+from sregym.twin.machinery.quantity import memory_bytes
+from sregym.twin.node.shell import (
     EXEC_STEP_BUDGET,
     MAX_EXEC_SECONDS,
     PROCESS_MEMORY_CAP,
@@ -160,7 +160,7 @@ def exec_memory(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> i
 
 
 def _image_extra(image: str, key: str) -> Any:
-    from sregym.twin.images import lookup
+    from sregym.twin.node.images import lookup
 
     try:
         spec, _ref = lookup(image)

@@ -1,6 +1,6 @@
 """The environment a process sees inside a running container, as `kubectl exec -- env` shows it.
 
-The kubelet resolves the container's own variables (`sregym.twin.podconfig.resolve_env`: service
+The kubelet resolves the container's own variables (`sregym.twin.node.podconfig.resolve_env`: service
 links, `envFrom`, `env` with `$(VAR)` expansion) and the runtime puts them after the image's `ENV`;
 agents read this to find a wrong value, so the order is the real one:
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.objects import get_path
+from sregym.twin.machinery.objects import get_path
 from sregym.twin.userland.fs import pod_hostname
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 def image_env(image: str) -> list[tuple[str, str]]:
     """`ENV` lines of the image (from the catalogue's `extras["env"]` when it declares them)."""
-    from sregym.twin.images import lookup
+    from sregym.twin.node.images import lookup
 
     declared: Any = None
     try:
@@ -72,7 +72,7 @@ def container_env(twin: Twin, pod: dict[str, Any], container: dict[str, Any], *,
 
 
 def _resolve(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> dict[str, str]:
-    from sregym.twin.podconfig import ConfigError, resolve_env, service_env
+    from sregym.twin.node.podconfig import ConfigError, resolve_env, service_env
 
     try:
         return resolve_env(twin, pod, container)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.clock import parse_time
-from sregym.twin.objects import get_path
+from sregym.twin.machinery.objects import get_path
 from sregym.twin.topology import CLUSTER_DNS_IP, CLUSTER_DOMAIN
 
 if TYPE_CHECKING:
@@ -472,7 +472,7 @@ def resource_field_value(twin: Twin, pod: dict[str, Any], container: dict[str, A
                          ref: dict[str, Any]) -> str:
     """A `resourceFieldRef` as the kubelet renders it: the container's request/limit divided by
     `divisor`, rounded up; an unset limit falls back to the node's allocatable."""
-    from sregym.twin.quantity import cpu_cores, memory_bytes
+    from sregym.twin.machinery.quantity import cpu_cores, memory_bytes
 
     containers = get_path(pod, "spec", "containers", default=[]) or []
     default = container if isinstance(container, str) else str(container.get("name") or "")
@@ -622,7 +622,7 @@ def build_fs(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> Cont
     fs = ContainerFS(parse_time(started) if started else twin.clock.now)
     family = image_family(str(container.get("image") or ""))
     _base_tree(fs, family)
-    from sregym.twin.images import lookup
+    from sregym.twin.node.images import lookup
 
     try:
         spec, _ref = lookup(str(container.get("image") or ""))

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 
 from sregym.twin.dataplane.dns import DnsAnswer
-from sregym.twin.objects import get_path
-from sregym.twin.shell import Invocation, Program, command, format_date
+from sregym.twin.machinery.objects import get_path
+from sregym.twin.node.shell import Invocation, Program, command, format_date
 from sregym.twin.userland.netdiag import (
     KERNEL_CONNECT_TIMEOUT_MS,
     Connection,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sregym.twin.objects import get_path
-from sregym.twin.shell import Invocation, command
+from sregym.twin.machinery.objects import get_path
+from sregym.twin.node.shell import Invocation, command
 
 KERNEL_BUILD = "#1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)"
 DEFAULT_KERNEL = "6.1.0-28-amd64"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 from datetime import UTC, datetime
 
-from sregym.twin.shell import Invocation, command
+from sregym.twin.node.shell import Invocation, command
 from sregym.twin.userland.fs import ContainerFS, Node
 
 SIX_MONTHS = 182 * 86400

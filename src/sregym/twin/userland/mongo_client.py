@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 from sregym.twin.datastores import MongoError, MongoServer, Principal, datastore_for
 from sregym.twin.datastores.jsexpr import JsSyntaxError, Statement, Step, parse_script, to_shell
-from sregym.twin.shell import Invocation, command
+from sregym.twin.node.shell import Invocation, command
 
 LEGACY_VERSION = "4.4.6"
 MONGOSH_VERSION = "2.3.8"

@@ -10,8 +10,8 @@ succeeded!`, `nc: connect to geo (10.96.4.2) port 8083 (tcp) failed: Connection 
 
 from __future__ import annotations
 
-import sregym.twin.coreutils as _coreutils  # registers the listening `nc` first; this one wraps it
-from sregym.twin.shell import Invocation, Program, command
+import sregym.twin.node.coreutils as _coreutils  # registers the listening `nc` first; this one wraps it
+from sregym.twin.node.shell import Invocation, Program, command
 from sregym.twin.userland.netdiag import (
     KERNEL_CONNECT_TIMEOUT_MS,
     busybox,

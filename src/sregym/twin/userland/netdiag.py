@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sregym.twin.dataplane.dns import DnsAnswer, resolve_name
-from sregym.twin.objects import get_path
-from sregym.twin.shell import Invocation, Program, Sleep, command, format_date
+from sregym.twin.machinery.objects import get_path
+from sregym.twin.node.shell import Invocation, Program, Sleep, command, format_date
 
 KERNEL_CONNECT_TIMEOUT_MS = 130_000.0  # tcp_syn_retries=6: the kernel gives up after ~130 s
 

@@ -16,9 +16,9 @@ import zlib
 from datetime import UTC, datetime
 from typing import Any
 
-from sregym.twin.objects import get_path
-from sregym.twin.quantity import memory_bytes
-from sregym.twin.shell import Invocation, command
+from sregym.twin.machinery.objects import get_path
+from sregym.twin.machinery.quantity import memory_bytes
+from sregym.twin.node.shell import Invocation, command
 from sregym.twin.userland.netdiag import busybox
 
 GIB = 1 << 30

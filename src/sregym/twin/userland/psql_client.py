@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 from sregym.twin.datastores import datastore_for
 from sregym.twin.datastores.pg_sql import Result, Session, split_statements
 from sregym.twin.datastores.postgres import PgError, PgServer
-from sregym.twin.shell import Invocation, command
+from sregym.twin.node.shell import Invocation, command
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 NOT_RUNNING_TCP = "\n\tIs the server running on that host and accepting TCP/IP connections?"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from urllib.parse import unquote, urlparse
 
 from sregym.twin.datastores import Redis, datastore_for
-from sregym.twin.shell import Invocation, command
+from sregym.twin.node.shell import Invocation, command
 
 AUTH_WARNING = "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe."
 

@@ -9,7 +9,7 @@ terminal is in raw mode) and returns the bytes to send back.
 
 from __future__ import annotations
 
-from sregym.twin.shell import (
+from sregym.twin.node.shell import (
     Output,
     OutputSink,
     Process,

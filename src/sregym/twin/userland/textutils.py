@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from sregym.twin.coreutils import ENDLESS_DEVICES, device_bytes
-from sregym.twin.shell import Invocation, command
+from sregym.twin.node.coreutils import ENDLESS_DEVICES, device_bytes
+from sregym.twin.node.shell import Invocation, command
 
 
 def _busybox(call: Invocation) -> bool:

@@ -18,7 +18,7 @@ from sregym.apps.hotel_reservation import NAMESPACE
 from sregym.oracles.mechanisms import MECHANISMS
 from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
-from sregym.twin.yamldocs import load_documents
+from sregym.twin.machinery.yamldocs import load_documents
 from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
 
 APP = "hotel-reservation"

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sregym.twin.kinds import BUILTIN_KINDS, CHAOS_GROUP
+from sregym.twin.machinery.kinds import BUILTIN_KINDS, CHAOS_GROUP
 from sregym.twin.topology import HIDDEN_NAMESPACES
 
 ADMIN = "admin"

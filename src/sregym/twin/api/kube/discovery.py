@@ -15,7 +15,7 @@ from typing import Any
 
 from sregym.twin.api.kube.authz import hidden_groups
 from sregym.twin.api.kube.encoding import media_types
-from sregym.twin.kinds import KindRegistry, ResourceKind
+from sregym.twin.machinery.kinds import KindRegistry, ResourceKind
 from sregym.twin.topology import KUBERNETES_VERSION
 
 # Group order of a real v1.32 API server's /apis (unknown and CRD groups follow, sorted).

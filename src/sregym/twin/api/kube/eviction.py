@@ -30,9 +30,9 @@ from sregym.twin.api.kube.encoding import decode_body, encode_json, error_respon
 from sregym.twin.api.kube.handlers import RequestContext, subresource
 from sregym.twin.api.kube.limits import read_request_body
 from sregym.twin.controllers.disruption import set_disruption_allowed_condition
-from sregym.twin.objects import clone
-from sregym.twin.selectors import selector_from_spec
-from sregym.twin.workloads import is_ready
+from sregym.twin.machinery.objects import clone
+from sregym.twin.machinery.selectors import selector_from_spec
+from sregym.twin.workloads.shared import is_ready
 
 APISERVER_USER = "system:apiserver"
 MAX_DISRUPTED_POD_SIZE = 2000

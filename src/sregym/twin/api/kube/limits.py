@@ -197,7 +197,7 @@ def check_json_patch(document: Any, operations: Any) -> None:
             f"{MAX_JSON_PATCH_OPERATIONS}, got {len(operations)}")
     if not any(isinstance(op, dict) and op.get("op") == "copy" for op in operations):
         return
-    from sregym.twin.patch import json_patch
+    from sregym.twin.machinery.patch import json_patch
 
     doc = document
     copied = 0

@@ -15,9 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from sregym.errors import BadRequest, Gone
-from sregym.twin.kinds import ResourceKind
-from sregym.twin.selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
-from sregym.twin.store import ObjectStore
+from sregym.twin.machinery.kinds import ResourceKind
+from sregym.twin.machinery.selectors import (
+    FieldSelector,
+    LabelSelector,
+    parse_field_selector,
+    parse_label_selector,
+)
+from sregym.twin.machinery.store import ObjectStore
 
 _POD_FIELDS = ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
                "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs",

@@ -28,8 +28,8 @@ from sregym.errors import ApiError, Forbidden, MethodNotAllowed, NotFound
 from sregym.twin.api.kube import authz
 from sregym.twin.api.kube.handlers import RequestContext, virtual
 from sregym.twin.clock import format_time, parse_time
-from sregym.twin.objects import get_path
-from sregym.twin.selectors import parse_field_selector, parse_label_selector
+from sregym.twin.machinery.objects import get_path
+from sregym.twin.machinery.selectors import parse_field_selector, parse_label_selector
 
 GROUP = "metrics.k8s.io"
 API_VERSION = "metrics.k8s.io/v1beta1"

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from sregym.twin.api.kube.discovery import visible_kinds
-from sregym.twin.kinds import KindRegistry, ResourceKind
+from sregym.twin.machinery.kinds import KindRegistry, ResourceKind
 from sregym.twin.topology import KUBERNETES_VERSION
 
 _WRITE_PARAMS = ("dryRun", "fieldManager", "fieldValidation")

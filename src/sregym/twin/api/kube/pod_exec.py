@@ -21,7 +21,7 @@ Errors reproduce what a real 1.32 API server + kubelet + containerd say, because
 Commands run in `sregym.twin.userland` (the shell plus exec tools) with the container's
 environment and filesystem; `-it` into a shell gets an interactive session.
 
-Limits (see `sregym.twin.shell`): the exec'd process shares the container's memory cgroup, so it
+Limits (see `sregym.twin.node.shell`): the exec'd process shares the container's memory cgroup, so it
 is OOM-killed (`command terminated with exit code 137`) when it outgrows the container's limit
 minus what the container uses, or the server's per-process cap, whichever is lower. Only the
 exec'd process dies and the container keeps running, with the kernel's "Memory cgroup out of
@@ -49,7 +49,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from sregym.errors import ApiError, BadRequest, InternalError, not_found
 from sregym.twin.api.kube.encoding import error_response
 from sregym.twin.api.kube.handlers import RequestContext, subresource, websocket_subresource
-from sregym.twin.objects import get_path
+from sregym.twin.machinery.objects import get_path
 
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 EXEC_START_SECONDS = 0.15  # wall time before the first frame (see `handle_exec`)

@@ -4,7 +4,7 @@ Query parameters are the real `PodLogOptions`: `container`, `previous`, `tailLin
 `sinceSeconds`, `sinceTime`, `timestamps`, `limitBytes`, `follow`. The body is `text/plain`;
 failures are `Status` JSON with the codes kubectl expects (404 unknown pod, 400 for an ambiguous
 or unknown container, a container still waiting to start, or no previous instance; 422 for
-invalid options), produced by `sregym.twin.logs.container_logs`.
+invalid options), produced by `sregym.twin.node.logs.container_logs`.
 
 `follow=true` streams: first the selected lines, then every new line of the same container
 instance as the simulated clock advances. The stream ends when that instance stops (after its
@@ -91,7 +91,7 @@ class LogOptions:
 
 
 def read_logs(ctx: RequestContext, namespace: str, name: str, opts: LogOptions) -> str:
-    from sregym.twin.logs import container_logs
+    from sregym.twin.node.logs import container_logs
 
     return container_logs(ctx.twin, namespace, name, opts.container, previous=opts.previous,
                           tail=opts.tail, since_seconds=opts.since_seconds,
@@ -144,7 +144,7 @@ class _Follower:
         return record.current if record is not None else None
 
     def _lines(self) -> list[Any]:
-        from sregym.twin.logs import log_store
+        from sregym.twin.node.logs import log_store
 
         if self.instance is None:
             return []
@@ -161,7 +161,7 @@ class _Follower:
         return [line for line in lines if line.at > self.last.at]
 
     def _render(self, lines: list[Any]) -> str:
-        from sregym.twin.logs import format_timestamp
+        from sregym.twin.node.logs import format_timestamp
 
         if self.opts.timestamps:
             return "".join(f"{format_timestamp(line.at)} {line.text}\n" for line in lines)

@@ -24,10 +24,10 @@ from sregym.twin.api.kube.limits import check_json_patch, check_object
 from sregym.twin.api.kube.listing import field_selector_for, label_selector_for, list_page
 from sregym.twin.api.kube.paths import ResourcePath
 from sregym.twin.api.kube.tables import INCLUDE_OBJECT, table
-from sregym.twin.conversion import converter_for, served_form
-from sregym.twin.kinds import ResourceKind
-from sregym.twin.objects import clone
-from sregym.twin.selectors import selector_to_string
+from sregym.twin.machinery.conversion import converter_for, served_form
+from sregym.twin.machinery.kinds import ResourceKind
+from sregym.twin.machinery.objects import clone
+from sregym.twin.machinery.selectors import selector_to_string
 
 SCALE_KIND = ResourceKind("autoscaling", "v1", "Scale", "scale")
 _PROPAGATION = ("Orphan", "Background", "Foreground")
@@ -319,7 +319,7 @@ def update(call: Call, name: str, body: Any, subresource: str | None = None) -> 
 
 def _apply_patch(current: dict[str, Any], patch: Any, patch_type: str,
                  kind: ResourceKind) -> dict[str, Any]:
-    from sregym.twin.patch import apply_patch
+    from sregym.twin.machinery.patch import apply_patch
 
     return apply_patch(current, patch, patch_type, kind)
 

@@ -30,7 +30,7 @@ from sregym.twin.api.kube.handlers import RequestContext
 from sregym.twin.api.kube.limits import read_request_body
 from sregym.twin.api.kube.rest import Call, unknown_resource
 from sregym.twin.api.kube.watch import WatchRegistry, watch
-from sregym.twin.kinds import ResourceKind
+from sregym.twin.machinery.kinds import ResourceKind
 
 log = logging.getLogger("sregym.twin.api")
 

@@ -1,6 +1,6 @@
 """Server-side printing glue: turn objects into a `meta.k8s.io/v1` Table when kubectl asks.
 
-The columns themselves belong to `sregym.twin.printers.table` (the real API server's printers).
+The columns themselves belong to `sregym.twin.machinery.printers.table` (the real API server's printers).
 This module only calls it with the server's parameters, copies the list metadata (resourceVersion,
 continue) into the Table, and falls back to the default NAME/AGE table (what the real server
 prints for a custom resource without printer columns) when a kind has no printer or the printers
@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from sregym.twin.clock import format_age, parse_time
-from sregym.twin.kinds import ResourceKind
+from sregym.twin.machinery.kinds import ResourceKind
 
 log = logging.getLogger("sregym.twin.api")
 
@@ -27,7 +27,7 @@ def table(kind: ResourceKind, objects: list[dict[str, Any]], *, now: float,
     result: dict[str, Any] | None = None
     if not kind.custom:
         try:
-            from sregym.twin import printers
+            from sregym.twin.machinery import printers
 
             result = printers.table(kind, objects, now=now, wide=True, include_object=include_object)
         except (ImportError, AttributeError):

@@ -25,7 +25,7 @@ from sregym.twin.api.kube.authz import hidden_namespaces
 from sregym.twin.api.kube.encoding import encode_json, wants_table
 from sregym.twin.api.kube.listing import field_selector_for, iter_visible, label_selector_for
 from sregym.twin.api.kube.rest import Call
-from sregym.twin.selectors import FieldSelector
+from sregym.twin.machinery.selectors import FieldSelector
 
 DEFAULT_TIMEOUT = 1800.0
 BOOKMARK_INTERVAL = 60.0

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.clock import parse_time
-from sregym.twin.store import WatchEvent
+from sregym.twin.machinery.store import WatchEvent
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

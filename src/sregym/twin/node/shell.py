@@ -1816,7 +1816,7 @@ def format_date(ts: float, fmt: str | None = None) -> str:
 
 
 # Standard commands live in their own module; importing it here registers them.
-from sregym.twin import coreutils as _coreutils  # noqa: E402,F401
+from sregym.twin.node import coreutils as _coreutils  # noqa: E402,F401
 
 
 def _append_to_main_log(ctx: ShellContext, stream: str, text: str) -> None:

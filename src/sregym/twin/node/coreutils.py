@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from sregym.twin.shell import (
+from sregym.twin.node.shell import (
     FOREVER,
     Invocation,
     Listen,

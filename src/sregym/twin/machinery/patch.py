@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 
 from sregym.errors import ApiError, BadRequest, Invalid
-from sregym.twin.kinds import CHAOS_GROUP, ResourceKind
-from sregym.twin.objects import clone
+from sregym.twin.machinery.kinds import CHAOS_GROUP, ResourceKind
+from sregym.twin.machinery.objects import clone
 
 PATCH_TYPES = {
     "strategic": "strategic",

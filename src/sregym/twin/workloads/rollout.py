@@ -18,9 +18,9 @@ from sregym.twin.controllers.deployment import (
     equal_ignore_hash,
     revision_of,
 )
-from sregym.twin.objects import clone
-from sregym.twin.store import ADMIN_USER
-from sregym.twin.workloads import OwnerIndex
+from sregym.twin.machinery.objects import clone
+from sregym.twin.machinery.store import ADMIN_USER
+from sregym.twin.workloads.shared import OwnerIndex
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.objects import clone
+from sregym.twin.machinery.objects import clone
 
 if TYPE_CHECKING:
-    from sregym.twin.kinds import KindRegistry, ResourceKind
+    from sregym.twin.machinery.kinds import KindRegistry, ResourceKind
 
 Obj = dict[str, Any]
 

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.objects import controller_of, get_path, is_terminating
-from sregym.twin.quantity import QuantityError, parse_quantity
-from sregym.twin.selectors import LabelSelector, selector_from_spec
-from sregym.twin.volumes import (
+from sregym.twin.machinery.objects import controller_of, get_path, is_terminating
+from sregym.twin.machinery.quantity import QuantityError, parse_quantity
+from sregym.twin.machinery.selectors import LabelSelector, selector_from_spec
+from sregym.twin.workloads.volumes import (
     NO_PROVISIONER,
     bound_volume,
     claim_class,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sregym.twin.objects import clone
+from sregym.twin.machinery.objects import clone
 
 AGGREGATE_MAX_EVENTS = 10
 AGGREGATE_WINDOW = 600.0

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sregym.twin.runtime import ContainerInstance
-from sregym.twin.shell import run_once
+from sregym.twin.node.runtime import ContainerInstance
+from sregym.twin.node.shell import run_once
 
 PROBE_KINDS = ("startupProbe", "livenessProbe", "readinessProbe")
 PROBE_LABEL = {"startupProbe": "Startup", "livenessProbe": "Liveness", "readinessProbe": "Readiness"}

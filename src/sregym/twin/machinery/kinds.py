@@ -103,7 +103,7 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
     # autoscaling/v2
     _k("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
        short_names=("hpa",), categories=_ALL, subresources=("status",), generation=True),
-    # autoscaling/v1: served too (`kubectl autoscale` speaks it), stored as v2 (twin/conversion.py).
+    # autoscaling/v1: served too (`kubectl autoscale` speaks it), stored as v2 (twin/machinery/conversion.py).
     _k("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
        short_names=("hpa",), categories=_ALL, subresources=("status",), generation=True),
     # networking.k8s.io/v1

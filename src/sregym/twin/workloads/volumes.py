@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.objects import get_path, is_terminating
+from sregym.twin.machinery.objects import get_path, is_terminating
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -179,7 +179,7 @@ def unattached_volumes(twin: Twin, pod: dict[str, Any]) -> list[str]:
 
 
 def claim_request(pvc: dict[str, Any]) -> int:
-    from sregym.twin.quantity import QuantityError, memory_bytes
+    from sregym.twin.machinery.quantity import QuantityError, memory_bytes
 
     try:
         return memory_bytes(get_path(pvc, "spec", "resources", "requests", "storage", default="0"))
@@ -188,7 +188,7 @@ def claim_request(pvc: dict[str, Any]) -> int:
 
 
 def volume_capacity(pv: dict[str, Any]) -> int:
-    from sregym.twin.quantity import QuantityError, memory_bytes
+    from sregym.twin.machinery.quantity import QuantityError, memory_bytes
 
     try:
         return memory_bytes(get_path(pv, "spec", "capacity", "storage", default="0"))
@@ -209,7 +209,7 @@ def find_static_volume(twin: Twin, pvc: dict[str, Any],
     """The PV the binder would pick for a claim: pre-bound first, else the smallest Available
     volume of the same class whose modes, size, volumeMode and label selector all fit.
     `accept` adds a caller's test (the scheduler's node-affinity check)."""
-    from sregym.twin.selectors import selector_from_spec
+    from sregym.twin.machinery.selectors import selector_from_spec
 
     spec = pvc.get("spec") or {}
     wanted_class = claim_class_name(twin, pvc)

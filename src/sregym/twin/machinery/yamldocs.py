@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from sregym.twin.objects import clone
+from sregym.twin.machinery.objects import clone
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _CACHE: dict[str, list[Any]] = {}

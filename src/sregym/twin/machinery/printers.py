@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sregym.twin.clock import format_age, format_time, parse_time
-from sregym.twin.kinds import CHAOS_GROUP, ResourceKind
+from sregym.twin.machinery.kinds import CHAOS_GROUP, ResourceKind
 
 Obj = dict[str, Any]
 Cells = list[Any]

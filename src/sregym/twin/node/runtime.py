@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sregym.twin.shell import Listen, Process, ShellContext
+from sregym.twin.node.shell import Listen, Process, ShellContext
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

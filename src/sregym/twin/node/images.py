@@ -6,7 +6,7 @@ the process does given its container spec (ports it listens on, health endpoints
 and how it fails without it, log lines, exit codes, memory), which is how probes, crashes and OOM
 kills emerge from causes rather than being scripted.
 
-Behaviour is expressed as shell commands (see `sregym.twin.shell`): an image has an ENTRYPOINT
+Behaviour is expressed as shell commands (see `sregym.twin.node.shell`): an image has an ENTRYPOINT
 and CMD like a real one, its own binaries in `commands` (`nginx`, `redis-server` ...), and the
 kubelet runs `argv` through the shell with those binaries on the PATH. A command is a generator
 yielding effects (`Output`, `Sleep`, `Listen`, `Usage`) and returning an exit code, so a behaviour
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sregym.twin.shell import (
+from sregym.twin.node.shell import (
     FOREVER,
     CommandFn,
     Invocation,
@@ -235,7 +235,7 @@ def image_resolver(spec: ImageSpec | None) -> Callable[[str], CommandFn | None]:
 def start_program(spec: ImageSpec | None, argv: list[str], ctx: ShellContext) -> Program | None:
     """The program a new container runs, or None when argv[0] is no executable in the image
     (containerd's "executable file not found in $PATH" start error)."""
-    from sregym.twin.shell import Shell, _drive
+    from sregym.twin.node.shell import Shell, _drive
 
     if spec is not None:
         ctx.shell_flavour = spec.shell

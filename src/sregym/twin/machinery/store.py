@@ -28,16 +28,16 @@ from sregym.errors import (
     not_found,
 )
 from sregym.twin.clock import SimClock
-from sregym.twin.conversion import storage_form
-from sregym.twin.kinds import KindRegistry, ResourceKind
-from sregym.twin.objects import clone
-from sregym.twin.rng import RngStreams
-from sregym.twin.selectors import (
+from sregym.twin.machinery.conversion import storage_form
+from sregym.twin.machinery.kinds import KindRegistry, ResourceKind
+from sregym.twin.machinery.objects import clone
+from sregym.twin.machinery.selectors import (
     FieldSelector,
     LabelSelector,
     parse_field_selector,
     parse_label_selector,
 )
+from sregym.twin.rng import RngStreams
 
 KindRef = str | ResourceKind
 

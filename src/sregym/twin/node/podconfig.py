@@ -16,8 +16,8 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.objects import get_path
-from sregym.twin.quantity import parse_quantity
+from sregym.twin.machinery.objects import get_path
+from sregym.twin.machinery.quantity import parse_quantity
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
