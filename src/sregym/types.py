@@ -13,30 +13,21 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-# Kubernetes kinds as agents tend to write them, mapped to the canonical Kind name.
-_KIND_ALIASES = {
-    "deploy": "Deployment", "deployment": "Deployment", "deployments": "Deployment",
-    "rs": "ReplicaSet", "replicaset": "ReplicaSet", "replicasets": "ReplicaSet",
-    "po": "Pod", "pod": "Pod", "pods": "Pod",
-    "svc": "Service", "service": "Service", "services": "Service",
-    "cm": "ConfigMap", "configmap": "ConfigMap", "configmaps": "ConfigMap",
-    "secret": "Secret", "secrets": "Secret",
-    "sts": "StatefulSet", "statefulset": "StatefulSet", "statefulsets": "StatefulSet",
-    "ds": "DaemonSet", "daemonset": "DaemonSet", "daemonsets": "DaemonSet",
-    "job": "Job", "jobs": "Job", "cj": "CronJob", "cronjob": "CronJob", "cronjobs": "CronJob",
-    "no": "Node", "node": "Node", "nodes": "Node",
-    "ns": "Namespace", "namespace": "Namespace", "namespaces": "Namespace",
-    "netpol": "NetworkPolicy", "networkpolicy": "NetworkPolicy", "networkpolicies": "NetworkPolicy",
-    "quota": "ResourceQuota", "resourcequota": "ResourceQuota", "resourcequotas": "ResourceQuota",
-    "limits": "LimitRange", "limitrange": "LimitRange", "limitranges": "LimitRange",
-    "pvc": "PersistentVolumeClaim", "persistentvolumeclaim": "PersistentVolumeClaim",
-    "pv": "PersistentVolume", "persistentvolume": "PersistentVolume",
-    "validatingwebhookconfiguration": "ValidatingWebhookConfiguration",
-    "mutatingwebhookconfiguration": "MutatingWebhookConfiguration",
-    "hpa": "HorizontalPodAutoscaler", "horizontalpodautoscaler": "HorizontalPodAutoscaler",
-    "ing": "Ingress", "ingress": "Ingress", "ingresses": "Ingress",
-    "ep": "Endpoints", "endpoints": "Endpoints",
-}
+from sregym.twin.machinery.kinds import BUILTIN_KINDS
+
+
+def _kind_aliases() -> dict[str, str]:
+    """Kubernetes kinds as agents tend to write them (`deploy`, `deployments`, `deployment`), mapped
+    to the canonical Kind name: read off the twin's kind table, so a kind it serves is named here too."""
+    aliases: dict[str, str] = {}
+    for k in BUILTIN_KINDS:
+        if not k.virtual:
+            for name in (k.kind.lower(), k.plural, *k.short_names):
+                aliases.setdefault(name, k.kind)
+    return aliases
+
+
+_KIND_ALIASES = _kind_aliases()
 
 
 def canonical_kind(kind: str) -> str:

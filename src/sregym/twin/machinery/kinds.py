@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sregym.errors import NotFound
+from sregym.twin.machinery import printers as P
 
 CHAOS_GROUP = "chaos-mesh.org"
 
@@ -33,6 +34,11 @@ class ResourceKind:
     list_kind: str = ""
     # Resources served by code rather than stored (metrics.k8s.io, access reviews).
     virtual: bool = False
+    # How the API server prints it for `kubectl get` (machinery/printers.py); None: the generic
+    # `NAME CREATED AT` table.
+    printer: P.Printer | None = field(default=None, compare=False)
+    # Whether create drops the client's status (the kind's controller owns and fills it).
+    reset_status_on_create: bool = False
 
     @property
     def key(self) -> tuple[str, str]:
@@ -64,84 +70,97 @@ def _k(group: str, version: str, kind: str, plural: str, **kw: object) -> Resour
 BUILTIN_KINDS: tuple[ResourceKind, ...] = (
     # core/v1
     _k("", "v1", "Pod", "pods", short_names=("po",), categories=_ALL,
-       subresources=("status", "log", "exec", "eviction", "binding", "ephemeralcontainers")),
+       subresources=("status", "log", "exec", "eviction", "binding", "ephemeralcontainers"), printer=P.POD),
     _k("", "v1", "Service", "services", short_names=("svc",), categories=_ALL,
-       subresources=("status", "proxy")),
-    _k("", "v1", "Endpoints", "endpoints", short_names=("ep",)),
-    _k("", "v1", "ConfigMap", "configmaps", short_names=("cm",)),
-    _k("", "v1", "Secret", "secrets"),
+       subresources=("status", "proxy"), printer=P.SERVICE),
+    _k("", "v1", "Endpoints", "endpoints", short_names=("ep",), printer=P.ENDPOINTS),
+    _k("", "v1", "ConfigMap", "configmaps", short_names=("cm",), printer=P.CONFIG_MAP),
+    _k("", "v1", "Secret", "secrets", printer=P.SECRET),
     _k("", "v1", "Namespace", "namespaces", namespaced=False, short_names=("ns",),
        subresources=("status", "finalize"), verbs=("create", "delete", "get", "list", "patch",
-                                                     "update", "watch")),
+                                                     "update", "watch"), printer=P.NAMESPACE),
     _k("", "v1", "Node", "nodes", namespaced=False, short_names=("no",),
-       subresources=("status", "proxy")),
-    _k("", "v1", "Event", "events", short_names=("ev",)),
+       subresources=("status", "proxy"), printer=P.NODE),
+    _k("", "v1", "Event", "events", short_names=("ev",), printer=P.EVENT),
     _k("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", short_names=("pvc",),
-       subresources=("status",)),
+       subresources=("status",), printer=P.PERSISTENT_VOLUME_CLAIM, reset_status_on_create=True),
     _k("", "v1", "PersistentVolume", "persistentvolumes", namespaced=False, short_names=("pv",),
-       subresources=("status",)),
-    _k("", "v1", "ServiceAccount", "serviceaccounts", short_names=("sa",), subresources=("token",)),
-    _k("", "v1", "ResourceQuota", "resourcequotas", short_names=("quota",), subresources=("status",)),
-    _k("", "v1", "LimitRange", "limitranges", short_names=("limits",)),
+       subresources=("status",), printer=P.PERSISTENT_VOLUME),
+    _k("", "v1", "ServiceAccount", "serviceaccounts", short_names=("sa",), subresources=("token",),
+       printer=P.SERVICE_ACCOUNT),
+    _k("", "v1", "ResourceQuota", "resourcequotas", short_names=("quota",), subresources=("status",),
+       printer=P.RESOURCE_QUOTA),
+    _k("", "v1", "LimitRange", "limitranges", short_names=("limits",), printer=P.DEFAULT),
     _k("", "v1", "ReplicationController", "replicationcontrollers", short_names=("rc",),
-       categories=_ALL, subresources=("status", "scale"), generation=True),
-    _k("", "v1", "PodTemplate", "podtemplates"),
+       categories=_ALL, subresources=("status", "scale"), generation=True,
+       printer=P.REPLICATION_CONTROLLER),
+    _k("", "v1", "PodTemplate", "podtemplates", printer=P.POD_TEMPLATE),
     # apps/v1
     _k("apps", "v1", "Deployment", "deployments", short_names=("deploy",), categories=_ALL,
-       subresources=("status", "scale"), generation=True),
+       subresources=("status", "scale"), generation=True,
+       printer=P.DEPLOYMENT, reset_status_on_create=True),
     _k("apps", "v1", "ReplicaSet", "replicasets", short_names=("rs",), categories=_ALL,
-       subresources=("status", "scale"), generation=True),
+       subresources=("status", "scale"), generation=True,
+       printer=P.REPLICA_SET, reset_status_on_create=True),
     _k("apps", "v1", "StatefulSet", "statefulsets", short_names=("sts",), categories=_ALL,
-       subresources=("status", "scale"), generation=True),
+       subresources=("status", "scale"), generation=True,
+       printer=P.STATEFUL_SET, reset_status_on_create=True),
     _k("apps", "v1", "DaemonSet", "daemonsets", short_names=("ds",), categories=_ALL,
-       subresources=("status",), generation=True),
-    _k("apps", "v1", "ControllerRevision", "controllerrevisions"),
+       subresources=("status",), generation=True, printer=P.DAEMON_SET, reset_status_on_create=True),
+    _k("apps", "v1", "ControllerRevision", "controllerrevisions", printer=P.CONTROLLER_REVISION),
     # batch/v1
-    _k("batch", "v1", "Job", "jobs", categories=_ALL, subresources=("status",), generation=True),
+    _k("batch", "v1", "Job", "jobs", categories=_ALL, subresources=("status",), generation=True,
+       printer=P.JOB, reset_status_on_create=True),
     _k("batch", "v1", "CronJob", "cronjobs", short_names=("cj",), categories=_ALL,
-       subresources=("status",), generation=True),
+       subresources=("status",), generation=True, printer=P.CRON_JOB, reset_status_on_create=True),
     # autoscaling/v2
     _k("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
-       short_names=("hpa",), categories=_ALL, subresources=("status",), generation=True),
+       short_names=("hpa",), categories=_ALL, subresources=("status",), generation=True,
+       printer=P.HORIZONTAL_POD_AUTOSCALER, reset_status_on_create=True),
     # autoscaling/v1: served too (`kubectl autoscale` speaks it), stored as v2 (twin/machinery/conversion.py).
     _k("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
-       short_names=("hpa",), categories=_ALL, subresources=("status",), generation=True),
+       short_names=("hpa",), categories=_ALL, subresources=("status",), generation=True,
+       printer=P.HORIZONTAL_POD_AUTOSCALER, reset_status_on_create=True),
     # networking.k8s.io/v1
     _k("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", short_names=("netpol",),
-       generation=True),
+       generation=True, printer=P.NETWORK_POLICY),
     _k("networking.k8s.io", "v1", "Ingress", "ingresses", short_names=("ing",),
-       subresources=("status",), generation=True),
-    _k("networking.k8s.io", "v1", "IngressClass", "ingressclasses", namespaced=False),
+       subresources=("status",), generation=True, printer=P.INGRESS),
+    _k("networking.k8s.io", "v1", "IngressClass", "ingressclasses", namespaced=False, printer=P.INGRESS_CLASS),
     # discovery.k8s.io/v1
-    _k("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices"),
+    _k("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", printer=P.ENDPOINT_SLICE),
     # policy/v1
     _k("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", short_names=("pdb",),
-       subresources=("status",), generation=True),
+       subresources=("status",), generation=True,
+       printer=P.POD_DISRUPTION_BUDGET, reset_status_on_create=True),
     # rbac.authorization.k8s.io/v1
-    _k("rbac.authorization.k8s.io", "v1", "Role", "roles"),
-    _k("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
-    _k("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False),
+    _k("rbac.authorization.k8s.io", "v1", "Role", "roles", printer=P.DEFAULT),
+    _k("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", printer=P.ROLE_BINDING),
+    _k("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False, printer=P.DEFAULT),
     _k("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings",
-       namespaced=False),
+       namespaced=False, printer=P.CLUSTER_ROLE_BINDING),
     # storage.k8s.io/v1
     _k("storage.k8s.io", "v1", "StorageClass", "storageclasses", namespaced=False,
-       short_names=("sc",)),
+       short_names=("sc",), printer=P.STORAGE_CLASS),
     _k("storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", namespaced=False,
-       subresources=("status",)),
-    _k("storage.k8s.io", "v1", "CSIDriver", "csidrivers", namespaced=False),
+       subresources=("status",), printer=P.VOLUME_ATTACHMENT),
+    _k("storage.k8s.io", "v1", "CSIDriver", "csidrivers", namespaced=False, printer=P.CSI_DRIVER),
     # scheduling.k8s.io/v1
     _k("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", namespaced=False,
-       short_names=("pc",)),
+       short_names=("pc",), printer=P.PRIORITY_CLASS),
     # coordination.k8s.io/v1
-    _k("coordination.k8s.io", "v1", "Lease", "leases"),
+    _k("coordination.k8s.io", "v1", "Lease", "leases", printer=P.LEASE),
     # admissionregistration.k8s.io/v1
     _k("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration",
-       "validatingwebhookconfigurations", namespaced=False, generation=True),
+       "validatingwebhookconfigurations", namespaced=False, generation=True,
+       printer=P.VALIDATING_WEBHOOK_CONFIGURATION),
     _k("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration",
-       "mutatingwebhookconfigurations", namespaced=False, generation=True),
+       "mutatingwebhookconfigurations", namespaced=False, generation=True,
+       printer=P.MUTATING_WEBHOOK_CONFIGURATION),
     # apiextensions.k8s.io/v1
     _k("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
-       namespaced=False, short_names=("crd", "crds"), subresources=("status",), generation=True),
+       namespaced=False, short_names=("crd", "crds"), subresources=("status",), generation=True,
+       printer=P.DEFAULT),
     # Virtual resources answered by code.
     _k("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
        namespaced=False, verbs=("create",), virtual=True),
@@ -155,7 +174,8 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
     # Chaos Mesh, executed by twin/chaos; never visible to the agent credential.
     *(
         _k(CHAOS_GROUP, "v1alpha1", kind, kind.lower(), subresources=("status",),
-           generation=True, hidden_from_agent=True, categories=("chaos-mesh",))
+           generation=True, hidden_from_agent=True, categories=("chaos-mesh",),
+           printer=P.CUSTOM_RESOURCE)
         for kind in ("NetworkChaos", "PodChaos", "StressChaos", "IOChaos", "TimeChaos",
                      "DNSChaos", "HTTPChaos")
     ),

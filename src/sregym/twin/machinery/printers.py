@@ -11,14 +11,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from sregym.twin.clock import format_age, format_time, parse_time
-from sregym.twin.machinery.kinds import CHAOS_GROUP, ResourceKind
+
+if TYPE_CHECKING:
+    from sregym.twin.machinery.kinds import ResourceKind
 
 Obj = dict[str, Any]
 Cells = list[Any]
 RowFn = Callable[[Obj, float, bool], Cells]
+
+
+@dataclass(frozen=True, eq=False)
+class Printer:
+    """How one kind prints: its column definitions, the function that computes a row's cells and,
+    for pods, the conditions a row carries. A kind's row in the kind table (`kinds.py`) names its
+    printer, the way a `strategy.go` names a resource's table convertor."""
+
+    columns: list[Obj]
+    row: RowFn
+    conditions: Callable[[Obj], list[Obj] | None] | None = None
 
 NONE = "<none>"
 UNSET = "<unset>"
@@ -802,8 +816,7 @@ def _wide(name: str, description: str = "", ctype: str = "string") -> Obj:
 _TEMPLATE_WIDE = [_wide("Containers", _CONTAINERS_DOC), _wide("Images", _IMAGES_DOC),
                   _wide("Selector", "Label query over pods that should match the replica count.")]
 
-_PRINTERS: dict[tuple[str, str], tuple[list[Obj], RowFn]] = {
-    ("", "Pod"): ([
+POD = Printer([
         _name_col(),
         _col("Ready", description="The aggregate readiness state of this pod for accepting traffic."),
         _col("Status", description="The aggregate status of the containers in this pod."),
@@ -814,34 +827,40 @@ _PRINTERS: dict[tuple[str, str], tuple[list[Obj], RowFn]] = {
         _wide("Node", "The node this pod is scheduled onto."),
         _wide("Nominated Node", "The node the scheduler nominated for this pod during preemption."),
         _wide("Readiness Gates", "Pod conditions evaluated for readiness, true over total."),
-    ], _pod_row),
-    ("", "PodTemplate"): ([
+], _pod_row, conditions=_pod_conditions)
+
+POD_TEMPLATE = Printer([
         _name_col(), _col("Containers", description=_CONTAINERS_DOC),
         _col("Images", description=_IMAGES_DOC), _col("Pod Labels", description="The labels for the pod template."),
-    ], _podtemplate_row),
-    ("apps", "Deployment"): ([
+], _podtemplate_row)
+
+DEPLOYMENT = Printer([
         _name_col(), _col("Ready", description="Number of the pod with ready state"),
         _col("Up-to-date", description="Total number of non-terminated pods with the desired template."),
         _col("Available", description="Total number of available pods (ready for at least minReadySeconds)."),
         _age_col(), *_TEMPLATE_WIDE,
-    ], _deployment_row),
-    ("apps", "ReplicaSet"): ([
+], _deployment_row)
+
+REPLICA_SET = Printer([
         _name_col(), _col("Desired", "integer", "Number of desired pods."),
         _col("Current", "integer", "The most recently observed number of replicas."),
         _col("Ready", "integer", "The number of pods targeted by this ReplicaSet with a Ready Condition."),
         _age_col(), *_TEMPLATE_WIDE,
-    ], _replicaset_row),
-    ("", "ReplicationController"): ([
+], _replicaset_row)
+
+REPLICATION_CONTROLLER = Printer([
         _name_col(), _col("Desired", "integer", "Number of desired pods."),
         _col("Current", "integer", "The most recently observed number of replicas."),
         _col("Ready", "integer", "The number of ready replicas for this replication controller."),
         _age_col(), *_TEMPLATE_WIDE,
-    ], _replicaset_row),
-    ("apps", "StatefulSet"): ([
+], _replicaset_row)
+
+STATEFUL_SET = Printer([
         _name_col(), _col("Ready", description="Number of the pod with ready state"), _age_col(),
         _wide("Containers", _CONTAINERS_DOC), _wide("Images", _IMAGES_DOC),
-    ], _statefulset_row),
-    ("apps", "DaemonSet"): ([
+], _statefulset_row)
+
+DAEMON_SET = Printer([
         _name_col(),
         _col("Desired", "integer", "The total number of nodes that should be running the daemon pod."),
         _col("Current", "integer", "The number of nodes running at least one daemon pod."),
@@ -851,18 +870,21 @@ _PRINTERS: dict[tuple[str, str], tuple[list[Obj], RowFn]] = {
         _col("Node Selector", description="Selector which must match a node's labels for the pod to be "
                                           "scheduled on that node."),
         _age_col(), *_TEMPLATE_WIDE,
-    ], _daemonset_row),
-    ("apps", "ControllerRevision"): ([
+], _daemonset_row)
+
+CONTROLLER_REVISION = Printer([
         _name_col(), _col("Controller", description="Controller of the object"),
         _col("Revision", description="Revision indicates the revision of the state represented by Data."),
         _age_col(),
-    ], _controller_revision_row),
-    ("batch", "Job"): ([
+], _controller_revision_row)
+
+JOB = Printer([
         _name_col(), _col("Status", description="Status of the job."),
         _col("Completions", description="The number of pods which reached phase Succeeded."),
         _col("Duration", description="Time required to complete the job."), _age_col(), *_TEMPLATE_WIDE,
-    ], _job_row),
-    ("batch", "CronJob"): ([
+], _job_row)
+
+CRON_JOB = Printer([
         _name_col(), _col("Schedule", description="The schedule in Cron format."),
         _col("Timezone", description="The time zone name for the given schedule."),
         _col("Suspend", "boolean", "This flag tells the controller to suspend subsequent executions."),
@@ -870,68 +892,81 @@ _PRINTERS: dict[tuple[str, str], tuple[list[Obj], RowFn]] = {
         _col("Last Schedule", description="Information when was the last time the job was successfully "
                                           "scheduled."),
         _age_col(), *_TEMPLATE_WIDE,
-    ], _cronjob_row),
-    ("autoscaling", "HorizontalPodAutoscaler"): ([
+], _cronjob_row)
+
+HORIZONTAL_POD_AUTOSCALER = Printer([
         _name_col(), _col("Reference", description="The target resource to scale."),
         _col("Targets", description="The metrics used to calculate the desired replica count."),
         _col("MinPods", description="The lower limit for the number of replicas."),
         _col("MaxPods", description="The upper limit for the number of replicas."),
         _col("Replicas", description="Current number of replicas of pods managed by this autoscaler."),
         _age_col(),
-    ], _hpa_row),
-    ("policy", "PodDisruptionBudget"): ([
+], _hpa_row)
+
+POD_DISRUPTION_BUDGET = Printer([
         _name_col(), _col("Min Available", description="The minimum number of pods that must be available."),
         _col("Max Unavailable", description="The maximum number of pods that may be unavailable."),
         _col("Allowed Disruptions", "integer", "Calculated number of pods that may be disrupted at this time."),
         _age_col(),
-    ], _pdb_row),
-    ("", "Service"): ([
+], _pdb_row)
+
+SERVICE = Printer([
         _name_col(), _col("Type", description="How the Service is exposed."),
         _col("Cluster-IP", description="The IP address of the service."),
         _col("External-IP", description="IP addresses for which nodes in the cluster also accept traffic."),
         _col("Port(s)", description="The list of ports that are exposed by this service."), _age_col(),
         _wide("Selector", "Route service traffic to pods with label keys and values matching this selector."),
-    ], _service_row),
-    ("", "Endpoints"): ([
+], _service_row)
+
+ENDPOINTS = Printer([
         _name_col(), _col("Endpoints", description="The set of all endpoints is the union of all subsets."),
         _age_col(),
-    ], lambda o, now, wide: [_meta(o).get("name", ""), _endpoints_text(o), _age(o, now)]),
-    ("discovery.k8s.io", "EndpointSlice"): ([
+], lambda o, now, wide: [_meta(o).get("name", ""), _endpoints_text(o), _age(o, now)])
+
+ENDPOINT_SLICE = Printer([
         _name_col(), _col("AddressType", description="The type of address carried by this EndpointSlice."),
         _col("Ports", description="The network ports exposed by each endpoint in this slice."),
         _col("Endpoints", description="A list of unique endpoints in this slice."), _age_col(),
-    ], _endpointslice_row),
-    ("networking.k8s.io", "Ingress"): ([
+], _endpointslice_row)
+
+INGRESS = Printer([
         _name_col(),
         _col("Class", description="The name of the IngressClass resource that should be used for additional "
                                   "configuration"),
         _col("Hosts", description="Hosts that incoming requests are matched against before the ingress rule"),
         _col("Address", description="Address is a list containing ingress points for the load-balancer"),
         _col("Ports", description="Ports of TLS configurations that open"), _age_col(),
-    ], _ingress_row),
-    ("networking.k8s.io", "IngressClass"): ([
+], _ingress_row)
+
+INGRESS_CLASS = Printer([
         _name_col(), _col("Controller", description="Controller that is responsible for handling this class"),
         _col("Parameters", description="A reference to a resource with additional parameters"), _age_col(),
-    ], _ingressclass_row),
-    ("networking.k8s.io", "NetworkPolicy"): ([
+], _ingressclass_row)
+
+NETWORK_POLICY = Printer([
         _name_col(), _col("Pod-Selector", description="Selects the pods to which this policy applies."),
         _age_col(),
-    ], _netpol_row),
-    ("", "ConfigMap"): ([
+], _netpol_row)
+
+CONFIG_MAP = Printer([
         _name_col(), _col("Data", description="Configuration data for pods to consume."), _age_col(),
-    ], _configmap_row),
-    ("", "Secret"): ([
+], _configmap_row)
+
+SECRET = Printer([
         _name_col(), _col("Type", description="Used to facilitate programmatic handling of secret data."),
         _col("Data", description="Secret data, values base64 encoded."), _age_col(),
-    ], _secret_row),
-    ("", "ServiceAccount"): ([
+], _secret_row)
+
+SERVICE_ACCOUNT = Printer([
         _name_col(), _col("Secrets", description="Secrets in the same namespace that pods running as this "
                                                  "ServiceAccount may use."), _age_col(),
-    ], _serviceaccount_row),
-    ("", "Namespace"): ([
+], _serviceaccount_row)
+
+NAMESPACE = Printer([
         _name_col(), _col("Status", description="The status of the namespace"), _age_col(),
-    ], _namespace_row),
-    ("", "Node"): ([
+], _namespace_row)
+
+NODE = Printer([
         _name_col(), _col("Status", description="The status of the node"),
         _col("Roles", description="The roles of the node"), _age_col(),
         _col("Version", description="Kubelet Version reported by the node."),
@@ -940,8 +975,9 @@ _PRINTERS: dict[tuple[str, str], tuple[list[Obj], RowFn]] = {
         _wide("OS-Image", "OS Image reported by the node from /etc/os-release."),
         _wide("Kernel-Version", "Kernel Version reported by the node from 'uname -r'."),
         _wide("Container-Runtime", "ContainerRuntime Version reported by the node through runtime remote API."),
-    ], _node_row),
-    ("", "Event"): ([
+], _node_row)
+
+EVENT = Printer([
         _col("Last Seen", description="The time at which the most recent occurrence of this event was recorded."),
         _col("Type", description="Type of this event (Normal, Warning)."),
         _col("Reason", description="A short, machine understandable string giving the reason for the "
@@ -953,8 +989,9 @@ _PRINTERS: dict[tuple[str, str], tuple[list[Obj], RowFn]] = {
         _wide("First Seen", "The time at which the event was first recorded."),
         _wide("Count", "The number of times this event has occurred."),
         _col("Name", "string", _NAME_DOC, priority=1, fmt="name"),
-    ], _event_row),
-    ("", "PersistentVolume"): ([
+], _event_row)
+
+PERSISTENT_VOLUME = Printer([
         _name_col(), _col("Capacity", description="A description of the persistent volume's resources."),
         _col("Access Modes", description="All ways the volume can be mounted."),
         _col("Reclaim Policy", description="What happens to a persistent volume when released from its claim."),
@@ -965,8 +1002,9 @@ _PRINTERS: dict[tuple[str, str], tuple[list[Obj], RowFn]] = {
         _col("VolumeAttributesClass", description="VolumeAttributesClass of the pv"),
         _col("Reason", description="A brief CamelCase string that describes any failure."), _age_col(),
         _wide("VolumeMode", "Whether the volume is used with a formatted filesystem or as a raw block device."),
-    ], _pv_row),
-    ("", "PersistentVolumeClaim"): ([
+], _pv_row)
+
+PERSISTENT_VOLUME_CLAIM = Printer([
         _name_col(), _col("Status", description="The current phase of PersistentVolumeClaim."),
         _col("Volume", description="The binding reference to the PersistentVolume backing this claim."),
         _col("Capacity", description="The actual resources of the underlying volume."),
@@ -974,63 +1012,72 @@ _PRINTERS: dict[tuple[str, str], tuple[list[Obj], RowFn]] = {
         _col("StorageClass", description="StorageClass of the pvc"),
         _col("VolumeAttributesClass", description="VolumeAttributesClass of the pvc"), _age_col(),
         _wide("VolumeMode", "Whether the volume is used with a formatted filesystem or as a raw block device."),
-    ], _pvc_row),
-    ("storage.k8s.io", "StorageClass"): ([
+], _pvc_row)
+
+STORAGE_CLASS = Printer([
         _name_col(), _col("Provisioner", description="The type of the provisioner."),
         _col("ReclaimPolicy", description="Reclaim policy of dynamically provisioned volumes."),
         _col("VolumeBindingMode", description="How PersistentVolumeClaims are provisioned and bound."),
         _col("AllowVolumeExpansion", description="Whether the storage class allows volume expand."),
         _age_col(),
-    ], _storageclass_row),
-    ("storage.k8s.io", "CSIDriver"): ([
+], _storageclass_row)
+
+CSI_DRIVER = Printer([
         _name_col(), _col("AttachRequired", "boolean", "Whether the driver requires an attach operation."),
         _col("PodInfoOnMount", "boolean", "Whether the driver requires pod information on mount."),
         _col("StorageCapacity", "boolean", "Whether the scheduler considers storage capacity."),
         _col("TokenRequests", description="Audiences of the service account tokens passed to the driver."),
         _col("RequiresRepublish", "boolean", "Whether NodePublishVolume is called periodically."),
         _col("Modes", description="Volume lifecycle modes supported by the driver."), _age_col(),
-    ], _csidriver_row),
-    ("storage.k8s.io", "VolumeAttachment"): ([
+], _csidriver_row)
+
+VOLUME_ATTACHMENT = Printer([
         _name_col(), _col("Attacher", description="The name of the volume driver.", fmt="name"),
         _col("PV", description="Name of the persistent volume to attach."),
         _col("Node", description="The node that the volume should be attached to."),
         _col("Attached", "boolean", "Whether the attach operation succeeded."), _age_col(),
-    ], _volumeattachment_row),
-    ("", "ResourceQuota"): ([
+], _volumeattachment_row)
+
+RESOURCE_QUOTA = Printer([
         _name_col(),
         _col("Request", description="Request represents a minimum amount of cpu/memory that a container "
                                     "may consume."),
         _col("Limit", description="Limits control the maximum amount of cpu/memory that a container may use "
                                   "independent of contention on the node."),
         _age_col(),
-    ], _resourcequota_row),
-    ("rbac.authorization.k8s.io", "RoleBinding"): ([
+], _resourcequota_row)
+
+ROLE_BINDING = Printer([
         _name_col(), _col("Role", description="The Role or ClusterRole this binding refers to."), _age_col(),
         _wide("Users", "Users in the roleBinding"), _wide("Groups", "Groups in the roleBinding"),
         _wide("ServiceAccounts", "ServiceAccounts in the roleBinding"),
-    ], _rolebinding_row),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ([
+], _rolebinding_row)
+
+CLUSTER_ROLE_BINDING = Printer([
         _name_col(), _col("Role", description="The ClusterRole this binding refers to."), _age_col(),
         _wide("Users", "Users in the clusterRoleBinding"), _wide("Groups", "Groups in the clusterRoleBinding"),
         _wide("ServiceAccounts", "ServiceAccounts in the clusterRoleBinding"),
-    ], _rolebinding_row),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ([
+], _rolebinding_row)
+
+VALIDATING_WEBHOOK_CONFIGURATION = Printer([
         _name_col(), _col("Webhooks", "integer", "Webhooks indicates the number of webhooks registered in "
                                                  "this configuration"), _age_col(),
-    ], _webhook_row),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): ([
+], _webhook_row)
+
+MUTATING_WEBHOOK_CONFIGURATION = Printer([
         _name_col(), _col("Webhooks", "integer", "Webhooks indicates the number of webhooks registered in "
                                                  "this configuration"), _age_col(),
-    ], _webhook_row),
-    ("scheduling.k8s.io", "PriorityClass"): ([
+], _webhook_row)
+
+PRIORITY_CLASS = Printer([
         _name_col(), _col("Value", "integer", "The integer value of this priority class."),
         _col("Global-Default", "boolean", "Whether this is the default priority class."), _age_col(),
         _wide("PreemptionPolicy", "The policy for preempting pods with lower priority."),
-    ], _priorityclass_row),
-    ("coordination.k8s.io", "Lease"): ([
+], _priorityclass_row)
+
+LEASE = Printer([
         _name_col(), _col("Holder", description="The identity of the holder of a current lease."), _age_col(),
-    ], _lease_row),
-}
+], _lease_row)
 
 # The generic table the API server falls back to for kinds without a printer (roles, limit ranges,
 # CRDs ...): `NAME CREATED AT` with an RFC 3339 timestamp.
@@ -1044,6 +1091,12 @@ def _default_row(obj: Obj, now: float, wide: bool) -> Cells:
     except (ValueError, TypeError):
         created_text = str(created)
     return [_meta(obj).get("name", ""), created_text]
+
+
+DEFAULT = Printer(_DEFAULT_COLUMNS, _default_row)
+# Kinds printed like custom resources (`NAME AGE` or their CRD's additionalPrinterColumns) although
+# the twin defines them itself: Chaos Mesh's. CRD-created kinds (`custom=True`) print so too.
+CUSTOM_RESOURCE = Printer([], _default_row)
 
 
 # ----------------------------------------------------------------------------- custom resources
@@ -1124,7 +1177,7 @@ def _go_sprint(value: Any) -> str:
 
 
 def _is_custom(kind: ResourceKind) -> bool:
-    return kind.custom or kind.group == CHAOS_GROUP
+    return kind.custom or kind.printer is CUSTOM_RESOURCE
 
 
 # ----------------------------------------------------------------------------- the table
@@ -1137,8 +1190,7 @@ def columns_for(kind: ResourceKind, *, wide: bool = False, crd: Obj | None = Non
                               str(col.get("description") or ""), priority=_int(col.get("priority")),
                               fmt=str(col.get("format") or "")))
         return [c for c in [_name_col(), *extra] if wide or not c["priority"]]
-    entry = _PRINTERS.get(kind.key)
-    columns = list(entry[0]) if entry else list(_DEFAULT_COLUMNS)
+    columns = list((kind.printer or DEFAULT).columns)
     return [c for c in columns if wide or not c["priority"]]
 
 
@@ -1170,12 +1222,11 @@ def table(kind: ResourceKind, objects: list[Obj], *, now: float, wide: bool = Fa
             cells += [_custom_cell(col, obj, now) for col in extra]
             rows.append(_row(cells, obj, include_object))
     else:
-        entry = _PRINTERS.get(kind.key)
-        row_fn = entry[1] if entry else _default_row
+        printer = kind.printer or DEFAULT
         for obj in objects:
-            row = _row(row_fn(obj, now, wide), obj, include_object)
-            if kind.key == ("", "Pod"):
-                conditions = _pod_conditions(obj)
+            row = _row(printer.row(obj, now, wide), obj, include_object)
+            if printer.conditions is not None:
+                conditions = printer.conditions(obj)
                 if conditions:
                     row["conditions"] = conditions
             rows.append(row)

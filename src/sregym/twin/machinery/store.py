@@ -42,11 +42,6 @@ from sregym.twin.rng import RngStreams
 KindRef = str | ResourceKind
 
 ADMIN_USER = "system:admin"
-# Kinds whose status the API server resets on create (controllers own it).
-_RESET_STATUS_ON_CREATE = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"),
-                           ("apps", "DaemonSet"), ("batch", "Job"), ("batch", "CronJob"),
-                           ("autoscaling", "HorizontalPodAutoscaler"), ("", "PersistentVolumeClaim"),
-                           ("policy", "PodDisruptionBudget")}
 HISTORY_LIMIT = 20000
 
 
@@ -290,7 +285,7 @@ class ObjectStore:
             self._check_namespace_accepts(kind, ns, name)
         if (ns, name) in self._bucket(kind):
             raise already_exists(kind.plural, name, kind.group)
-        if kind.key in _RESET_STATUS_ON_CREATE and not keep_status:
+        if kind.reset_status_on_create and not keep_status:
             new.pop("status", None)
         for server_field in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
                              "deletionGracePeriodSeconds", "generation", "selfLink"):
