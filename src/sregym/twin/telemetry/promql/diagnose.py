@@ -14,6 +14,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from sregym.twin.telemetry.promql.functions import FUNCTIONS, MATRIX, SCALAR, VECTOR
+from sregym.twin.telemetry.promql.functions import STRING as STRING_TYPE
 from sregym.twin.telemetry.promql.lexer import (
     AGGREGATOR,
     DURATION,
@@ -38,30 +40,9 @@ class _Stop(Exception):
     """The first syntax error: parsing ends here, as Prometheus reports only the first error."""
 
 
-# Prometheus' function table: argument types, variadic count (-1: unbounded), return type.
-_V, _M, _S, _STR = "vector", "matrix", "scalar", "string"
-_FUNCS: dict[str, tuple[tuple[str, ...], int, str]] = {}
-for _name in ("abs", "absent", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh",
-              "deg", "exp", "floor", "ln", "log10", "log2", "rad", "sgn", "sin", "sinh", "sort",
-              "sort_desc", "sqrt", "tan", "tanh", "timestamp", "histogram_count", "histogram_sum"):
-    _FUNCS[_name] = ((_V,), 0, _V)
-for _name in ("absent_over_time", "avg_over_time", "changes", "count_over_time", "delta", "deriv",
-              "idelta", "increase", "irate", "last_over_time", "max_over_time", "min_over_time",
-              "present_over_time", "rate", "resets", "stddev_over_time", "stdvar_over_time",
-              "sum_over_time"):
-    _FUNCS[_name] = ((_M,), 0, _V)
-for _name in ("day_of_month", "day_of_week", "day_of_year", "days_in_month", "hour", "minute", "month",
-              "year"):
-    _FUNCS[_name] = ((_V,), 1, _V)
-_FUNCS.update({
-    "clamp": ((_V, _S, _S), 0, _V), "clamp_max": ((_V, _S), 0, _V), "clamp_min": ((_V, _S), 0, _V),
-    "histogram_quantile": ((_S, _V), 0, _V), "histogram_fraction": ((_S, _S, _V), 0, _V),
-    "holt_winters": ((_M, _S, _S), 0, _V), "label_replace": ((_V, _STR, _STR, _STR, _STR), 0, _V),
-    "label_join": ((_V, _STR, _STR, _STR), -1, _V), "pi": ((), 0, _S),
-    "predict_linear": ((_M, _S), 0, _V), "quantile_over_time": ((_S, _M), 0, _V),
-    "round": ((_V, _S), 1, _V), "scalar": ((_V,), 0, _S), "time": ((), 0, _S),
-    "vector": ((_S,), 0, _V),
-})
+# Prometheus' value types. Function signatures come from the
+# one function table the evaluator dispatches on (functions.py).
+_V, _M, _S, _STR = VECTOR, MATRIX, SCALAR, STRING_TYPE
 _VALID_DURATION = re.compile(r"^(\d+y)?(\d+w)?(\d+d)?(\d+h)?(\d+m)?(\d+s)?(\d+ms)?$")
 _DOCUMENTED = {_V: "instant vector", _M: "range vector", _S: "scalar", _STR: "string"}
 _COMPARISONS = frozenset({"==", "!=", "<", ">", "<=", ">="})
@@ -393,11 +374,11 @@ class _Recogniser:
             elif not self.is_(")"):
                 self.unexpected()
         self.next()
-        spec = _FUNCS.get(name.value)
-        if spec is None:
+        function = FUNCTIONS.get(name.value)
+        if function is None:
             self.errors.append((name.pos, f"unknown function with name {go_quote(name.value)}"))
             raise _Stop
-        return Node("call", name.pos, spec[2], args, name=name.value)
+        return Node("call", name.pos, function.return_type, args, name=name.value)
 
     def aggregate(self) -> Node:
         op = self.next()
@@ -538,7 +519,8 @@ class _Checker:
         return node.type
 
     def check_call(self, node: Node) -> None:
-        types, variadic, _ = _FUNCS[node.name]
+        function = FUNCTIONS[node.name]
+        types, variadic = function.arg_types, function.variadic
         n, got = len(types), len(node.children)
         if variadic == 0:
             if n != got:

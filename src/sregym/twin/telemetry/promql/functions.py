@@ -8,6 +8,7 @@ import calendar
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -171,28 +172,6 @@ def _resets(vs: list[float]) -> float:
 
 RangeFn = Callable[[list[int], list[float], int, int, float, int, list[float]], float | None]
 
-RANGE_FUNCTIONS: dict[str, RangeFn] = {
-    "rate": lambda ts, vs, s, e, r, t, a: _extrapolated(ts, vs, s, e, r, True, True),
-    "increase": lambda ts, vs, s, e, r, t, a: _extrapolated(ts, vs, s, e, r, True, False),
-    "delta": lambda ts, vs, s, e, r, t, a: _extrapolated(ts, vs, s, e, r, False, False),
-    "irate": lambda ts, vs, s, e, r, t, a: _instant_value(ts, vs, True),
-    "idelta": lambda ts, vs, s, e, r, t, a: _instant_value(ts, vs, False),
-    "deriv": lambda ts, vs, s, e, r, t, a: None if len(vs) < 2 else _linear_regression(ts, vs, ts[0])[0],
-    "predict_linear": lambda ts, vs, s, e, r, t, a: None if len(vs) < 2 else _predict(ts, vs, t, a[0]),
-    "avg_over_time": lambda ts, vs, s, e, r, t, a: _avg(vs),
-    "sum_over_time": lambda ts, vs, s, e, r, t, a: _sum(vs),
-    "count_over_time": lambda ts, vs, s, e, r, t, a: float(len(vs)),
-    "min_over_time": lambda ts, vs, s, e, r, t, a: _min(vs),
-    "max_over_time": lambda ts, vs, s, e, r, t, a: _max(vs),
-    "last_over_time": lambda ts, vs, s, e, r, t, a: vs[-1],
-    "present_over_time": lambda ts, vs, s, e, r, t, a: 1.0,
-    "quantile_over_time": lambda ts, vs, s, e, r, t, a: quantile(a[0], vs),
-    "stddev_over_time": lambda ts, vs, s, e, r, t, a: gomath.sqrt(_variance(vs)),
-    "stdvar_over_time": lambda ts, vs, s, e, r, t, a: _variance(vs),
-    "changes": lambda ts, vs, s, e, r, t, a: _changes(vs),
-    "resets": lambda ts, vs, s, e, r, t, a: _resets(vs),
-}
-
 
 def _predict(ts: list[int], vs: list[float], t: int, duration: float) -> float:
     slope, intercept = _linear_regression(ts, vs, t)
@@ -214,33 +193,8 @@ def _sgn(v: float) -> float:
     return v
 
 
-SIMPLE: dict[str, Callable[[float], float]] = {
-    "abs": abs,
-    "ceil": gomath.ceil,
-    "floor": gomath.floor,
-    "exp": gomath.exp,
-    "sqrt": gomath.sqrt,
-    "ln": gomath.ln,
-    "log2": gomath.log2,
-    "log10": gomath.log10,
-    "sgn": _sgn,
-}
-
-
 def _utc(v: float) -> datetime:
     return datetime.fromtimestamp(gomath.to_int64(v), tz=UTC)
-
-
-DATE_FUNCTIONS: dict[str, Callable[[datetime], float]] = {
-    "day_of_month": lambda d: float(d.day),
-    "day_of_week": lambda d: float((d.weekday() + 1) % 7),
-    "day_of_year": lambda d: float(d.timetuple().tm_yday),
-    "days_in_month": lambda d: float(calendar.monthrange(d.year, d.month)[1]),
-    "hour": lambda d: float(d.hour),
-    "minute": lambda d: float(d.minute),
-    "month": lambda d: float(d.month),
-    "year": lambda d: float(d.year),
-}
 
 
 def _map_vec(vec: Vec, fn: Callable[[float, int], float], ctx: Ctx) -> Vec:
@@ -257,82 +211,123 @@ def _map_vec(vec: Vec, fn: Callable[[float, int], float], ctx: Ctx) -> Vec:
 
 
 def call_function(engine: Engine, node: pp.Call, ctx: Ctx) -> Vec | Scal:
-    from sregym.twin.telemetry.promql.engine import check_duplicates, unwrap
-
     name = node.func.name
-    args = list(node.args)
+    fn = FUNCTIONS.get(name)
+    if fn is None or fn.call is None:
+        raise PromQLError("bad_data", f"function {name!r} is not supported by this engine")
+    return fn.call(engine, fn, list(node.args), ctx)
 
-    if name in RANGE_FUNCTIONS or name == "absent_over_time":
-        matrix_index = 1 if name in ("quantile_over_time",) else 0
-        scalars = [_scalar_arg(engine, a, ctx) for i, a in enumerate(args) if i != matrix_index]
-        windows = engine.eval_range_arg(args[matrix_index], ctx)
-        if name == "absent_over_time":
-            return _absent_over_time(windows, args[0], ctx)
-        out = _apply_range(name, windows, scalars, ctx)
-        check_duplicates(out, ctx)
-        return out
 
-    if name == "time":
-        return Scal([t / 1000 for t in ctx.times])
-    if name == "vector":
-        sc = _scalar_arg(engine, args[0], ctx)
-        return Vec([VSeries({}, list(sc))])
-    if name == "scalar":
-        vec = _vector_arg(engine, args[0], ctx)
-        vals = []
-        for i in range(ctx.n):
-            present = [s.vals[i] for s in vec.series if s.vals[i] is not None]
-            vals.append(present[0] if len(present) == 1 else NAN)
-        return Scal(vals)  # type: ignore[arg-type]
-    if name == "timestamp":
-        arg = unwrap(args[0])
-        if isinstance(arg, pp.VectorSelector):
-            return engine.sample_timestamps(arg, ctx)
-        vec = _vector_arg(engine, arg, ctx)
-        return _map_vec(vec, lambda v, i: ctx.times[i] / 1000, ctx)
-    if name in DATE_FUNCTIONS:
-        fn = DATE_FUNCTIONS[name]
-        if not args:
-            return Vec([VSeries({}, [fn(_utc(t / 1000)) for t in ctx.times])])
-        vec = _vector_arg(engine, args[0], ctx)
-        return _map_vec(vec, lambda v, i: NAN if math.isnan(v) or math.isinf(v) else fn(_utc(v)), ctx)
-    if name in SIMPLE:
-        fn1 = SIMPLE[name]
-        return _map_vec(_vector_arg(engine, args[0], ctx), lambda v, i: fn1(v), ctx)
-    if name == "round":
-        vec = _vector_arg(engine, args[0], ctx)
-        to = _scalar_arg(engine, args[1], ctx) if len(args) > 1 else [1.0] * ctx.n
-        return _map_vec(vec, lambda v, i: _round(v, to[i]), ctx)
-    if name in ("clamp", "clamp_min", "clamp_max"):
-        return _clamp(engine, name, args, ctx)
-    if name in ("sort", "sort_desc"):
-        vec = _vector_arg(engine, args[0], ctx)
-        if ctx.n == 1:
-            desc = name == "sort_desc"
-            vec = Vec(sorted(vec.series, key=lambda s: _sort_key(s.vals[0], desc)))
-        return vec
-    if name == "label_replace":
-        out = _label_replace(engine, args, ctx)
-        check_duplicates(out, ctx)
-        return out
-    if name == "label_join":
-        out = _label_join(engine, args, ctx)
-        check_duplicates(out, ctx)
-        return out
-    if name == "absent":
-        vec = _vector_arg(engine, args[0], ctx)
-        labels = absent_labels(args[0])
-        vals = [None if any(s.vals[i] is not None for s in vec.series) else 1.0 for i in range(ctx.n)]
-        if all(v is None for v in vals):
-            return Vec([])
-        return Vec([VSeries(labels, vals)])  # type: ignore[arg-type]
-    if name == "histogram_quantile":
-        q = _scalar_arg(engine, args[0], ctx)
-        vec = _vector_arg(engine, args[1], ctx)
-        out = _histogram_quantile(q, vec, ctx)
-        check_duplicates(out, ctx)
-        return out
-    raise PromQLError("bad_data", f"function {name!r} is not supported by this engine")
+# ---- how each kind of function is evaluated: (engine, its row, argument nodes, ctx) -------------
+
+def _range_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    from sregym.twin.telemetry.promql.engine import check_duplicates
+
+    matrix_index = fn.arg_types.index(MATRIX)
+    scalars = [_scalar_arg(engine, a, ctx) for i, a in enumerate(args) if i != matrix_index]
+    windows = engine.eval_range_arg(args[matrix_index], ctx)
+    out = _apply_range(fn, windows, scalars, ctx)
+    check_duplicates(out, ctx)
+    return out
+
+
+def _absent_over_time_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    windows = engine.eval_range_arg(args[0], ctx)
+    return _absent_over_time(windows, args[0], ctx)
+
+
+def _time_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Scal:
+    return Scal([t / 1000 for t in ctx.times])
+
+
+def _vector_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    sc = _scalar_arg(engine, args[0], ctx)
+    return Vec([VSeries({}, list(sc))])
+
+
+def _scalar_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Scal:
+    vec = _vector_arg(engine, args[0], ctx)
+    vals = []
+    for i in range(ctx.n):
+        present = [s.vals[i] for s in vec.series if s.vals[i] is not None]
+        vals.append(present[0] if len(present) == 1 else NAN)
+    return Scal(vals)  # type: ignore[arg-type]
+
+
+def _timestamp_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    from sregym.twin.telemetry.promql.engine import unwrap
+
+    arg = unwrap(args[0])
+    if isinstance(arg, pp.VectorSelector):
+        return engine.sample_timestamps(arg, ctx)
+    vec = _vector_arg(engine, arg, ctx)
+    return _map_vec(vec, lambda v, i: ctx.times[i] / 1000, ctx)
+
+
+def _date_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    date_fn = fn.kernel
+    if not args:
+        return Vec([VSeries({}, [date_fn(_utc(t / 1000)) for t in ctx.times])])
+    vec = _vector_arg(engine, args[0], ctx)
+    return _map_vec(vec, lambda v, i: NAN if math.isnan(v) or math.isinf(v) else date_fn(_utc(v)), ctx)
+
+
+def _simple_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    fn1 = fn.kernel
+    return _map_vec(_vector_arg(engine, args[0], ctx), lambda v, i: fn1(v), ctx)
+
+
+def _round_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    vec = _vector_arg(engine, args[0], ctx)
+    to = _scalar_arg(engine, args[1], ctx) if len(args) > 1 else [1.0] * ctx.n
+    return _map_vec(vec, lambda v, i: _round(v, to[i]), ctx)
+
+
+def _clamp_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    return _clamp(engine, fn.name, args, ctx)
+
+
+def _sort_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    vec = _vector_arg(engine, args[0], ctx)
+    if ctx.n == 1:
+        desc = fn.name == "sort_desc"
+        vec = Vec(sorted(vec.series, key=lambda s: _sort_key(s.vals[0], desc)))
+    return vec
+
+
+def _label_replace_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    from sregym.twin.telemetry.promql.engine import check_duplicates
+
+    out = _label_replace(engine, args, ctx)
+    check_duplicates(out, ctx)
+    return out
+
+
+def _label_join_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    from sregym.twin.telemetry.promql.engine import check_duplicates
+
+    out = _label_join(engine, args, ctx)
+    check_duplicates(out, ctx)
+    return out
+
+
+def _absent_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    vec = _vector_arg(engine, args[0], ctx)
+    labels = absent_labels(args[0])
+    vals = [None if any(s.vals[i] is not None for s in vec.series) else 1.0 for i in range(ctx.n)]
+    if all(v is None for v in vals):
+        return Vec([])
+    return Vec([VSeries(labels, vals)])  # type: ignore[arg-type]
+
+
+def _histogram_quantile_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
+    from sregym.twin.telemetry.promql.engine import check_duplicates
+
+    q = _scalar_arg(engine, args[0], ctx)
+    vec = _vector_arg(engine, args[1], ctx)
+    out = _histogram_quantile(q, vec, ctx)
+    check_duplicates(out, ctx)
+    return out
 
 
 def _sort_key(v: float | None, desc: bool) -> tuple[int, float]:
@@ -363,10 +358,10 @@ def _string_arg(engine: Engine, node: pp.Expr, ctx: Ctx) -> str:
     return value.value
 
 
-def _apply_range(name: str, windows: Windows, scalars: list[list[float]], ctx: Ctx) -> Vec:
-    fn = RANGE_FUNCTIONS[name]
+def _apply_range(function: Function, windows: Windows, scalars: list[list[float]], ctx: Ctx) -> Vec:
+    fn: RangeFn = function.kernel
     range_s = windows.range_ms / 1000
-    keep_name = name == "last_over_time"
+    keep_name = function.name == "last_over_time"
     out: list[VSeries] = []
     for labels, per_step in windows.series:
         vals: list[float | None] = []
@@ -594,3 +589,110 @@ def _histogram_quantile(q: list[float], vec: Vec, ctx: Ctx) -> Vec:
         if any(v is not None for v in vals):
             out.append(VSeries(labels, vals))
     return Vec(out)
+
+
+# ---- the function table --------------------------------------------------------------------
+
+VECTOR, MATRIX, SCALAR, STRING = "vector", "matrix", "scalar", "string"
+Call = Callable[["Engine", "Function", list[pp.Expr], Ctx], "Vec | Scal"]
+
+
+@dataclass(frozen=True)
+class Function:
+    """One PromQL function: its signature as Prometheus' parser declares it (`parser/functions.go`),
+    which `diagnose` checks calls against for Prometheus' error messages, and how this engine
+    evaluates it. One row serves both, so the two can never disagree about a function.
+
+    `variadic` is Prometheus' `Variadic`: 0 for exactly `arg_types`, n > 0 for up to n optional
+    trailing arguments (typed as the last one), -1 for unbounded. `call` is None for a function
+    Prometheus knows and this engine does not evaluate (the query fails with "not supported");
+    `kernel` is the per-sample function a shared `call` applies (a range, simple or date function).
+    """
+
+    name: str
+    arg_types: tuple[str, ...]
+    return_type: str
+    variadic: int = 0
+    call: Call | None = None
+    kernel: Any = None
+
+
+def _range(name: str, kernel: RangeFn, arg_types: tuple[str, ...] = (MATRIX,)) -> Function:
+    return Function(name, arg_types, VECTOR, call=_range_call, kernel=kernel)
+
+
+def _simple(name: str, kernel: Callable[[float], float] | None = None) -> Function:
+    return Function(name, (VECTOR,), VECTOR, call=_simple_call if kernel else None, kernel=kernel)
+
+
+def _date(name: str, kernel: Callable[[datetime], float]) -> Function:
+    return Function(name, (VECTOR,), VECTOR, variadic=1, call=_date_call, kernel=kernel)
+
+
+_ROWS: tuple[Function, ...] = (
+    # Range-vector functions: (times, values, window start, window end, range seconds, step time,
+    # extra scalar args) -> value or None.
+    _range("rate", lambda ts, vs, s, e, r, t, a: _extrapolated(ts, vs, s, e, r, True, True)),
+    _range("increase", lambda ts, vs, s, e, r, t, a: _extrapolated(ts, vs, s, e, r, True, False)),
+    _range("delta", lambda ts, vs, s, e, r, t, a: _extrapolated(ts, vs, s, e, r, False, False)),
+    _range("irate", lambda ts, vs, s, e, r, t, a: _instant_value(ts, vs, True)),
+    _range("idelta", lambda ts, vs, s, e, r, t, a: _instant_value(ts, vs, False)),
+    _range("deriv", lambda ts, vs, s, e, r, t, a: None if len(vs) < 2 else _linear_regression(ts, vs, ts[0])[0]),
+    _range("predict_linear", lambda ts, vs, s, e, r, t, a: None if len(vs) < 2 else _predict(ts, vs, t, a[0]),
+           (MATRIX, SCALAR)),
+    _range("avg_over_time", lambda ts, vs, s, e, r, t, a: _avg(vs)),
+    _range("sum_over_time", lambda ts, vs, s, e, r, t, a: _sum(vs)),
+    _range("count_over_time", lambda ts, vs, s, e, r, t, a: float(len(vs))),
+    _range("min_over_time", lambda ts, vs, s, e, r, t, a: _min(vs)),
+    _range("max_over_time", lambda ts, vs, s, e, r, t, a: _max(vs)),
+    _range("last_over_time", lambda ts, vs, s, e, r, t, a: vs[-1]),
+    _range("present_over_time", lambda ts, vs, s, e, r, t, a: 1.0),
+    _range("quantile_over_time", lambda ts, vs, s, e, r, t, a: quantile(a[0], vs), (SCALAR, MATRIX)),
+    _range("stddev_over_time", lambda ts, vs, s, e, r, t, a: gomath.sqrt(_variance(vs))),
+    _range("stdvar_over_time", lambda ts, vs, s, e, r, t, a: _variance(vs)),
+    _range("changes", lambda ts, vs, s, e, r, t, a: _changes(vs)),
+    _range("resets", lambda ts, vs, s, e, r, t, a: _resets(vs)),
+    Function("absent_over_time", (MATRIX,), VECTOR, call=_absent_over_time_call),
+    Function("holt_winters", (MATRIX, SCALAR, SCALAR), VECTOR),
+    # Instant-vector functions applied sample by sample.
+    _simple("abs", abs),
+    _simple("ceil", gomath.ceil),
+    _simple("floor", gomath.floor),
+    _simple("exp", gomath.exp),
+    _simple("sqrt", gomath.sqrt),
+    _simple("ln", gomath.ln),
+    _simple("log2", gomath.log2),
+    _simple("log10", gomath.log10),
+    _simple("sgn", _sgn),
+    *(_simple(name) for name in ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "deg",
+                                 "rad", "sin", "sinh", "tan", "tanh", "histogram_count", "histogram_sum")),
+    # Date functions: of the sample values, or of the evaluation time without an argument.
+    _date("day_of_month", lambda d: float(d.day)),
+    _date("day_of_week", lambda d: float((d.weekday() + 1) % 7)),
+    _date("day_of_year", lambda d: float(d.timetuple().tm_yday)),
+    _date("days_in_month", lambda d: float(calendar.monthrange(d.year, d.month)[1])),
+    _date("hour", lambda d: float(d.hour)),
+    _date("minute", lambda d: float(d.minute)),
+    _date("month", lambda d: float(d.month)),
+    _date("year", lambda d: float(d.year)),
+    # The rest, one call each.
+    Function("absent", (VECTOR,), VECTOR, call=_absent_call),
+    Function("sort", (VECTOR,), VECTOR, call=_sort_call),
+    Function("sort_desc", (VECTOR,), VECTOR, call=_sort_call),
+    Function("timestamp", (VECTOR,), VECTOR, call=_timestamp_call),
+    Function("clamp", (VECTOR, SCALAR, SCALAR), VECTOR, call=_clamp_call),
+    Function("clamp_max", (VECTOR, SCALAR), VECTOR, call=_clamp_call),
+    Function("clamp_min", (VECTOR, SCALAR), VECTOR, call=_clamp_call),
+    Function("histogram_quantile", (SCALAR, VECTOR), VECTOR, call=_histogram_quantile_call),
+    Function("histogram_fraction", (SCALAR, SCALAR, VECTOR), VECTOR),
+    Function("label_replace", (VECTOR, STRING, STRING, STRING, STRING), VECTOR, call=_label_replace_call),
+    Function("label_join", (VECTOR, STRING, STRING, STRING), VECTOR, variadic=-1, call=_label_join_call),
+    Function("pi", (), SCALAR),
+    Function("round", (VECTOR, SCALAR), VECTOR, variadic=1, call=_round_call),
+    Function("scalar", (VECTOR,), SCALAR, call=_scalar_call),
+    Function("time", (), SCALAR, call=_time_call),
+    Function("vector", (SCALAR,), VECTOR, call=_vector_call),
+)
+
+# Every PromQL function by name: the evaluator dispatches on it, `diagnose` checks calls against it.
+FUNCTIONS: dict[str, Function] = {fn.name: fn for fn in _ROWS}
