@@ -18,7 +18,6 @@ from typing import Any
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import get_path, is_terminating
-from sregym.twin.machinery.store import WatchEvent
 from sregym.twin.workloads.volumes import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_BIND_COMPLETED,
@@ -49,31 +48,15 @@ RESYNC_SECONDS = 15.0
 
 
 class _ClaimUsers:
-    """Index of pods that reference PVCs, kept current from store changes, so the volume
-    controllers never scan every pod of a 500-pod cluster on every tick."""
+    """Index of pods that reference PVCs, kept current by the store, so the volume controllers
+    never scan every pod of a 500-pod cluster on every tick."""
 
     def __init__(self, twin: Any) -> None:
-        self.pods: set[tuple[str, str]] = set()
-        for pod in twin.store.scan("Pod"):
-            self._track(pod)
-        twin.store.add_listener(self._on_change)
+        self._index = twin.store.add_index("Pod", lambda pod: ("claims",) if claim_volumes(pod) else ())
 
-    def _on_change(self, event: WatchEvent) -> None:
-        if event.kind.key != ("", "Pod"):
-            return
-        if event.type == "DELETED":
-            meta = event.object.get("metadata") or {}
-            self.pods.discard((meta.get("namespace", ""), meta.get("name", "")))
-        else:
-            self._track(event.object)
-
-    def _track(self, pod: dict[str, Any]) -> None:
-        meta = pod.get("metadata") or {}
-        key = (meta.get("namespace", ""), meta.get("name", ""))
-        if claim_volumes(pod):
-            self.pods.add(key)
-        else:
-            self.pods.discard(key)
+    @property
+    def pods(self) -> set[tuple[str, str]]:
+        return set(self._index.names("claims"))
 
 
 def claim_users(twin: Any) -> _ClaimUsers:

@@ -29,6 +29,7 @@ from sregym.errors import (
 )
 from sregym.twin.clock import SimClock
 from sregym.twin.machinery.conversion import storage_form
+from sregym.twin.machinery.index import Index, KeysFn
 from sregym.twin.machinery.kinds import KindRegistry, ResourceKind
 from sregym.twin.machinery.objects import clone
 from sregym.twin.machinery.selectors import (
@@ -142,6 +143,7 @@ class ObjectStore:
         self._watches: list[Watch] = []
         self._history: deque[WatchEvent] = deque(maxlen=HISTORY_LIMIT)
         self._listeners: list[Callable[[WatchEvent], None]] = []
+        self._indexes: dict[tuple[str, str], list[Index]] = {}
 
     # ----------------------------------------------------------------- hooks
     def add_mutator(self, name: str, fn: Hook, order: int = 100) -> None:
@@ -153,8 +155,18 @@ class ObjectStore:
         self._validators = sorted([*self._validators, _HookEntry(order, name, fn)])
 
     def add_listener(self, fn: Callable[[WatchEvent], None]) -> None:
-        """Synchronous callback for every change (used by in-process indexes)."""
+        """Synchronous callback for every change (change feeds that mark work for a controller)."""
         self._listeners.append(fn)
+
+    def add_index(self, kind: KindRef, keys: KeysFn) -> Index:
+        """An index of `kind`'s objects by `keys(obj)`, filled from what is stored now (in
+        (namespace, name) order) and kept current on every write."""
+        k = self.kind(kind)
+        index = Index(k.key, keys)
+        for obj in self.scan(k):
+            index.observe(False, obj)
+        self._indexes.setdefault(k.key, []).append(index)
+        return index
 
     def _admit(self, op: Operation) -> None:
         for entry in self._mutators:
@@ -248,6 +260,8 @@ class ObjectStore:
     def _emit(self, etype: str, kind: ResourceKind, obj: dict[str, Any]) -> None:
         event = WatchEvent(etype, obj, self._rv, kind)
         self._history.append(event)
+        for index in self._indexes.get(kind.key, ()):
+            index.observe(etype == "DELETED", obj)
         for watch in list(self._watches):
             watch.push(event)
         for listener in self._listeners:
