@@ -102,7 +102,10 @@ class QueryGate:
 
 def gate_for(twin: Any) -> QueryGate:
     """The twin's one gate (shared by its Prometheus, Loki and Jaeger apps and its server)."""
-    return twin.services.setdefault("query_gate", QueryGate())
+    gate = twin.services.query_gate
+    if gate is None:
+        gate = twin.services.query_gate = QueryGate()
+    return gate
 
 
 __all__ = ["MAX_CONCURRENT_QUERIES", "QueryGate", "gate_for"]

@@ -13,7 +13,7 @@ Per experiment and tick it does what Chaos Mesh v2's chain of reconcilers does:
 4. condition — `Selected`, `AllInjected`, `AllRecovered`, `Paused`.
 
 Order 65, before the kubelet (70): container kills and image swaps take effect the same tick.
-The injected records are published to `twin.services["chaos"]` for the data plane.
+The injected records are published to `twin.services.chaos` for the data plane.
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ IO_ERROR_PERIOD = (5.0, 30.0)  # seconds between failing reads the kernel logs w
 
 
 def chaos_of(twin: Twin) -> ChaosService:
-    service = twin.services.get("chaos")
+    service = twin.services.chaos
     if service is None:
         service = ChaosService(twin)
-        twin.services["chaos"] = service
+        twin.services.chaos = service
     return service
 
 

@@ -37,9 +37,9 @@ _MAX_PASSES = 16
 
 
 def cluster_ca_pem(twin: Any) -> str:
-    """The cluster CA certificate (PEM). Uses `twin.services["cluster-ca-pem"]` when the API
+    """The cluster CA certificate (PEM). Uses `twin.services.cluster_ca_pem` when the API
     server provides a real one; otherwise a deterministic certificate-shaped placeholder."""
-    pem = twin.services.get("cluster-ca-pem")
+    pem = twin.services.cluster_ca_pem
     if isinstance(pem, str) and pem:
         return pem
     rng = twin.rng.stream("cluster-ca")
@@ -47,7 +47,7 @@ def cluster_ca_pem(twin: Any) -> str:
     body = base64.b64encode(der).decode()
     lines = [body[i:i + 64] for i in range(0, len(body), 64)]
     pem = "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines) + "\n-----END CERTIFICATE-----\n"
-    twin.services["cluster-ca-pem"] = pem
+    twin.services.cluster_ca_pem = pem
     return pem
 
 

@@ -2,7 +2,7 @@
 
 Every 15 simulated seconds (kube's sync period) it reads the target's scale, enforces
 min/max replicas, and computes a recommendation from pod resource usage. Usage comes from the
-metrics provider registered as `twin.services["metrics"]`, an object with
+metrics provider registered as `twin.services.metrics`, an object with
 `pod_usage(namespace, pod_name) -> (cpu_cores, memory_bytes) | None`. Without a provider the HPA
 reports what a cluster without metrics-server reports: `ScalingActive=False` with reason
 `FailedGetResourceMetric` and the real message, plus the matching Warning events. Scale-ups are
@@ -91,7 +91,7 @@ class HorizontalPodAutoscalerController(Controller):
         resource = metric.get("resource") or metric.get("containerResource") or {}
         name = resource.get("name", "cpu")
         goal = resource.get("target") or {}
-        provider = self.twin.services.get("metrics")
+        provider = self.twin.services.metrics
         prefix = f"failed to get {name} utilization: unable to get metrics for resource {name}"
         if provider is None or not hasattr(provider, "pod_usage"):
             raise MetricError(f"{prefix}: {NO_METRICS_API}")

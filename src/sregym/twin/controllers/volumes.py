@@ -77,10 +77,10 @@ class _ClaimUsers:
 
 
 def claim_users(twin: Any) -> _ClaimUsers:
-    users = twin.services.get("volume-claim-users")
+    users = twin.services.claim_users
     if users is None:
         users = _ClaimUsers(twin)
-        twin.services["volume-claim-users"] = users
+        twin.services.claim_users = users
     return users
 
 
@@ -300,13 +300,12 @@ class PersistentVolumeBinder(Controller):
 
     def _provisioner_identity(self, provisioner: str) -> str:
         """`<provisioner>_<provisioner pod>_<uuid>`, the event source external provisioners use."""
-        key = f"identity:{provisioner}"
-        ident = self.twin.services.get(key)
+        ident = self.twin.services.provisioner_identities.get(provisioner)
         if ident is None:
             short = provisioner.rsplit("/", 1)[-1]
             pod = f"{short}-provisioner-{self.twin.rng.suffix(10, 'volumes')}-{self.twin.rng.suffix(5, 'volumes')}"
             ident = f"{provisioner}_{pod}_{self.twin.rng.uuid('volumes')}"
-            self.twin.services[key] = ident
+            self.twin.services.provisioner_identities[provisioner] = ident
         return ident
 
     # ----------------------------------------------------------------- volumes

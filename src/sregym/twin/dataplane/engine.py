@@ -16,7 +16,7 @@ Per tick (order 85, after the kubelet and the endpoints controller have settled 
 
 Everything the engine reads a program's behaviour from is what the process read at start (its
 env, flags and mounted config), so a fault is a Kubernetes write and the symptoms follow.
-Exposed as `twin.services["dataplane"]` (see the methods under "public API").
+Exposed as `twin.services.dataplane` (see the methods under "public API").
 """
 
 from __future__ import annotations
@@ -159,8 +159,9 @@ class DataPlaneEngine(Controller):
         self.exemplars_per_tick = 2
         self.span_credit = 0.0
         self._order_cache: tuple[Any, list[tuple[str, str, str]]] | None = None
-        twin.services["dataplane"] = self
-        twin.services.setdefault("traces", _trace_store())
+        twin.services.dataplane = self
+        if twin.services.traces is None:
+            twin.services.traces = _trace_store()
         self._hooked = False  # the usage hook is added with the first program (it makes the kubelet
         # re-check memory-limited pods every tick, a cost clusters without programs should not pay)
 
@@ -467,7 +468,7 @@ class DataPlaneEngine(Controller):
         costs = {op.name: op.cpu_ms for op in spec.operations}
         work = sum(rate * costs.get(op, 1.0) for op, rate in arrivals.items()) * dt
         cores = granted
-        chaos = self.twin.services.get("chaos")
+        chaos = self.twin.services.chaos
         if chaos is not None and hasattr(chaos, "stress"):
             pod = self._pod(proc)
             if pod is not None:

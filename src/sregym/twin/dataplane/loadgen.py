@@ -214,7 +214,7 @@ class GeneratorWorkload(Workload):
 def attach_generator(twin: Any, name: str, key: tuple[str, str, str], ctx: Any, spec: WorkloadSpec) -> \
         GeneratorWorkload | None:
     """Register one running generator process under the workload `name`."""
-    dataplane = twin.services.get("dataplane")
+    dataplane = twin.services.dataplane
     if dataplane is None:
         return None
     workload = dataplane.workloads.get(name)
@@ -234,7 +234,7 @@ def ensure_workload(twin: Any, name: str, target: str, rps: float, mix: tuple[Re
         GeneratorWorkload | None:
     """Declare an app's generated workload before its generator runs (rate 0 until one does), so
     `set_load`/`burst` can be called right after deploying."""
-    dataplane = twin.services.get("dataplane")
+    dataplane = twin.services.dataplane
     if dataplane is None:
         return None
     spec = WorkloadSpec(name=name, target=target, rps=rps, mix=mix, timeout_ms=DEFAULT_TIMEOUT_MS)
@@ -247,7 +247,7 @@ def ensure_workload(twin: Any, name: str, target: str, rps: float, mix: tuple[Re
 
 
 def detach_generator(twin: Any, name: str, key: tuple[str, str, str], ctx: Any) -> None:
-    dataplane = twin.services.get("dataplane")
+    dataplane = twin.services.dataplane
     workload = dataplane.workloads.get(name) if dataplane is not None else None
     if isinstance(workload, GeneratorWorkload) and key in workload.processes and \
             workload.processes[key][0] is ctx:
@@ -324,7 +324,7 @@ def wrk_command(call: Invocation) -> Program:
                         source_labels=dict(meta.get("labels") or {}))
     started = call.now
     workload = attach_generator(twin, name, key, ctx, spec) if twin is not None else None
-    dataplane = twin.services.get("dataplane") if twin is not None else None
+    dataplane = twin.services.dataplane if twin is not None else None
     try:
         calibration = min(CALIBRATION_S, args.duration_s)
         yield Sleep(calibration)

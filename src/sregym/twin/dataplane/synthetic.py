@@ -56,7 +56,7 @@ class SyntheticApp:
                    shell="ash", description="sregym synthetic microservice")
         twin.apply(self.manifests)
         if workload:
-            twin.services["dataplane"].add_workload(self.workload)
+            twin.services.dataplane.add_workload(self.workload)
 
 
 def _grpc_op(service: str) -> str:

@@ -43,10 +43,10 @@ def server_latency_ms(twin: Any, probe: dict[str, Any], container: dict[str, Any
     """How long the application server takes to answer an HTTP/gRPC probe right now.
 
     The hook that lets load reach probes: a probe request waits in the same queue as user
-    requests, so the data plane (`twin.services["dataplane"].probe_latency_ms(ip, port)`, when it
+    requests, so the data plane (`twin.services.dataplane.probe_latency_ms(ip, port)`, when it
     offers it) reports the server's current queueing delay. TCP and exec probes are answered by
     the kernel / a separate process and do not see it. 0 when nothing reports a delay."""
-    dataplane = twin.services.get("dataplane") if twin is not None else None
+    dataplane = twin.services.dataplane if twin is not None else None
     hook = getattr(dataplane, "probe_latency_ms", None)
     if hook is None:
         return 0.0

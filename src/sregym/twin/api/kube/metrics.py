@@ -12,7 +12,7 @@ the latest sample. The twin serves the kubelet runtime's usage figures the same 
 - node usage is the sum of the node's running containers plus what the node's own daemons
   (kubelet, containerd, systemd, kernel), which are not pods, use.
 
-Figures are zero until the runtime reports usage (`twin.services["runtime"]
+Figures are zero until the runtime reports usage (`twin.services.runtime
 .container_usage(namespace, pod, container) -> (cpu_cores, memory_bytes)`).
 """
 
@@ -70,7 +70,7 @@ def sample_time(now: float) -> float:
 
 
 def container_usage(twin: Any, namespace: str, pod: str, container: str) -> tuple[float, int]:
-    runtime = twin.services.get("runtime")
+    runtime = twin.services.runtime
     if runtime is None or not hasattr(runtime, "container_usage"):
         return 0.0, 0
     try:
