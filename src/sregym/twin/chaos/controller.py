@@ -27,7 +27,7 @@ from sregym.twin.chaos.nodeos import nodeos_of
 from sregym.twin.chaos.selection import SelectError
 from sregym.twin.chaos.service import ChaosService, Injection
 from sregym.twin.clock import parse_time
-from sregym.twin.controller import Controller
+from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import clone
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ def chaos_of(twin: Twin) -> ChaosService:
     return service
 
 
+@controller
 class ChaosController(Controller):
     name = "chaos-mesh"
     order = 65

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.controller import Controller
+from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import memory_bytes
 from sregym.twin.node.logs import log_store
@@ -318,6 +318,7 @@ def nodeos_of(twin: Twin) -> NodeOS:
     return service
 
 
+@controller
 class NodeOSController(Controller):
     """Advances node OS state once per tick (conntrack expiry, the kubelet's eviction manager)."""
 
