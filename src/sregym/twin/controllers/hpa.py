@@ -12,7 +12,7 @@ limited to max(100 %, 4 pods) per period and scale-downs use the 300 s stabiliza
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
@@ -20,6 +20,9 @@ from sregym.twin.machinery.objects import clone
 from sregym.twin.machinery.quantity import format_cpu, format_memory, parse_quantity
 from sregym.twin.machinery.selectors import selector_from_spec
 from sregym.twin.workloads.shared import is_active
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 SYNC_PERIOD = 15.0
 TOLERANCE = 0.1
@@ -41,7 +44,7 @@ class HorizontalPodAutoscalerController(Controller):
     user = "system:serviceaccount:kube-system:horizontal-pod-autoscaler"
     component: ClassVar[str] = "horizontal-pod-autoscaler"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._last_sync: dict[str, float] = {}
         self._recommendations: dict[str, list[tuple[float, int]]] = {}

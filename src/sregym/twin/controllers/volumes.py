@@ -13,7 +13,7 @@ it, and the pod on the second node waits with a `FailedAttachVolume` Multi-Attac
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
@@ -42,6 +42,9 @@ from sregym.twin.workloads.volumes import (
     unique_volume_name,
 )
 
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
+
 PV_CONTROLLER = "persistentvolume-controller"
 ATTACH_CONTROLLER = "attachdetach-controller"
 # The PV controller re-syncs every claim this often; periodic events repeat at this pace.
@@ -52,7 +55,7 @@ class _ClaimUsers:
     """Index of pods that reference PVCs, kept current from store changes, so the volume
     controllers never scan every pod of a 500-pod cluster on every tick."""
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         self.pods: set[tuple[str, str]] = set()
         for pod in twin.store.scan("Pod"):
             self._track(pod)
@@ -76,7 +79,7 @@ class _ClaimUsers:
             self.pods.discard(key)
 
 
-def claim_users(twin: Any) -> _ClaimUsers:
+def claim_users(twin: Twin) -> _ClaimUsers:
     users = twin.services.claim_users
     if users is None:
         users = _ClaimUsers(twin)
@@ -92,7 +95,7 @@ class PersistentVolumeBinder(Controller):
     order = 55
     user = "system:serviceaccount:kube-system:persistent-volume-binder"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._users = claim_users(twin)
         self._last_event: dict[tuple[str, str], float] = {}
@@ -380,7 +383,7 @@ class PersistentVolumeBinder(Controller):
         self.twin.events.record(obj, event_type, reason, message, component=PV_CONTROLLER)
 
 
-def _pv_fits_node(twin: Any, pv: dict[str, Any], node_name: str) -> bool:
+def _pv_fits_node(twin: Twin, pv: dict[str, Any], node_name: str) -> bool:
     from sregym.twin.workloads.placement import node_info, node_selector_term_matches
 
     required = get_path(pv, "spec", "nodeAffinity", "required")
@@ -430,7 +433,7 @@ class AttachDetachController(Controller):
     order = 75
     user = "system:serviceaccount:kube-system:attachdetach-controller"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._users = claim_users(twin)
         # (pv, node) pairs whose Multi-Attach error was already reported (reported once).

@@ -989,7 +989,7 @@ def _source_ip(pod: dict[str, Any] | None) -> str:
     return str(get_path(pod, "status", "podIP", default="") or "")
 
 
-def go_lookup_message(name: str, server: str, error: str, src_ip: str = "", twin: Any = None) -> str:
+def go_lookup_message(name: str, server: str, error: str, src_ip: str = "", twin: Twin | None = None) -> str:
     """The error text of Go's resolver (what Go services log after `dial tcp: `)."""
     where = f"lookup {name.rstrip('.')} on {server}:53"
     if error == "timeout":

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from sregym.twin.controller import Controller, controller
@@ -46,6 +46,9 @@ from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import cpu_cores
 from sregym.twin.node.logs import log_store
 from sregym.twin.node.runtime import runtime_of
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 SPAN_BUCKETS_MS = (2, 4, 6, 8, 10, 50, 100, 200, 400, 800, 1000, 1400, 2000, 5000, 10000, 15000)
 ENTRY_HISTORY_S = 3600
@@ -139,7 +142,7 @@ class DataPlaneEngine(Controller):
     order = 85
     user = "system:serviceaccount:sregym-system:dataplane"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self.router: Router = router_of(twin)
         self.runtime = runtime_of(twin)

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.twin.dataplane.dns import DnsAnswer, resolve_name
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.node.shell import Invocation, Program, Sleep, command, format_date
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 KERNEL_CONNECT_TIMEOUT_MS = 130_000.0  # tcp_syn_retries=6: the kernel gives up after ~130 s
 
@@ -66,7 +69,7 @@ class Connection:
     raw: Any = None
 
 
-def dataplane(twin: Any) -> Any:
+def dataplane(twin: Twin) -> Any:
     """The data plane service, or D1's router while the service is not registered yet."""
     service = twin.services.dataplane
     if service is not None:
