@@ -85,9 +85,9 @@ class _Record:
 
 
 class SnapshotRuntime:
-    """A stand-in for the kubelet runtime (`twin.services.runtime`): which container instance
-    `kubectl logs` reads, and the usage `kubectl top` shows (the last exported CPU and memory
-    samples of the container)."""
+    """A stand-in for the kubelet runtime (`twin.services.runtime`, a `ContainerView`): which
+    container instance `kubectl logs` reads, and the usage `kubectl top` shows (the last exported
+    CPU and memory samples of the container)."""
 
     def __init__(self, tsdb: TSDB, now: float) -> None:
         self._records: dict[tuple[str, str, str], _Record] = {}
@@ -133,8 +133,9 @@ _MEMORY_FAMILY = "(container_memory_working_set_bytes"
 
 
 class SnapshotAlerts:
-    """A stand-in for the rule manager (`twin.services.alerts`): the recorded alert list,
-    filtered for the caller like the live one, and no rules (the snapshot does not carry them)."""
+    """A stand-in for the rule manager (`twin.services.alerts`, an `AlertSource`): the recorded
+    alert list, filtered for the caller like the live one, and no rules (the snapshot does not
+    carry them)."""
 
     def __init__(self, alerts: list[dict[str, Any]]) -> None:
         self._alerts = alerts
