@@ -29,7 +29,7 @@ def run(scenario: str, seconds: float) -> dict[str, float | str]:
 
         deploy_app(twin, "hotel-reservation")
         if scenario == "hotel-5000":
-            dp = twin.services["dataplane"]
+            dp = twin.services.dataplane
             for name, workload in dp.workloads.items():
                 dp.set_load(name, 5000.0 / max(workload.spec.rps, 1e-9))
     elif scenario == "synthetic-500svc":
@@ -44,7 +44,7 @@ def run(scenario: str, seconds: float) -> dict[str, float | str]:
     start = time.perf_counter()
     twin.advance(seconds)
     wall = time.perf_counter() - start
-    stats = twin.services["dataplane"].entry_stats(60)
+    stats = twin.services.dataplane.entry_stats(60)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"scenario": scenario, "simulated_s": seconds, "wall_s": round(wall, 2),
             "sim_s_per_wall_s": round(seconds / wall, 1), "peak_rss_mb": round(rss_mb, 1),

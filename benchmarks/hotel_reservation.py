@@ -62,7 +62,7 @@ def run(scenario: str, seconds: float) -> dict[str, Any]:
     setup_start = time.perf_counter()
     twin, workload = _deploy(scenario)
     twin.advance(120)  # pull images, start databases, register, warm caches
-    dataplane = twin.services["dataplane"]
+    dataplane = twin.services.dataplane
     if scenario.startswith("hotel-5000"):
         dataplane.set_load(workload, 5000.0 / HOTEL_BASE_RPS)
     twin.advance(30)
@@ -72,7 +72,7 @@ def run(scenario: str, seconds: float) -> dict[str, Any]:
     wall = time.perf_counter() - start
     stats = dataplane.entry_stats(seconds)
     pods = sum(1 for _ in twin.store.scan("Pod"))
-    tsdb = twin.services.get("tsdb")
+    tsdb = twin.services.tsdb
     return {"scenario": scenario, "pods": pods, "simulated_s": seconds, "setup_wall_s": round(setup_wall, 2),
             "wall_s": round(wall, 2), "sim_s_per_wall_s": round(seconds / wall, 1),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

@@ -89,10 +89,10 @@ def main() -> None:
     from sregym.twin.telemetry.promql import Engine
 
     twin, build_s = build(args.hours)
-    tsdb = twin.services["tsdb"]
+    tsdb = twin.services.tsdb
     now_ms = round(twin.clock.now * 1000)
     samples = sum(len(series.timestamps) for series in tsdb.all_series())
-    stats = twin.services["dataplane"].entry_stats(300)
+    stats = twin.services.dataplane.entry_stats(300)
     print(f"Hotel Reservation, {args.hours:g} h simulated in {build_s:.1f} s wall; {len(tsdb)} series, "
           f"{samples} samples; entry {stats.rps:.0f} req/s, success {stats.success_ratio:.4f}")
 

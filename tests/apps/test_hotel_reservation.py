@@ -1,6 +1,6 @@
 """Hotel Reservation acceptance: healthy baseline and failure signatures.
 
-Tests that need the data plane (D1: `twin.services["dataplane"]`) are written against its
+Tests that need the data plane (D1: `twin.services.dataplane`) are written against its
 documented interface (`entry_stats`, `connect`, `span_metrics`) and run as it lands.
 """
 
@@ -76,7 +76,7 @@ def test_baseline_all_pods_ready_and_databases_initialised(healthy: Twin) -> Non
 
 
 def test_baseline_slo_and_usage(healthy: Twin) -> None:
-    dataplane = healthy.services["dataplane"]
+    dataplane = healthy.services.dataplane
     stats = dataplane.entry_stats(60)
     slo = get_app("hotel-reservation").slo
     assert stats.success_ratio >= slo.success_ratio
@@ -100,7 +100,7 @@ def test_revoking_geo_role_with_mongosh_makes_geo_fail() -> None:
     twin.advance(60)
     geo_logs = twin.logs(NS, _pod(twin, "geo")["metadata"]["name"])
     assert "not authorized on geo-db to execute command" in geo_logs
-    stats = twin.services["dataplane"].entry_stats(30)
+    stats = twin.services.dataplane.entry_stats(30)
     assert stats.success_ratio < 0.5
 
 
@@ -145,7 +145,7 @@ def test_traffic_comes_from_the_loadgen_pod_and_stops_with_it() -> None:
     twin = Twin(seed=11)
     deploy_app(twin, "hotel-reservation")
     twin.advance(150)
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     assert dp.entry_stats(30).rps == pytest.approx(100.0)
     [gen] = twin.list("pods", "sregym-system", label_selector="app.kubernetes.io/name=sregym-loadgen")
     assert "Running 1h test @ http://frontend.hotel-reservation.svc.cluster.local:5000" in \

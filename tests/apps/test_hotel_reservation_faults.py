@@ -18,7 +18,7 @@ def _deployed(seed: int, settle: float = 120) -> Twin:
     twin = Twin(seed=seed)
     deploy_app(twin, "hotel-reservation")
     twin.advance(settle)
-    assert twin.services["dataplane"].entry_stats(20).success_ratio > 0.995
+    assert twin.services.dataplane.entry_stats(20).success_ratio > 0.995
     return twin
 
 
@@ -33,7 +33,7 @@ def _logs(twin: Twin, service: str) -> str:
 
 def _client_spans(twin: Twin, service: str, operation: str, since_s: float) -> list[Any]:
     start_us = int((twin.clock.now - since_s) * 1_000_000)
-    return [s for s in twin.services["traces"].spans() if s.service == service and s.operation == operation
+    return [s for s in twin.services.traces.spans() if s.service == service and s.operation == operation
             and s.kind == "client" and s.start_us >= start_us]
 
 
@@ -53,7 +53,7 @@ def test_wrong_target_port_is_a_fast_connection_refused() -> None:
     assert spans and all(s.error for s in spans)
     assert all(s.duration_us < 50_000 for s in spans)  # refused at once, not at the 1 s timeout
     assert any("connection refused" in s.message for s in spans)
-    stats = twin.services["dataplane"].entry_stats(20)
+    stats = twin.services.dataplane.entry_stats(20)
     assert stats.success_ratio < 0.5 and stats.p95_ms < 200
 
 
@@ -63,7 +63,7 @@ def test_selector_matching_nothing_leaves_no_endpoints() -> None:
     twin.advance(30)
     assert not twin.get("endpoints", NS, "profile").get("subsets")
     assert "connection refused" in _logs(twin, "frontend")
-    assert twin.services["dataplane"].entry_stats(20).success_ratio < 0.05
+    assert twin.services.dataplane.entry_stats(20).success_ratio < 0.05
 
 
 def test_network_policy_deny_gives_timeouts() -> None:
@@ -81,7 +81,7 @@ spec:
     spans = _client_spans(twin, "search", "/geo.Geo/Nearby", 20)
     assert spans and all(s.error for s in spans)
     assert min(s.duration_us for s in spans) >= 900_000  # the caller waits for its 1 s deadline
-    stats = twin.services["dataplane"].entry_stats(20)
+    stats = twin.services.dataplane.entry_stats(20)
     assert stats.success_ratio < 0.6 and stats.p95_ms > 1000
 
 
@@ -95,7 +95,7 @@ def test_coredns_scaled_to_zero_fails_lookups_cluster_wide() -> None:
     twin.advance(40)
     assert not twin.get("endpoints", "kube-system", "kube-dns").get("subsets")
     assert "lookup search on 10.96.0.10:53" in _logs(twin, "frontend")
-    assert twin.services["dataplane"].entry_stats(20).success_ratio < 0.05
+    assert twin.services.dataplane.entry_stats(20).success_ratio < 0.05
     pod = _pod(twin, "frontend")
     ctx = runtime_of(twin).shell_context(NS, pod["metadata"]["name"], "hotel-reserv-frontend")
     result = run_once(ctx, ["nslookup", "geo"])
@@ -121,7 +121,7 @@ def test_wrong_mongo_credentials_crash_the_client_with_an_auth_error() -> None:
 
 def test_memcached_down_moves_load_to_mongodb_and_keeps_success() -> None:
     twin = _deployed(106)
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     before = dp.entry_stats(30)
     mongo = _pod(twin, "mongodb-profile")["metadata"]["name"]
     from sregym.twin.node.runtime import runtime_of
@@ -139,7 +139,7 @@ def test_memcached_down_moves_load_to_mongodb_and_keeps_success() -> None:
 
 def test_low_cpu_limit_throttles_and_slows_the_callers() -> None:
     twin = _deployed(107)
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     before = dp.entry_stats(30)
     twin.patch("deployments", NS, "search", {"spec": {"template": {"spec": {"containers": [
         {"name": "hotel-reserv-search", "resources": {"requests": {"cpu": "20m"}, "limits": {"cpu": "20m"}}}]}}}})
@@ -164,9 +164,9 @@ def test_iochaos_on_mongodb_geo_volume_fails_geo_and_logs_kernel_io_errors() -> 
                           "selector": {"namespaces": [NS], "labelSelectors": {"io.kompose.service": "mongodb-geo"}}}})
     twin.advance(40)
     assert "Input/output error" in _logs(twin, "geo")
-    assert twin.services["dataplane"].entry_stats(20).success_ratio < 0.5
+    assert twin.services.dataplane.entry_stats(20).success_ratio < 0.5
     node = _pod(twin, "mongodb-geo")["spec"]["nodeName"]
-    kernel = [line.text for line in twin.services["logs"].node_lines(node, "kernel")]
+    kernel = [line.text for line in twin.services.logs.node_lines(node, "kernel")]
     assert any(t.startswith("blk_update_request: I/O error, dev ") for t in kernel)
 
 
@@ -190,7 +190,7 @@ def _storm(seed: int, timeout: str, retries: str) -> Twin:
     _env(twin, "search", "hotel-reserv-search", {"GRPC_CLIENT_TIMEOUT": timeout,
                                                   "GRPC_CLIENT_RETRIES_ON_ERROR": retries})
     twin.advance(110)
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     assert dp.entry_stats(20).success_ratio > 0.995
     dp.burst("hotel-reservation", 5.0, 10)
     twin.advance(10)
@@ -199,7 +199,7 @@ def _storm(seed: int, timeout: str, retries: str) -> Twin:
 
 def test_retry_storm_on_search_to_rate_stays_degraded_after_the_burst() -> None:
     twin = _storm(110, "15ms", "5")
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     for _ in range(10):  # five simulated minutes at base load
         twin.advance(30)
         assert dp.entry_stats(30).success_ratio < 0.9
@@ -216,13 +216,13 @@ def test_retry_storm_on_search_to_rate_stays_degraded_after_the_burst() -> None:
 def test_sane_retry_policy_recovers_within_a_minute() -> None:
     twin = _storm(111, "1s", "1")
     twin.advance(60)
-    stats = twin.services["dataplane"].entry_stats(20)
+    stats = twin.services.dataplane.entry_stats(20)
     assert stats.success_ratio > 0.995 and stats.p95_ms < 100
 
 
 def test_changing_the_policy_and_rolling_out_recovers_the_stuck_system() -> None:
     twin = _storm(112, "15ms", "5")
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     twin.advance(90)
     assert dp.entry_stats(30).success_ratio < 0.9
     # the mitigated policy (SREGym's QPS 20→50, 1000 ms, 2 attempts): a sane client policy and
@@ -239,11 +239,11 @@ def test_same_seed_same_samples_traces_and_logs() -> None:
         twin = Twin(seed=5)
         deploy_app(twin, "hotel-reservation")
         twin.advance(120)
-        tsdb = twin.services["tsdb"]
+        tsdb = twin.services.tsdb
         samples = sorted((tuple(sorted(s.labels.items())), tuple(s.timestamps), repr(s.values))
                          for s in tsdb.all_series())
         spans = [(s.trace_id, s.span_id, s.service, s.operation, s.start_us, s.duration_us, s.error)
-                 for s in twin.services["traces"].spans()]
+                 for s in twin.services.traces.spans()]
         logs = "\n".join(twin.logs(NS, p["metadata"]["name"]) for p in twin.list("pods", NS))
         return samples, spans, logs
 

@@ -67,7 +67,7 @@ class HrHarness(KubeHarness):  # type: ignore[misc, valid-type]
 
     # ---------------------------------------------------------------- traffic
     def entry_rps(self, window_s: float = 30.0) -> float:
-        return float(self.call(lambda: self.twin.services["dataplane"].entry_stats(window_s).rps))
+        return float(self.call(lambda: self.twin.services.dataplane.entry_stats(window_s).rps))
 
     def wait_for_traffic(self, budget_s: float = 120.0) -> None:
         """Advance until the load generator drives the frontend (it starts with the app)."""
@@ -214,7 +214,7 @@ def test_revoking_the_geo_role_with_mongosh_makes_geo_fail(hr: HrHarness) -> Non
     _deploy(hr, 60)
     hr.wait_for_traffic()
     hr.advance(90)
-    healthy = hr.call(lambda: hr.twin.services["dataplane"].entry_stats(30))
+    healthy = hr.call(lambda: hr.twin.services.dataplane.entry_stats(30))
     assert healthy.success_ratio >= 0.995
     geo_pod = hr.pod("geo")["metadata"]["name"]
     assert _span_rate(hr, "geo", "STATUS_CODE_ERROR") == 0.0
@@ -238,7 +238,7 @@ def test_revoking_the_geo_role_with_mongosh_makes_geo_fail(hr: HrHarness) -> Non
     assert _span_rate(hr, "geo", "STATUS_CODE_UNSET") == 0.0
     # ... and the failure shows at the caller (search) and the entry point.
     assert _span_rate(hr, "search", "STATUS_CODE_ERROR") > 0
-    stats = hr.call(lambda: hr.twin.services["dataplane"].entry_stats(30))
+    stats = hr.call(lambda: hr.twin.services.dataplane.entry_stats(30))
     assert stats.success_ratio < 0.9
 
 

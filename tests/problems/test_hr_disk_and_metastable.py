@@ -55,7 +55,7 @@ def test_sector_errors_survive_a_restart_of_the_database_and_show_in_the_kernel_
     geo = _pods(cluster, NS, "io.kompose.service=geo")[0]["metadata"]["name"]
     assert "Input/output error" in cluster.logs(NS, geo)
     node = fresh[0]["spec"]["nodeName"]
-    kernel = [line.text for line in cluster.twin.services["logs"].node_lines(node, "kernel")]
+    kernel = [line.text for line in cluster.twin.services.logs.node_lines(node, "kernel")]
     assert any(t.startswith("blk_update_request: I/O error, dev sdb, sector ") for t in kernel)
 
 
@@ -71,7 +71,7 @@ def test_gold_moves_geo_to_a_fresh_volume_and_recover_clears_the_disk() -> None:
     run.recover()
     run.advance(5)  # the chaos controller recovers the records, then drops its finalizer
     assert cluster.get("IOChaos", "chaos-mesh", "volume-health") is None
-    assert not cluster.twin.services["chaos"].bad_disks.by_disk
+    assert not cluster.twin.services.chaos.bad_disks.by_disk
 
 
 def test_service_calls_succeed_needs_traffic() -> None:

@@ -195,7 +195,7 @@ def test_missing_configmap_volume_fails_mount(twin: Twin):
                 "data": {"default.conf": conf}})
     twin.advance(70)
     assert "running" in cstatus(twin, "vol")["state"]
-    runtime = twin.services["runtime"]
+    runtime = twin.services.runtime
     assert runtime.listener(status(twin, "vol")["podIP"], 8080) is not None
 
 
@@ -254,7 +254,7 @@ def test_oom_killed(twin: Twin):
     term = cs["lastState"].get("terminated") or cs["state"].get("terminated")
     assert term["reason"] == "OOMKilled" and term["exitCode"] == 137
     assert cs["restartCount"] >= 1
-    logs = twin.services["logs"].node_lines(NODE, "kernel")
+    logs = twin.services.logs.node_lines(NODE, "kernel")
     assert any("Memory cgroup out of memory" in line.text for line in logs)
 
 
@@ -264,7 +264,7 @@ def test_enough_memory_keeps_running(twin: Twin):
                                "command": ["stress"], "args": ["--vm", "1", "--vm-bytes", "150M"]}]))
     twin.advance(20)
     assert "running" in cstatus(twin, "mem-ok")["state"]
-    cpu, memory = twin.services["runtime"].container_usage("default", "mem-ok", "stress")
+    cpu, memory = twin.services.runtime.container_usage("default", "mem-ok", "stress")
     assert memory >= 150 * 2**20 and cpu > 0
 
 

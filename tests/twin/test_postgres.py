@@ -349,7 +349,7 @@ metadata: {name: shop, namespace: default}
 spec: {selector: {app: shop}, ports: [{port: 8080}]}
 """)
     twin.advance(20)
-    twin.services["dataplane"].add_workload(WorkloadSpec(
+    twin.services.dataplane.add_workload(WorkloadSpec(
         name="shop", target="http://shop.default.svc.cluster.local:8080", rps=20,
         mix=(RequestMix(operation="/products"),)))
     twin.advance(20)
@@ -357,7 +357,7 @@ spec: {selector: {app: shop}, ports: [{port: 8080}]}
 
 def test_app_authenticates_with_secret_and_fails_after_revoke(twin: Twin) -> None:
     _shop_app(twin)
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     assert dp.entry_stats(10).success_ratio > 0.99
     run(twin, "db", "psql", "-U", "postgres", "-d", "shop", "-c", "REVOKE ALL ON products FROM app")
     twin.advance(20)

@@ -124,12 +124,12 @@ def test_exec_headroom_is_the_container_limit_and_the_kernel_logs_the_kill() -> 
     twin.apply(LIMITED_POD)
     twin.advance(30)
     pod = twin.store.peek("Pod", "default", "small")
-    _cpu, used = twin.services["runtime"].container_usage("default", "small", "main")
+    _cpu, used = twin.services.runtime.container_usage("default", "small", "main")
     ctx = exec_context(twin, pod, "main")
     assert ctx.memory is not None and ctx.memory.limit == (8 << 20) - used
     result = run_exec(ctx, ["sh", "-c", "x=a; while :; do x=$x$x; done"])
     assert result.exit_code == 137 and result.oom_killed
-    kernel = [line.text for line in twin.services["logs"].node_lines("sregym-worker", "kernel")]
+    kernel = [line.text for line in twin.services.logs.node_lines("sregym-worker", "kernel")]
     assert any(text.startswith("Memory cgroup out of memory: Killed process 7 (sh)") for text in kernel)
     status = twin.store.peek("Pod", "default", "small")["status"]["containerStatuses"][0]
     assert "running" in status["state"] and status["restartCount"] == 0

@@ -1,7 +1,7 @@
 """The network half of the exec userland: nslookup, dig, getent, ping, curl, wget, nc, ps, df,
 ip, ss/netstat, run in-process the way `kubectl exec` runs them, against a live twin.
 
-End-to-end tests go through the real data plane (`twin.services["dataplane"]` or D1's router);
+End-to-end tests go through the real data plane (`twin.services.dataplane` or D1's router);
 formatting tests for failure kinds the cluster cannot easily produce use a stub data plane.
 """
 
@@ -204,7 +204,7 @@ class StubPlane:
 def test_curl_http_error_fail_verbose_and_write_out(twin: Twin) -> None:
     plane = StubPlane(StubConnect(True, dst_ip="10.244.1.9"),
                       StubHttp(503, "upstream connect error\n", {"Content-Type": "text/plain"}))
-    twin.services["dataplane"] = plane
+    twin.services.dataplane = plane
     out, _, code = run(twin, "deb", "curl", "-s", "http://geo:8083/search?x=1")
     assert (out, code) == ("upstream connect error\n", 0)
     method, url, headers = plane.requests[-1]
@@ -226,7 +226,7 @@ def test_curl_http_error_fail_verbose_and_write_out(twin: Twin) -> None:
 
 
 def test_curl_reset_and_progress_meter(twin: Twin) -> None:
-    twin.services["dataplane"] = StubPlane(StubConnect(True, dst_ip="10.244.1.9"), StubHttp(0, error="reset"))
+    twin.services.dataplane = StubPlane(StubConnect(True, dst_ip="10.244.1.9"), StubHttp(0, error="reset"))
     _, err, code = run(twin, "deb", "curl", "http://geo:8083/")
     assert code == 56
     assert err.startswith("  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n")
@@ -236,7 +236,7 @@ def test_curl_reset_and_progress_meter(twin: Twin) -> None:
 
 
 def test_curl_timeout_without_limits_waits_for_the_kernel(twin: Twin) -> None:
-    twin.services["dataplane"] = StubPlane(StubConnect(False, "timeout", 130_000.0), StubHttp())
+    twin.services.dataplane = StubPlane(StubConnect(False, "timeout", 130_000.0), StubHttp())
     _, err, code = run(twin, "deb", "curl", "-sS", "http://geo:8083/")
     assert code == 7 and "after 130001 ms: Couldn't connect to server" in err
     _, err, code = run(twin, "deb", "curl", "-sS", "-m", "2", "http://geo:8083/")

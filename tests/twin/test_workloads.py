@@ -674,7 +674,7 @@ def test_hpa_scales_up_from_provider_usage() -> None:
         def pod_usage(self, namespace: str, name: str) -> tuple[float, int]:
             return (0.2, 50 * 2**20)  # 200 % of a 100m request
 
-    twin.services["metrics"] = Metrics()
+    twin.services.metrics = Metrics()
     twin.apply(_with_requests(deployment("web", replicas=2)))
     twin.apply(hpa())
     twin.advance(60)
@@ -693,7 +693,7 @@ def test_new_hpa_waits_a_stabilization_window_before_scaling_down() -> None:
         def pod_usage(self, namespace: str, name: str) -> tuple[float, int]:
             return (0.01, 50 * 2**20)  # 10 % of a 100m request
 
-    twin.services["metrics"] = Metrics()
+    twin.services.metrics = Metrics()
     twin.apply(_with_requests(deployment("web", replicas=5)))
     twin.advance(20)
     twin.apply(hpa())

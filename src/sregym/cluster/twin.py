@@ -145,7 +145,7 @@ class TwinCluster:
     def connect(self, namespace: str, host: str, port: int) -> ProbeResult:
         """A TCP connect from a throwaway client in `namespace`, through the twin's data plane
         (DNS from that namespace's view, Service, endpoints, NetworkPolicy, chaos, listener)."""
-        dataplane = self.twin.services.get("dataplane")
+        dataplane = self.twin.services.dataplane
         if dataplane is None:
             from sregym.twin.dataplane.connect import router_of
 
@@ -158,7 +158,7 @@ class TwinCluster:
         return ProbeResult(ok=bool(result.ok), error=result.error, message=result.message, dst_pod=name)
 
     def entry_stats(self, window_s: float) -> EntryStats | None:
-        dataplane = self.twin.services.get("dataplane")
+        dataplane = self.twin.services.dataplane
         if dataplane is None or not hasattr(dataplane, "entry_stats"):
             return None
         stats = dataplane.entry_stats(window_s)
@@ -172,7 +172,7 @@ class TwinCluster:
 
     def promql(self, query: str) -> list[dict[str, Any]]:
         """An instant query at the current simulated time, as the HTTP API's `result` list."""
-        tsdb = self.twin.services.get("tsdb")
+        tsdb = self.twin.services.tsdb
         if tsdb is None:
             return []
         from sregym.twin.telemetry.promql import Engine
@@ -186,12 +186,12 @@ class TwinCluster:
         """A digest of everything observable: objects, events, logs and TSDB samples. Equal
         fingerprints mean two runs were identical."""
         digest = hashlib.sha256(self.twin.dump().encode())
-        logs = self.twin.services.get("logs")
+        logs = self.twin.services.logs
         if logs is not None:
             for container_id, _labels in sorted(logs.instances(), key=lambda i: i[0]):
                 for line in logs.lines(container_id):
                     digest.update(repr(line).encode())
-        tsdb = self.twin.services.get("tsdb")
+        tsdb = self.twin.services.tsdb
         if tsdb is not None and hasattr(tsdb, "label_names"):
             try:
                 for name in sorted(tsdb.label_values("__name__")):

@@ -11,9 +11,12 @@ import contextlib
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.tools.session import QueryApi
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 OBSERVABILITY_PORTS = {"prometheus": 0, "loki": 0, "jaeger": 0}
 
@@ -23,7 +26,7 @@ class AgentAccess:
     directory. `server_tokens` are all tokens the server accepts (token → user); the kubeconfig
     and the HTTP client only ever hold `agent_token`."""
 
-    def __init__(self, twin: Any, *, server_tokens: dict[str, str], agent_token: str, speed: float,
+    def __init__(self, twin: Twin, *, server_tokens: dict[str, str], agent_token: str, speed: float,
                  namespace: str, prefix: str) -> None:
         import httpx
 

@@ -204,7 +204,7 @@ def log_rows(twin: Twin, start: float, end: float) -> list[tuple[str, ...]]:
 def visible_spans(twin: Twin) -> list[Span]:
     from sregym.twin.api.jaeger import span_visible
 
-    store = twin.services.get("traces")
+    store = twin.services.traces
     return [s for s in store.spans() if span_visible(s)] if store is not None else []
 
 

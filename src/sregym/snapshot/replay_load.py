@@ -85,9 +85,9 @@ class _Record:
 
 
 class SnapshotRuntime:
-    """A stand-in for the kubelet runtime (`twin.services["runtime"]`): which container instance
-    `kubectl logs` reads, and the usage `kubectl top` shows (the last exported CPU and memory
-    samples of the container)."""
+    """A stand-in for the kubelet runtime (`twin.services.runtime`, a `ContainerView`): which
+    container instance `kubectl logs` reads, and the usage `kubectl top` shows (the last exported
+    CPU and memory samples of the container)."""
 
     def __init__(self, tsdb: TSDB, now: float) -> None:
         self._records: dict[tuple[str, str, str], _Record] = {}
@@ -133,8 +133,9 @@ _MEMORY_FAMILY = "(container_memory_working_set_bytes"
 
 
 class SnapshotAlerts:
-    """A stand-in for the rule manager (`twin.services["alerts"]`): the recorded alert list,
-    filtered for the caller like the live one, and no rules (the snapshot does not carry them)."""
+    """A stand-in for the rule manager (`twin.services.alerts`, an `AlertSource`): the recorded
+    alert list, filtered for the caller like the live one, and no rules (the snapshot does not
+    carry them)."""
 
     def __init__(self, alerts: list[dict[str, Any]]) -> None:
         self._alerts = alerts
@@ -174,15 +175,15 @@ def load_twin(snapshot: Path) -> tuple[Twin, SnapshotInfo]:
     twin.clock.start = info.snapshot_time
     _restore_objects(twin, info.root)
     tsdb, names = _load_metrics(info.root)
-    twin.services["tsdb"] = tsdb
+    twin.services.tsdb = tsdb
     runtime = SnapshotRuntime(tsdb, info.snapshot_time)
-    twin.services["runtime"] = runtime
-    twin.services["logs"] = _load_logs(twin, runtime, info.root)
-    twin.services["traces"] = _load_traces(info.root)
+    twin.services.runtime = runtime
+    twin.services.logs = _load_logs(twin, runtime, info.root)
+    twin.services.traces = _load_traces(info.root)
     alerts = _json(info.alerts_file) if info.alerts_file is not None else []
     if isinstance(alerts, dict):  # tolerate the whole API body or its data part
         alerts = (alerts.get("data") or alerts).get("alerts") or []
-    twin.services["alerts"] = SnapshotAlerts([a for a in alerts if isinstance(a, dict)])
+    twin.services.alerts = SnapshotAlerts([a for a in alerts if isinstance(a, dict)])
     twin.store.add_mutator("snapshot-read-only", _refuse_writes, order=-10_000)
     return twin, replace(info, metric_names=frozenset(names))
 

@@ -9,7 +9,17 @@ from sregym.registry import Registry
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
-CONTROLLERS: Registry[type[Controller]] = Registry("controller", ("sregym.twin.controllers",))
+# Where `@controller` classes live: the Kubernetes behaviours in `twin/controllers`, and the
+# controllers that belong to a subsystem, listed by module so discovery imports only those.
+CONTROLLER_MODULES = (
+    "sregym.twin.controllers",
+    "sregym.twin.chaos.nodeos",
+    "sregym.twin.chaos.controller",
+    "sregym.twin.dataplane.engine",
+    "sregym.twin.telemetry.scrape",
+    "sregym.twin.telemetry.alerts",
+)
+CONTROLLERS: Registry[type[Controller]] = Registry("controller", CONTROLLER_MODULES)
 
 
 class Controller:

@@ -21,6 +21,7 @@ from sregym.twin.machinery.objects import clone
 from sregym.twin.machinery.store import ADMIN_USER, ObjectStore
 from sregym.twin.machinery.yamldocs import load_documents
 from sregym.twin.rng import RngStreams
+from sregym.twin.services import TwinServices
 from sregym.twin.topology import SYSTEM_NAMESPACES, Topology, namespace_object, node_object, system_objects
 
 
@@ -43,9 +44,9 @@ class Twin:
         self.store = ObjectStore(self.clock, self.rng, self.kinds)
         self.events = EventRecorder(self.store, self.clock)
         self.topology = topology or Topology.default()
-        # Per-twin state owned by subsystems (kubelet runtime, logs, images ...) registers here by
-        # name so subsystems can find each other without import cycles.
-        self.services: dict[str, Any] = {}
+        # Per-twin state owned by subsystems (kubelet runtime, logs, data plane ...), one typed
+        # attribute each, so subsystems can find each other without import cycles.
+        self.services = TwinServices()
         self.plugins: list[AdmissionPlugin] = []
         for entry in ADMISSION_PLUGINS.entries():
             plugin = entry.value(self)

@@ -68,7 +68,7 @@ def test_kubectl_autoscale_creates_a_v1_hpa_stored_as_v2(kube: Any) -> None:
 def test_v1_reads_writes_and_watches_convert(kube: Any) -> None:
     kube.ok("apply", "-f", "-", input=DEPLOYMENT)
     kube.ok("autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=80")
-    kube.call(lambda: kube.twin.services.__setitem__("metrics", _OnTarget()))
+    kube.call(lambda: setattr(kube.twin.services, "metrics", _OnTarget()))
     kube.advance(40)
     v1 = json.loads(kube.ok("get", V1, "web", "-o", "json"))
     assert v1["apiVersion"] == "autoscaling/v1"

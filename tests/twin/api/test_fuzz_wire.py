@@ -503,11 +503,11 @@ def _inventory(twin: Twin) -> dict[str, Any]:
                          ("services", "/api/v1/namespaces/hotel-reservation/services"),
                          ("deployments", "/apis/apps/v1/namespaces/hotel-reservation/deployments")):
         objects[path] = [(o["metadata"]["name"], o) for o in twin.list(plural, "hotel-reservation")][:20]
-    tsdb = twin.services["tsdb"]
+    tsdb = twin.services.tsdb
     names = sorted({s.labels["__name__"] for s in tsdb.all_series()})
     pairs = sorted({(k, v) for s in list(tsdb.all_series())[:400] for k, v in s.labels.items()
                     if k != "__name__"})
-    traces = twin.services["traces"]
+    traces = twin.services.traces
     services = sorted({span.service for span in list(traces.spans())[:2000]})
     return {"objects": objects, "names": names, "labels": pairs, "services": services,
             "trace_ids": sorted(traces.trace_ids())[:50], "now": twin.clock.now}

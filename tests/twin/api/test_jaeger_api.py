@@ -50,7 +50,8 @@ def _trace(store: TraceStore, n: int, start_us: int, *, fail_geo: bool) -> str:
 @pytest.fixture(scope="module")
 def env() -> tuple[Twin, TestClient, list[str], int]:
     twin = Twin(seed=4, bootstrap=False)
-    store = twin.services.setdefault("traces", TraceStore())
+    store = twin.services.traces
+    assert store is not None
     now_us = round(twin.clock.now * 1e6)
     tids = [_trace(store, n, now_us - 600_000_000 + n * 60_000_000, fail_geo=n % 2 == 1) for n in range(6)]
     return twin, TestClient(create_jaeger_app(twin, tokens=TOKENS)), tids, now_us
@@ -135,7 +136,7 @@ def test_dependencies_reproduce_call_graph(env: tuple[Twin, TestClient, list[str
 
 def test_otlp_export(env: tuple[Twin, TestClient, list[str], int]) -> None:
     twin, _client, tids, _now = env
-    store = twin.services["traces"]
+    store = twin.services.traces
     doc = export(store.trace(tids[1]))
     resources = doc["resourceSpans"]
     services = [next(a["value"]["stringValue"] for a in r["resource"]["attributes"] if a["key"] == "service.name")

@@ -39,7 +39,7 @@ def cluster(kube):  # type: ignore[no-untyped-def]
         # The data plane's share of usage: 250m CPU and 64Mi for the web pod.
         return (0.25, 64 * 2**20) if (namespace, pod) == ("default", "web") else (0.0, 0)
 
-    kube.call(lambda: kube.twin.services["runtime"].add_usage_hook(usage))
+    kube.call(lambda: kube.twin.services.runtime.add_usage_hook(usage))
     kube.advance(40)
     return kube
 
@@ -95,7 +95,7 @@ def test_metrics_api_objects(cluster) -> None:  # type: ignore[no-untyped-def]
     assert item["kind"] == "PodMetrics" and item["window"] == "15s"
     assert item["timestamp"] == "2026-01-05T09:00:30Z"
     assert item["containers"][0]["name"] == "nginx"
-    runtime = cluster.twin.services["runtime"]
+    runtime = cluster.twin.services.runtime
     cpu, memory = cluster.call(runtime.container_usage, "default", "web", "nginx")
     assert cpu >= 0.25
     assert item["containers"][0]["usage"] == {"cpu": cpu_quantity(cpu), "memory": memory_quantity(memory)}

@@ -26,7 +26,7 @@ AGENT = {"Authorization": f"Bearer {token_for(TOKENS, 'agent')}"}
 def setup() -> tuple[Twin, TSDB, TestClient, int]:
     twin = Twin(seed=5, bootstrap=False)
     tsdb = TSDB()
-    twin.services["tsdb"] = tsdb
+    twin.services.tsdb = tsdb
     now_ms = round(twin.clock.now * 1000)
     start = now_ms - 600_000
     for i in range(41):
@@ -56,7 +56,7 @@ groups:
       - alert: LoadgenBusy
         expr: rate(http_requests_total{job="sregym-loadgen"}[5m]) > 0
 """, "demo.yaml"))
-    twin.services["alerts"] = manager
+    twin.services.alerts = manager
     manager.tick(now_ms)
     client = TestClient(create_prometheus_app(twin, tokens=TOKENS))
     return twin, tsdb, client, now_ms

@@ -23,14 +23,15 @@ from sregym.twin.api.query_gate import gate_for
 from sregym.twin.api.serve import TwinServer
 from sregym.twin.telemetry import logql
 from sregym.twin.telemetry.promql import Engine
-from sregym.twin.telemetry.tsdb import TSDB, Matcher
+from sregym.twin.telemetry.tsdb import Matcher
 
 LONG = "a" * 30 + "_" + "b" * 29
 
 
 def _twin() -> Twin:
     twin = Twin(seed=21, bootstrap=False)
-    tsdb = twin.services.setdefault("tsdb", TSDB())
+    tsdb = twin.services.tsdb
+    assert tsdb is not None
     now_ms = round(twin.clock.now * 1000)
     for t in range(now_ms - 600_000, now_ms + 1, 15_000):
         tsdb.append({"__name__": "up", "job": "api", "instance": "10.0.0.1:80"}, t, 1)

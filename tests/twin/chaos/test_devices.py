@@ -51,7 +51,7 @@ def _running(twin: Twin) -> bool:
 
 
 def _blk(twin: Twin, node: str) -> list[str]:
-    return [line.text for line in twin.services["logs"].node_lines(node, "kernel")
+    return [line.text for line in twin.services.logs.node_lines(node, "kernel")
             if line.text.startswith("blk_update_request: I/O error, dev sdb")]
 
 
@@ -60,7 +60,7 @@ def test_device_scoped_fault_survives_pod_recreation_until_the_volume_changes(tw
     assert twin.settle(90, until=lambda: _running(twin))
     twin.create(chaos("IOChaos", "disk", SPEC, annotations={SCOPE_ANNOTATION: DEVICE_SCOPE}))
     twin.advance(2)
-    service = twin.services["chaos"]
+    service = twin.services.chaos
     first = _db(twin)
     assert service.io(first, "/data/db/collection-0.wt").errno == 5
     assert service.io(first, "/tmp") is None
@@ -94,7 +94,7 @@ def test_pod_scoped_iochaos_still_ends_with_the_pod(twin: Twin) -> None:
     assert twin.settle(90, until=lambda: _running(twin))
     twin.create(chaos("IOChaos", "io", SPEC))
     twin.advance(2)
-    service = twin.services["chaos"]
+    service = twin.services.chaos
     first = _db(twin)
     assert service.io(first, "/data/db") is not None
     twin.delete("pods", "default", first["metadata"]["name"])

@@ -39,7 +39,7 @@ def test_network_delay_and_partition(twin: Twin) -> None:
         "action": "partition", "mode": "all", "direction": "both",
         "selector": {"pods": {"default": [b]}},
         "target": {"mode": "all", "selector": {"pods": {"default": [c]}}}}))
-    service = twin.services["chaos"]
+    service = twin.services.chaos
     assert service.network(_pod(twin, a), _pod(twin, c)) is None  # nothing injected before a tick
     twin.advance(1)
     effect = service.network(_pod(twin, a), _pod(twin, c))
@@ -65,7 +65,7 @@ def test_stress_memory_over_limit_is_oom_killed(twin: Twin) -> None:
     assert nginx["lastState"]["terminated"]["reason"] == "OOMKilled"
     assert nginx["lastState"]["terminated"]["exitCode"] == 137
     assert nginx["restartCount"] == 1
-    cpu, memory = twin.services["chaos"].stress(_pod(twin, target))
+    cpu, memory = twin.services.chaos.stress(_pod(twin, target))
     assert cpu == 1.0 and memory == 512 << 20
     # The stressor died with the killed instance: the restarted one runs normally.
     twin.advance(20)
@@ -81,7 +81,7 @@ def test_iochaos_fault_errno_and_kernel_block_errors(twin: Twin) -> None:
         "action": "fault", "mode": "one", "selector": {"labelSelectors": {"app": "db"}, "namespaces": ["default"]},
         "volumePath": "/data/db", "path": "/data/db/**", "errno": 5, "percent": 100, "methods": ["READ", "WRITE"]}))
     twin.advance(1)
-    service = twin.services["chaos"]
+    service = twin.services.chaos
     db = _pod(twin, "db")
     effect = service.io(db, "/data/db")
     assert effect is not None and effect.errno == 5 and effect.error_name == "EIO"
@@ -90,11 +90,11 @@ def test_iochaos_fault_errno_and_kernel_block_errors(twin: Twin) -> None:
     assert service.io(_pod(twin, ready_pods(twin)[0]["metadata"]["name"]), "/data/db") is None
     node = db["spec"]["nodeName"]
     twin.advance(40)
-    kernel = [line.text for line in twin.services["logs"].node_lines(node, "kernel")]
+    kernel = [line.text for line in twin.services.logs.node_lines(node, "kernel")]
     blk = [t for t in kernel if t.startswith("blk_update_request: I/O error, dev sdb, sector ")]
     assert len(blk) >= 2
     assert any(t.startswith("Buffer I/O error on dev sdb1, logical block ") for t in kernel)
-    assert twin.services["nodeos"].disk(node, "sdb").bad_sectors
+    assert twin.services.nodeos.disk(node, "sdb").bad_sectors
     twin.delete("IOChaos", "chaos-mesh", "io")
     twin.advance(1)
     assert service.io(db, "/data/db") is None
@@ -110,7 +110,7 @@ def test_dns_http_and_time_effects(twin: Twin) -> None:
     twin.create(chaos("TimeChaos", "skew", {"mode": "all", "selector": sel, "timeOffset": "-10m",
                                             "containerNames": ["nginx"]}))
     twin.advance(1)
-    service = twin.services["chaos"]
+    service = twin.services.chaos
     pod = _pod(twin, target)
     assert service.dns(pod, "geo.default.svc.cluster.local.") == "error"
     assert service.dns(pod, "www.example.com") == "error"
@@ -120,5 +120,5 @@ def test_dns_http_and_time_effects(twin: Twin) -> None:
     assert service.http(pod, 80, "POST", "/api/hotels") is None
     assert service.http(pod, 8080, "GET", "/api/hotels") is None
     assert service.time_offset(pod) == -600.0
-    twin.services["nodeos"].set_clock_offset(pod["spec"]["nodeName"], 2.5)
+    twin.services.nodeos.set_clock_offset(pod["spec"]["nodeName"], 2.5)
     assert service.time_offset(pod) == -597.5

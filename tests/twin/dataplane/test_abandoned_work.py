@@ -65,7 +65,7 @@ def _storm(name: str) -> Twin:
     synthetic_app(name, layers=(1, 1), rps=30.0, cpu_ms=COST_MS, cpu_limit="1", memory_limit="4Gi",
                   timeout="100ms", retries=3).deploy(twin)
     twin.advance(60)
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     assert dp.entry_stats(20).success_ratio > 0.999
     dp.burst(name, 5.0, 10)
     twin.advance(10)
@@ -73,12 +73,12 @@ def _storm(name: str) -> Twin:
 
 
 def _backend(twin: Twin) -> object:
-    return next(p for p in twin.services["dataplane"].procs.values() if p.inst.spec.trace_name == "svc-1-0")
+    return next(p for p in twin.services.dataplane.procs.values() if p.inst.spec.trace_name == "svc-1-0")
 
 
 def test_bad_policy_keeps_the_collapse_alive_and_the_backend_counts_cancelled_calls() -> None:
     twin = _storm("abandon")
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     for _ in range(10):  # five minutes at base load
         twin.advance(30)
         assert dp.entry_stats(30).success_ratio < 0.5
@@ -91,7 +91,7 @@ def test_bad_policy_keeps_the_collapse_alive_and_the_backend_counts_cancelled_ca
     errors = sum(v for (service, span, kind, status), v in dp.span_calls.items()
                  if service == "svc-1-0" and kind == "SPAN_KIND_SERVER" and status == "STATUS_CODE_ERROR")
     assert errors > 30.0 * 300  # the cancelled calls end their server spans with an error
-    sampled = [s for s in twin.services["traces"].spans() if s.service == "svc-1-0" and s.kind == "server"
+    sampled = [s for s in twin.services.traces.spans() if s.service == "svc-1-0" and s.kind == "server"
                and s.start_us > (twin.clock.now - 60) * 1_000_000]
     assert sampled and all(s.error and "DeadlineExceeded" in s.message for s in sampled)
     assert all(s.duration_us <= 100_000 for s in sampled)  # cancelled at the caller's 100 ms deadline
@@ -99,7 +99,7 @@ def test_bad_policy_keeps_the_collapse_alive_and_the_backend_counts_cancelled_ca
 
 def test_policy_fix_alone_drains_in_seconds_without_restarting_the_backend() -> None:
     twin = _storm("drain")
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     twin.advance(120)
     assert dp.entry_stats(30).success_ratio < 0.5
     backend_uid = twin.list("pods", "drain", label_selector="app=svc-1-0")[0]["metadata"]["uid"]

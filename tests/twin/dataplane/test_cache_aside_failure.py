@@ -21,7 +21,7 @@ GET_RATES = "/rate.Rate/GetRates"
 
 
 def _proc(twin: Twin, service: str) -> Any:
-    return next(p for p in twin.services["dataplane"].procs.values() if p.inst.spec.trace_name == service)
+    return next(p for p in twin.services.dataplane.procs.values() if p.inst.spec.trace_name == service)
 
 
 def _memcached(cluster: TwinCluster) -> Any:
@@ -46,7 +46,7 @@ def test_revoked_role_behind_a_cold_cache_keeps_failing_until_granted_back() -> 
         twin.advance(30)
         assert _proc(twin, "rate").results[GET_RATES].success < 0.05
         assert _memcached(cluster).stats()["curr_items"] == 0
-    assert twin.services["dataplane"].entry_stats(30).success_ratio < 0.7
+    assert twin.services.dataplane.entry_stats(30).success_ratio < 0.7
     rate_pod = cluster.list("Pod", NS, label_selector="io.kompose.service=rate")[0]["metadata"]["name"]
     assert "not authorized on rate-db" in cluster.logs(NS, rate_pod)
     revoke.recover(cluster, state)
@@ -60,7 +60,7 @@ def test_a_failed_required_call_ends_the_handler() -> None:
     twin = Twin(seed=31)
     synthetic_app("seq", layers=(1, 2), rps=50.0).deploy(twin)
     twin.advance(60)
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     assert sum(_proc(twin, "svc-1-1").arrivals.values()) > 45.0
     twin.patch("Deployment", "seq", "svc-1-0", {"spec": {"replicas": 0}})
     twin.advance(40)

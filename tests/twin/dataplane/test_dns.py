@@ -255,7 +255,7 @@ def test_dns_chaos_error_and_random() -> None:
             return self.action if name.startswith("geo.") else None
 
     chaos = Chaos()
-    twin.services["chaos"] = chaos
+    twin.services.chaos = chaos
     chaos.action = "error"
     answer = resolve_name(twin, _pod(), "geo")
     assert answer.error == "SERVFAIL" and answer.message.endswith("server misbehaving")

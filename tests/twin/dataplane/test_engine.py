@@ -21,11 +21,11 @@ def _gateway_logs(twin: Twin, ns: str) -> str:
 
 def test_healthy_app_serves_everything_with_usage_and_telemetry() -> None:
     twin, _ = _deploy(layers=(1, 2, 2), rps=100, with_store=True)
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     stats = dp.entry_stats(30)
     assert stats.success_ratio > 0.999 and 50 < stats.rps * 30 / 30 <= 101
     assert stats.p95_ms < 200
-    runtime = twin.services["runtime"]
+    runtime = twin.services.runtime
     for pod in twin.list("pods", "eng"):
         name = pod["metadata"]["name"]
         container = pod["spec"]["containers"][0]["name"]
@@ -42,10 +42,10 @@ def test_healthy_app_serves_everything_with_usage_and_telemetry() -> None:
     assert 2900 < delta[("gateway", "SPAN_KIND_SERVER", "STATUS_CODE_UNSET")] <= 3001
     assert delta[("gateway", "SPAN_KIND_CLIENT", "STATUS_CODE_UNSET")] > 2900
     assert sum(v for (_, _, status), v in delta.items() if status == "STATUS_CODE_ERROR") < 1
-    spans = list(twin.services["traces"].spans())
+    spans = list(twin.services.traces.spans())
     assert {s.service for s in spans} >= {"gateway", "svc-1-0", "svc-2-0"}
     child = next(s for s in spans if s.parent_span_id and s.kind == "server")
-    assert child.trace_id in twin.services["traces"].trace_ids()
+    assert child.trace_id in twin.services.traces.trace_ids()
     assert any(name == "app_cache_hit_ratio" for name, *_ in dp.app_metrics())
 
 
@@ -53,7 +53,7 @@ def test_wrong_target_port_fails_fast_with_refused_in_caller_logs() -> None:
     twin, _ = _deploy(name="ref", layers=(1, 1), rps=50)
     twin.patch("Service", "ref", "svc-1-0", {"spec": {"ports": [{"name": "grpc", "port": 9000, "targetPort": 9001}]}})
     twin.advance(30)
-    stats = twin.services["dataplane"].entry_stats(20)
+    stats = twin.services.dataplane.entry_stats(20)
     assert stats.success_ratio < 0.01
     assert stats.p95_ms < 50  # refused is immediate
     logs = _gateway_logs(twin, "ref").splitlines()[-3:]
@@ -68,7 +68,7 @@ def test_network_policy_deny_gives_slow_timeouts() -> None:
                 "metadata": {"name": "deny", "namespace": "np"},
                 "spec": {"podSelector": {"matchLabels": {"app": "svc-1-0"}}, "policyTypes": ["Ingress"]}})
     twin.advance(20)
-    stats = twin.services["dataplane"].entry_stats(10)
+    stats = twin.services.dataplane.entry_stats(10)
     assert stats.success_ratio < 0.01
     assert stats.p95_ms >= 900  # the caller's 1 s timeout
     assert "code = DeadlineExceeded desc = context deadline exceeded" in _gateway_logs(twin, "np")
@@ -76,7 +76,7 @@ def test_network_policy_deny_gives_slow_timeouts() -> None:
 
 def test_low_cpu_limit_throttles_and_raises_upstream_latency() -> None:
     twin, _ = _deploy(name="cpu", layers=(1, 1), rps=40, cpu_ms=10)
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     before = dp.entry_stats(20).p95_ms
     pod = twin.list("pods", "cpu", label_selector="app=svc-1-0")[0]["metadata"]["name"]
     assert dp.cfs_counters("cpu", pod, "svc-1-0")[1] == 0
@@ -105,9 +105,9 @@ def test_same_seed_gives_identical_spans_logs_and_counters() -> None:
         twin.patch("Service", "det", "svc-1-1", {"spec": {"ports": [{"name": "grpc", "port": 9000,
                                                                     "targetPort": 9001}]}})
         twin.advance(20)
-        dp = twin.services["dataplane"]
+        dp = twin.services.dataplane
         spans = [(s.trace_id, s.span_id, s.service, s.operation, s.start_us, s.duration_us, s.error, s.message)
-                 for s in twin.services["traces"].spans()]
+                 for s in twin.services.traces.spans()]
         return spans, _gateway_logs(twin, "det"), dp.span_metrics(), dp.app_metrics()
 
     first, second = run(), run()

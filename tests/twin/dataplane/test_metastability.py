@@ -13,15 +13,15 @@ def _system(name: str, timeout: str, retries: int) -> Twin:
     synthetic_app(name, layers=(1, 1), rps=BASE_RPS, cpu_ms=10, cpu_limit="1", memory_limit="4Gi",
                   timeout=timeout, retries=retries).deploy(twin)
     twin.advance(60)
-    assert twin.services["dataplane"].entry_stats(20).success_ratio > 0.999
-    twin.services["dataplane"].burst(name, 5.0, 10)
+    assert twin.services.dataplane.entry_stats(20).success_ratio > 0.999
+    twin.services.dataplane.burst(name, 5.0, 10)
     twin.advance(10)
     return twin
 
 
 def test_short_timeout_and_many_retries_stay_degraded_after_the_burst() -> None:
     twin = _system("storm", "100ms", 3)
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     for _ in range(10):  # 5 simulated minutes at base load, sampled every 30 s
         twin.advance(30)
         assert dp.entry_stats(30).success_ratio < 0.5
@@ -33,13 +33,13 @@ def test_short_timeout_and_many_retries_stay_degraded_after_the_burst() -> None:
 def test_sane_policy_recovers_within_a_minute() -> None:
     twin = _system("sane", "1s", 1)
     twin.advance(60)
-    stats = twin.services["dataplane"].entry_stats(10)
+    stats = twin.services.dataplane.entry_stats(10)
     assert stats.success_ratio > 0.99 and stats.p95_ms < 100
 
 
 def test_policy_change_and_rollout_recover_the_stuck_system() -> None:
     twin = _system("fix", "100ms", 3)
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     twin.advance(120)
     assert dp.entry_stats(30).success_ratio < 0.5
     twin.patch("Deployment", "fix", "gateway", {"spec": {"template": {"spec": {"containers": [

@@ -49,7 +49,7 @@ class Harness:
     def __init__(self) -> None:
         self.twin = Twin(seed=3, bootstrap=False)
         self.tsdb = TSDB()
-        self.twin.services["tsdb"] = self.tsdb
+        self.twin.services.tsdb = self.tsdb
         self.manager = RuleManager(self.twin, parse_rule_file(RULES, "test.yaml"))
 
     def sample(self, t_ms: int, value: float | None, pod: str = "web-1") -> None:

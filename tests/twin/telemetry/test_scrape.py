@@ -31,7 +31,7 @@ def bare_pod(name: str, **container: Any) -> dict[str, Any]:
 
 
 def tsdb(twin: Twin) -> TSDB:
-    return twin.services["tsdb"]  # type: ignore[no-any-return]
+    return twin.services.tsdb  # type: ignore[no-any-return]
 
 
 def select(twin: Twin, name: str, **labels: str) -> list[Series]:
@@ -67,7 +67,7 @@ def steady() -> Twin:
 def test_tsdb_registered_and_scrapes_aligned(steady: Twin) -> None:
     scraper = scraper_of(steady)
     assert isinstance(scraper, TelemetryScraper)
-    assert steady.services["tsdb"] is scraper.tsdb
+    assert steady.services.tsdb is scraper.tsdb
     up = select(steady, "up")
     jobs = {s.labels["job"] for s in up}
     assert {"kube-state-metrics", "kubelet", "node-exporter"} <= jobs
@@ -227,7 +227,7 @@ def test_throttling_counters_grow_under_a_low_cpu_limit() -> None:
                         resources={"limits": {"cpu": "100m", "memory": "256Mi"}}))
     twin.apply(bare_pod("calm", image="nginx:1.27",
                         resources={"limits": {"cpu": "2", "memory": "256Mi"}}))
-    runtime = twin.services["runtime"]
+    runtime = twin.services.runtime
 
     def load(ns: str, pod: str, container: str, instance: Any) -> tuple[float, float]:
         return (0.6, 0.0) if pod in ("hog", "calm") else (0.0, 0.0)
@@ -287,7 +287,7 @@ def test_same_seed_identical_samples() -> None:
 
 # ------------------------------------------------------------------ data-plane providers
 class FakeDataplane:
-    """Stands in for `twin.services["dataplane"]`, with the documented provider methods."""
+    """Stands in for `twin.services.dataplane`, with the documented provider methods."""
 
     def __init__(self) -> None:
         self.calls = 0.0
@@ -325,7 +325,7 @@ def test_span_and_app_metrics_from_the_data_plane() -> None:
                         resources={"limits": {"cpu": "1"}}))
     fake = FakeDataplane()
     twin.advance(30)
-    twin.services["dataplane"] = fake
+    twin.services.dataplane = fake
     twin.advance(90)
     calls = select(twin, "traces_span_metrics_calls_total", service_name="geo")
     assert {s.labels["status_code"] for s in calls} == {"STATUS_CODE_UNSET", "STATUS_CODE_ERROR"}

@@ -296,16 +296,15 @@ def hard_of(quota: dict[str, Any]) -> ResourceList:
     return {k: amount(v) for k, v in ((quota.get("spec") or {}).get("hard") or {}).items()}
 
 
-_CACHE_KEY = "resourcequota.usage"
 UsageCache = dict[tuple[tuple[str, str], str, str], tuple[dict[str, Any], ResourceList]]
 
 
 def _usage_cache(twin: Twin) -> UsageCache:
     """Per-twin memo of object usage. Stored objects are replaced, never mutated, on every write,
     so an entry is valid exactly while it still refers to the stored dict itself."""
-    cache = twin.services.get(_CACHE_KEY)
+    cache = twin.services.quota_usage
     if cache is None or len(cache) > 50_000:  # entries of deleted objects pile up: start over
-        cache = twin.services[_CACHE_KEY] = {}
+        cache = twin.services.quota_usage = {}
     return cache
 
 

@@ -154,9 +154,9 @@ class JaegerApi:
 
     @property
     def store(self) -> TraceStore:
-        store = self.twin.services.get("traces")
+        store = self.twin.services.traces
         if store is None:
-            store = self.twin.services.setdefault("traces", TraceStore())
+            store = self.twin.services.traces = TraceStore()
         return store
 
     def now_us(self) -> int:

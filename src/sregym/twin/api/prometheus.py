@@ -92,9 +92,9 @@ class PrometheusApi:
     # ------------------------------------------------------------ helpers
     @property
     def tsdb(self) -> TSDB:
-        tsdb = self.twin.services.get("tsdb")
+        tsdb = self.twin.services.tsdb
         if tsdb is None:
-            tsdb = self.twin.services.setdefault("tsdb", TSDB())
+            tsdb = self.twin.services.tsdb = TSDB()
         return tsdb
 
     def now_ms(self) -> int:

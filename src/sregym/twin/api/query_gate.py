@@ -21,7 +21,10 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 T = TypeVar("T")
 _POLL_S = 0.002
@@ -100,9 +103,12 @@ class QueryGate:
         return await future
 
 
-def gate_for(twin: Any) -> QueryGate:
+def gate_for(twin: Twin) -> QueryGate:
     """The twin's one gate (shared by its Prometheus, Loki and Jaeger apps and its server)."""
-    return twin.services.setdefault("query_gate", QueryGate())
+    gate = twin.services.query_gate
+    if gate is None:
+        gate = twin.services.query_gate = QueryGate()
+    return gate
 
 
 __all__ = ["MAX_CONCURRENT_QUERIES", "QueryGate", "gate_for"]

@@ -2,8 +2,8 @@
 
 Chaos Mesh v1alpha1 experiments (NetworkChaos, PodChaos, StressChaos, IOChaos, TimeChaos,
 DNSChaos, HTTPChaos) created through the API are executed by `ChaosController`; the data plane
-asks `twin.services["chaos"]` (`ChaosService`) what applies to a flow, request, lookup or file;
-node OS state (conntrack, disks, clock, kernel/kubelet logs) is `twin.services["nodeos"]`
+asks `twin.services.chaos` (`ChaosService`) what applies to a flow, request, lookup or file;
+node OS state (conntrack, disks, clock, kernel/kubelet logs) is `twin.services.nodeos`
 (`NodeOS`). `install_chaos_mesh(twin)` deploys the Chaos Mesh components themselves.
 
 Imports are lazy so importing this package stays cheap and cycle-free.

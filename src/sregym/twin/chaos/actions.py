@@ -184,14 +184,14 @@ class StressChaosAction(ContainerAction):
         instance = runtime_of(twin).instance(ns, name, container)
         if instance is None or not instance.running:
             raise ApplyError(f"container {container} of pod {ns}/{name} is not running")
-        service = twin.services["chaos"]
+        service = twin.services.chaos
         service.ensure_usage_hook()
         service.stress_instances[(obj["metadata"].get("uid", ""), f"{ns}/{name}", container)] = instance.container_id
         return INJECTED
 
     def recover(self, twin: Twin, obj: dict[str, Any], record: dict[str, Any]) -> str:
         ns, name, container = record["id"].split("/", 2)
-        twin.services["chaos"].stress_instances.pop((obj["metadata"].get("uid", ""), f"{ns}/{name}", container), None)
+        twin.services.chaos.stress_instances.pop((obj["metadata"].get("uid", ""), f"{ns}/{name}", container), None)
         return NOT_INJECTED
 
 

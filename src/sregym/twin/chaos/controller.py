@@ -13,7 +13,7 @@ Per experiment and tick it does what Chaos Mesh v2's chain of reconcilers does:
 4. condition — `Selected`, `AllInjected`, `AllRecovered`, `Paused`.
 
 Order 65, before the kubelet (70): container kills and image swaps take effect the same tick.
-The injected records are published to `twin.services["chaos"]` for the data plane.
+The injected records are published to `twin.services.chaos` for the data plane.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from sregym.twin.chaos.nodeos import nodeos_of
 from sregym.twin.chaos.selection import SelectError
 from sregym.twin.chaos.service import ChaosService, Injection
 from sregym.twin.clock import parse_time
-from sregym.twin.controller import Controller
+from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import clone
 
 if TYPE_CHECKING:
@@ -42,13 +42,14 @@ IO_ERROR_PERIOD = (5.0, 30.0)  # seconds between failing reads the kernel logs w
 
 
 def chaos_of(twin: Twin) -> ChaosService:
-    service = twin.services.get("chaos")
+    service = twin.services.chaos
     if service is None:
         service = ChaosService(twin)
-        twin.services["chaos"] = service
+        twin.services.chaos = service
     return service
 
 
+@controller
 class ChaosController(Controller):
     name = "chaos-mesh"
     order = 65

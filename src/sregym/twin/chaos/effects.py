@@ -1,6 +1,6 @@
 """What an active experiment does to one flow, request, name lookup or file operation.
 
-These are the answers of `twin.services["chaos"]` to the data plane (D1), DNS (D5) and the
+These are the answers of `twin.services.chaos` to the data plane (D1), DNS (D5) and the
 datastores (D2). They describe the *cause* as Chaos Mesh configures it (netem numbers, an errno,
 an HTTP rewrite); the caller turns it into symptoms (timeouts, retries, error logs).
 """

@@ -1,7 +1,7 @@
 """Node operating-system state: conntrack, disks, clock, kernel and kubelet logs.
 
 What an SRE finds on a node with `dmesg`, `df`, `conntrack -C` or `journalctl -u kubelet` lives
-here, per node, as `twin.services["nodeos"]` (a `NodeOS`):
+here, per node, as `twin.services.nodeos` (a `NodeOS`):
 
 - conntrack: `nf_conntrack_max` (default 131072) and the entries the data plane's connections
   occupy (`add_connections(node, n)`; short-lived ones expire like TIME_WAIT entries). A full
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.controller import Controller
+from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import memory_bytes
 from sregym.twin.node.logs import log_store
@@ -311,13 +311,14 @@ class NodeOS:
 
 
 def nodeos_of(twin: Twin) -> NodeOS:
-    service = twin.services.get("nodeos")
+    service = twin.services.nodeos
     if service is None:
         service = NodeOS(twin)
-        twin.services["nodeos"] = service
+        twin.services.nodeos = service
     return service
 
 
+@controller
 class NodeOSController(Controller):
     """Advances node OS state once per tick (conntrack expiry, the kubelet's eviction manager)."""
 

@@ -1,4 +1,4 @@
-"""`twin.services["chaos"]`: the running experiments, as the data plane asks about them.
+"""`twin.services.chaos`: the running experiments, as the data plane asks about them.
 
 The chaos controller publishes, after each reconcile, the set of *injected* records of every
 experiment (an `Injection`). Queries are answered from that set and memoised until it changes,
@@ -245,7 +245,7 @@ class ChaosService:
         if pod is None:
             return 0.0
         offset = 0.0
-        nodeos = self.twin.services.get("nodeos")
+        nodeos = self.twin.services.nodeos
         node = (pod.get("spec") or {}).get("nodeName")
         if nodeos is not None and node:
             offset += nodeos.clock_offset(node)

@@ -1,16 +1,36 @@
 """Controllers: one module per Kubernetes behaviour, each registered with `@controller`.
 
-The twin runs every registered controller once per tick, in ascending `order`:
+The twin runs every registered controller once per tick, in ascending `order` (ties by name).
+This table is the tick order; tests/twin/test_controller_order.py checks it against
+`CONTROLLERS.entries()` row by row, so a change on either side must change both.
 
-     1  CRDs (establish kinds)       3  leases (node, leader election, API server identity)
-     4  node status heartbeats      10  garbage collection / namespaces / service accounts
-    20  cronjob   25 job   30 deployment   35 replicaset   40 statefulset   45 daemonset
-    50  hpa       55 pvc/pv binding   60 scheduler
-    64  node OS (conntrack, disks)    65 Chaos Mesh experiments
-    70  kubelet   75 volume attach/detach   80 endpoints / endpointslices
-    85  data plane (fluid model)      86 datastores   90 resourcequota status
-    95  telemetry scrape              96 alert rule evaluation
+    order  controller                 what it does
+        1  customresourcedefinitions  establish CRD kinds
+        3  leases                     node, leader-election and API server identity leases
+        4  node-status                node status heartbeats
+       10  garbage-collector          owner references, namespaces, service accounts
+       20  cronjob                    CronJob schedules
+       25  job                        Job pods and completion
+       30  deployment                 rollouts
+       35  replicaset                 ReplicaSet pods
+       40  statefulset                StatefulSet pods and claims
+       45  daemonset                  DaemonSet pods
+       50  hpa                        horizontal pod autoscaling
+       55  persistentvolume-binder    PV/PVC binding and provisioning
+       60  scheduler                  pod placement
+       64  nodeos                     node OS: conntrack, disks, clock (twin/chaos)
+       65  chaos-mesh                 Chaos Mesh experiments (twin/chaos)
+       70  kubelet                    pod lifecycle, probes, container runtime
+       75  attachdetach-controller    volume attach/detach
+       80  endpoints                  Endpoints and EndpointSlices
+       85  dataplane                  traffic, the fluid model (twin/dataplane)
+       85  disruption                 PodDisruptionBudget status
+       86  datastores                 backing stores' warm-up and usage
+       90  resourcequota              ResourceQuota status
+       95  telemetry-scraper          scrape every exporter into the TSDB (twin/telemetry)
+       96  alerting                   alert rule evaluation (twin/telemetry)
 
-Controllers that live with their subsystem (`twin/chaos`, `twin/dataplane`, `twin/telemetry`) are
-registered by a short module here that imports them, so discovery stays one package.
+Controllers that live with their subsystem (`twin/chaos`, `twin/dataplane`, `twin/telemetry`)
+decorate themselves with `@controller`; `sregym.twin.controller.CONTROLLER_MODULES` lists their
+modules next to this package, so discovery imports exactly those.
 """

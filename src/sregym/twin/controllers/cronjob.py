@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
@@ -23,6 +23,9 @@ from sregym.twin.controller import Controller, controller
 from sregym.twin.controllers.job import is_finished, job_condition
 from sregym.twin.machinery.objects import clone, owner_ref
 from sregym.twin.workloads.shared import OwnerIndex, ts
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 JOB = ("batch", "Job")
 SCHEDULED_TIMESTAMP = "batch.kubernetes.io/cronjob-scheduled-timestamp"
@@ -44,7 +47,7 @@ class CronJobController(Controller):
     user = "system:serviceaccount:kube-system:cronjob-controller"
     component: ClassVar[str] = "cronjob-controller"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self.index = OwnerIndex.of(twin)
         # uid -> (schedule key, next schedule time): avoids re-evaluating cron every tick.

@@ -11,13 +11,16 @@ the twin's own kinds (Chaos Mesh included) keep their definitions.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.kinds import BUILTIN_KINDS, CHAOS_GROUP, ResourceKind
 from sregym.twin.machinery.objects import set_condition
 from sregym.twin.machinery.store import WatchEvent
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 _BUILTIN = {(k.group, k.kind) for k in BUILTIN_KINDS}
 
@@ -53,7 +56,7 @@ class CustomResourceDefinitionController(Controller):
     order = 1
     user = "system:apiextensions-apiserver"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._pending: set[str] = set()
         twin.store.add_listener(self._on_event)

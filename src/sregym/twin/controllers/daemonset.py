@@ -12,7 +12,7 @@ real controller does) and bound by the scheduler; rolling updates replace at mos
 from __future__ import annotations
 
 import contextlib
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
@@ -28,6 +28,9 @@ from sregym.twin.workloads.shared import (
     ready_since,
     scaled_value,
 )
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 POD = ("", "Pod")
 REVISION_LABEL = "controller-revision-hash"
@@ -152,7 +155,7 @@ class DaemonSetController(Controller):
     user = "system:serviceaccount:kube-system:daemon-set-controller"
     component: ClassVar[str] = "daemonset-controller"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self.index = OwnerIndex.of(twin)
         self.backoff = Backoff()

@@ -10,12 +10,15 @@ ProgressDeadlineExceeded) that `kubectl rollout status` and alerts read.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import clone, owner_ref
 from sregym.twin.workloads.shared import ChangeGate, OwnerIndex, compute_hash, scaled_value, ts
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 RS = ("apps", "ReplicaSet")
 POD = ("", "Pod")
@@ -150,7 +153,7 @@ class DeploymentController(Controller):
     user = "system:serviceaccount:kube-system:deployment-controller"
     component: ClassVar[str] = "deployment-controller"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self.index = OwnerIndex.of(twin)
         self.gate = ChangeGate(self.index)

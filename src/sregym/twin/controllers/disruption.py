@@ -22,7 +22,7 @@ A sync that cannot count (a selected pod's controller has no scale) fails safe: 
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sregym.errors import ApiError
 from sregym.twin.clock import parse_time
@@ -31,6 +31,9 @@ from sregym.twin.machinery.objects import clone, controller_of
 from sregym.twin.machinery.selectors import LabelSelector, selector_from_spec
 from sregym.twin.machinery.store import WatchEvent
 from sregym.twin.workloads.shared import is_ready
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 PDB_KEY = ("policy", "PodDisruptionBudget")
 POD_KEY = ("", "Pod")
@@ -120,7 +123,7 @@ class DisruptionController(Controller):
     user = "system:serviceaccount:kube-system:disruption-controller"
     component: ClassVar[str] = COMPONENT
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._pdb_kind = twin.kinds.by_kind("policy/v1", "PodDisruptionBudget")
         self._sync_all = True  # first tick: a twin restored from a snapshot has PDBs already

@@ -16,13 +16,16 @@ from __future__ import annotations
 import contextlib
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import owner_ref
 from sregym.twin.machinery.selectors import LabelSelector, selector_from_map
 from sregym.twin.machinery.store import WatchEvent
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by"
@@ -219,7 +222,7 @@ def desired_slice_groups(service: dict[str, Any],
     return out
 
 
-def ready_backends(twin: Any, service: dict[str, Any]) -> list[Backend]:
+def ready_backends(twin: Twin, service: dict[str, Any]) -> list[Backend]:
     """Ready, non-terminating pods behind a Service right now (what a client connecting through
     the Service can reach). Selector-less Services use their hand-written Endpoints."""
     namespace = service["metadata"].get("namespace", "")
@@ -255,7 +258,7 @@ class EndpointsController(Controller):
     order = 80
     user = "system:serviceaccount:kube-system:endpoint-controller"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._dirty: set[tuple[str, str]] = set()
         self._all_dirty = True

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import base64
 import contextlib
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.kinds import ResourceKind
 from sregym.twin.machinery.objects import clone, set_condition
 from sregym.twin.machinery.store import WatchEvent
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 ObjKey = tuple[tuple[str, str], str, str]  # ((group, kind), namespace, name)
 
@@ -36,10 +39,10 @@ ROOT_CA_DESCRIPTION = (
 _MAX_PASSES = 16
 
 
-def cluster_ca_pem(twin: Any) -> str:
-    """The cluster CA certificate (PEM). Uses `twin.services["cluster-ca-pem"]` when the API
+def cluster_ca_pem(twin: Twin) -> str:
+    """The cluster CA certificate (PEM). Uses `twin.services.cluster_ca_pem` when the API
     server provides a real one; otherwise a deterministic certificate-shaped placeholder."""
-    pem = twin.services.get("cluster-ca-pem")
+    pem = twin.services.cluster_ca_pem
     if isinstance(pem, str) and pem:
         return pem
     rng = twin.rng.stream("cluster-ca")
@@ -47,7 +50,7 @@ def cluster_ca_pem(twin: Any) -> str:
     body = base64.b64encode(der).decode()
     lines = [body[i:i + 64] for i in range(0, len(body), 64)]
     pem = "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines) + "\n-----END CERTIFICATE-----\n"
-    twin.services["cluster-ca-pem"] = pem
+    twin.services.cluster_ca_pem = pem
     return pem
 
 
@@ -58,7 +61,7 @@ class GarbageCollector(Controller):
     user = "system:serviceaccount:kube-system:generic-garbage-collector"
     namespace_user: ClassVar[str] = "system:serviceaccount:kube-system:namespace-controller"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._live: dict[str, ObjKey] = {}
         self._owners: dict[ObjKey, tuple[str, ...]] = {}

@@ -2,7 +2,7 @@
 
 Every 15 simulated seconds (kube's sync period) it reads the target's scale, enforces
 min/max replicas, and computes a recommendation from pod resource usage. Usage comes from the
-metrics provider registered as `twin.services["metrics"]`, an object with
+metrics provider registered as `twin.services.metrics`, an object with
 `pod_usage(namespace, pod_name) -> (cpu_cores, memory_bytes) | None`. Without a provider the HPA
 reports what a cluster without metrics-server reports: `ScalingActive=False` with reason
 `FailedGetResourceMetric` and the real message, plus the matching Warning events. Scale-ups are
@@ -12,7 +12,7 @@ limited to max(100 %, 4 pods) per period and scale-downs use the 300 s stabiliza
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
@@ -20,6 +20,9 @@ from sregym.twin.machinery.objects import clone
 from sregym.twin.machinery.quantity import format_cpu, format_memory, parse_quantity
 from sregym.twin.machinery.selectors import selector_from_spec
 from sregym.twin.workloads.shared import is_active
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 SYNC_PERIOD = 15.0
 TOLERANCE = 0.1
@@ -41,7 +44,7 @@ class HorizontalPodAutoscalerController(Controller):
     user = "system:serviceaccount:kube-system:horizontal-pod-autoscaler"
     component: ClassVar[str] = "horizontal-pod-autoscaler"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._last_sync: dict[str, float] = {}
         self._recommendations: dict[str, list[tuple[float, int]]] = {}
@@ -91,7 +94,7 @@ class HorizontalPodAutoscalerController(Controller):
         resource = metric.get("resource") or metric.get("containerResource") or {}
         name = resource.get("name", "cpu")
         goal = resource.get("target") or {}
-        provider = self.twin.services.get("metrics")
+        provider = self.twin.services.metrics
         prefix = f"failed to get {name} utilization: unable to get metrics for resource {name}"
         if provider is None or not hasattr(provider, "pod_usage"):
             raise MetricError(f"{prefix}: {NO_METRICS_API}")

@@ -14,7 +14,7 @@ regular sidecar keeps it Running forever) is the kubelet's decision.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
@@ -29,6 +29,9 @@ from sregym.twin.workloads.shared import (
     restart_count,
     ts,
 )
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 POD = ("", "Pod")
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
@@ -57,7 +60,7 @@ class JobController(Controller):
     user = "system:serviceaccount:kube-system:job-controller"
     component: ClassVar[str] = "job-controller"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self.index = OwnerIndex.of(twin)
         self._known_pods: dict[str, set[str]] = {}  # job uid -> uids of pods not yet counted

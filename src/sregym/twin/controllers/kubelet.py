@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
@@ -37,6 +37,9 @@ from sregym.twin.node.runtime import (
 )
 from sregym.twin.node.shell import Listen, Output, Process, ShellContext, Unlisten, Usage
 from sregym.twin.topology import KUBERNETES_VERSION
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 BACKOFF_INITIAL = 10.0
 BACKOFF_MAX = 300.0
@@ -83,7 +86,7 @@ class Kubelet(Controller):
     order = 70
     user = "system:node"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self.runtime = runtime_of(twin)
         self.logs = log_store(twin)

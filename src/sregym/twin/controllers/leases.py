@@ -39,11 +39,14 @@ import hashlib
 import math
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
 from sregym.twin.topology import CLUSTER_NAME
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 NODE_LEASE_DURATION_S = 40
@@ -96,7 +99,7 @@ class LeaseController(Controller):
     order = 3
     user = "system:apiserver"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._rng = twin.rng.stream("leases")
         self._renewals: dict[tuple[str, str], _Renewal] = {}

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
 from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 NODE_STATUS_UPDATE_S = 10.0  # nodeStatusUpdateFrequency
 NODE_STATUS_REPORT_S = 300.0  # nodeStatusReportFrequency (1.32 default with node leases)
@@ -44,7 +47,7 @@ class NodeStatusController(Controller):
     order = 4
     user = "system:node"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._rng = twin.rng.stream("node-status")
         self._reporters: dict[str, _Reporter] = {}

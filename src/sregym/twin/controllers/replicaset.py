@@ -11,7 +11,7 @@ Terminating and finished pods are not counted, as in the real controller.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
@@ -28,6 +28,9 @@ from sregym.twin.workloads.shared import (
     restart_count,
     ts,
 )
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 POD = ("", "Pod")
 BURST_REPLICAS = 500
@@ -119,7 +122,7 @@ class ReplicaSetController(Controller):
     component: ClassVar[str] = "replicaset-controller"
     kind_key: ClassVar[tuple[str, str]] = ("apps", "ReplicaSet")
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self.index = OwnerIndex.of(twin)
         self.backoff = Backoff()

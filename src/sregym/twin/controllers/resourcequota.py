@@ -8,11 +8,14 @@ which keeps the per-tick cost flat as the cluster grows.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.twin.admission.resourcequota import hard_of, namespace_usage
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.store import WatchEvent
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 # Kinds whose churn never changes quota usage (and would otherwise wake us every tick).
 _IGNORED = {("", "Event"), ("", "Endpoints"), ("discovery.k8s.io", "EndpointSlice"),
@@ -25,7 +28,7 @@ class ResourceQuotaController(Controller):
     order = 90
     user = "system:serviceaccount:kube-system:resourcequota-controller"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._dirty: set[str] = set()
         self._all_dirty = True

@@ -14,7 +14,7 @@ provisioned (VolumeBinding's PreBind) and bound once every claim is Bound.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
@@ -37,6 +37,9 @@ from sregym.twin.workloads.placement import (
     score_nodes,
 )
 from sregym.twin.workloads.volumes import ANN_SELECTED_NODE, claim_volumes, is_bound
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 SCHEDULER_NAME = "default-scheduler"
 INITIAL_BACKOFF = 1.0
@@ -65,7 +68,7 @@ class Scheduler(Controller):
     order = 60
     user = "system:kube-scheduler"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._pending: set[tuple[str, str]] = set()
         self._backoff: dict[str, _Backoff] = {}

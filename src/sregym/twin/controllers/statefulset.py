@@ -12,7 +12,7 @@ at the first unhealthy pod.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
@@ -28,6 +28,9 @@ from sregym.twin.workloads.shared import (
     pod_phase,
     ready_since,
 )
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 POD = ("", "Pod")
 REVISION = ("apps", "ControllerRevision")
@@ -94,7 +97,7 @@ class StatefulSetController(Controller):
     user = "system:serviceaccount:kube-system:statefulset-controller"
     component: ClassVar[str] = "statefulset-controller"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self.index = OwnerIndex.of(twin)
         self.backoff = Backoff()

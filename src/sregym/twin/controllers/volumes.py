@@ -13,7 +13,7 @@ it, and the pod on the second node waits with a `FailedAttachVolume` Multi-Attac
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
@@ -41,6 +41,9 @@ from sregym.twin.workloads.volumes import (
     unique_volume_name,
 )
 
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
+
 PV_CONTROLLER = "persistentvolume-controller"
 ATTACH_CONTROLLER = "attachdetach-controller"
 # The PV controller re-syncs every claim this often; periodic events repeat at this pace.
@@ -51,7 +54,7 @@ class _ClaimUsers:
     """Index of pods that reference PVCs, kept current by the store, so the volume controllers
     never scan every pod of a 500-pod cluster on every tick."""
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         self._index = twin.store.add_index("Pod", lambda pod: ("claims",) if claim_volumes(pod) else ())
 
     @property
@@ -59,11 +62,11 @@ class _ClaimUsers:
         return set(self._index.names("claims"))
 
 
-def claim_users(twin: Any) -> _ClaimUsers:
-    users = twin.services.get("volume-claim-users")
+def claim_users(twin: Twin) -> _ClaimUsers:
+    users = twin.services.claim_users
     if users is None:
         users = _ClaimUsers(twin)
-        twin.services["volume-claim-users"] = users
+        twin.services.claim_users = users
     return users
 
 
@@ -75,7 +78,7 @@ class PersistentVolumeBinder(Controller):
     order = 55
     user = "system:serviceaccount:kube-system:persistent-volume-binder"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._users = claim_users(twin)
         self._last_event: dict[tuple[str, str], float] = {}
@@ -283,13 +286,12 @@ class PersistentVolumeBinder(Controller):
 
     def _provisioner_identity(self, provisioner: str) -> str:
         """`<provisioner>_<provisioner pod>_<uuid>`, the event source external provisioners use."""
-        key = f"identity:{provisioner}"
-        ident = self.twin.services.get(key)
+        ident = self.twin.services.provisioner_identities.get(provisioner)
         if ident is None:
             short = provisioner.rsplit("/", 1)[-1]
             pod = f"{short}-provisioner-{self.twin.rng.suffix(10, 'volumes')}-{self.twin.rng.suffix(5, 'volumes')}"
             ident = f"{provisioner}_{pod}_{self.twin.rng.uuid('volumes')}"
-            self.twin.services[key] = ident
+            self.twin.services.provisioner_identities[provisioner] = ident
         return ident
 
     # ----------------------------------------------------------------- volumes
@@ -364,7 +366,7 @@ class PersistentVolumeBinder(Controller):
         self.twin.events.record(obj, event_type, reason, message, component=PV_CONTROLLER)
 
 
-def _pv_fits_node(twin: Any, pv: dict[str, Any], node_name: str) -> bool:
+def _pv_fits_node(twin: Twin, pv: dict[str, Any], node_name: str) -> bool:
     from sregym.twin.workloads.placement import node_info, node_selector_term_matches
 
     required = get_path(pv, "spec", "nodeAffinity", "required")
@@ -414,7 +416,7 @@ class AttachDetachController(Controller):
     order = 75
     user = "system:serviceaccount:kube-system:attachdetach-controller"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._users = claim_users(twin)
         # (pv, node) pairs whose Multi-Attach error was already reported (reported once).

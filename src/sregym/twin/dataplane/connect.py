@@ -332,8 +332,8 @@ class Router:
             route.legs.append(Leg(1.0, static.error))
             return route
         runtime = runtime_of(self.twin)
-        chaos = self.twin.services.get("chaos")
-        nodeos = self.twin.services.get("nodeos")
+        chaos = self.twin.services.chaos
+        nodeos = self.twin.services.nodeos
         src_ip = self._src_ip(src_pod)
         src_node = ((src_pod or {}).get("spec") or {}).get("nodeName") or ""
         conntrack_full = bool(nodeos is not None and src_node and hasattr(nodeos, "conntrack_full")
@@ -395,10 +395,10 @@ def _ip_key(ip: str) -> tuple[int, ...]:
 
 
 def router_of(twin: Twin) -> Router:
-    router = twin.services.get("dataplane-router")
+    router = twin.services.router
     if router is None:
         router = Router(twin)
-        twin.services["dataplane-router"] = router
+        twin.services.router = router
     return router
 
 

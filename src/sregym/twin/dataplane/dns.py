@@ -17,7 +17,7 @@ symptom (NXDOMAIN, SERVFAIL, REFUSED or a timeout):
    compiled order (`rewrite` → `template` → `hosts` → `kubernetes` → `forward`): Services
    (ClusterIP, headless → endpoint IPs, ExternalName → CNAME), endpoint hostnames
    (`web-0.web.ns.svc.cluster.local`), pod records (`10-244-1-5.ns.pod.cluster.local`), PTR;
-5. DNSChaos through `twin.services["chaos"].dns(pod, fqdn)` ("error" ⇒ SERVFAIL, "random" ⇒
+5. DNSChaos through `twin.services.chaos.dns(pod, fqdn)` ("error" ⇒ SERVFAIL, "random" ⇒
    a random address), for pods that query the cluster DNS.
 
 The twin has no internet. "Upstream" resolvers (the node's resolver 172.18.0.1 that CoreDNS
@@ -50,7 +50,6 @@ from sregym.twin.topology import CLUSTER_DNS_IP, CLUSTER_DOMAIN
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
-SERVICE_KEY = "dataplane.dns"
 NODE_RESOLVER = "172.18.0.1"
 # Resolvers outside the cluster that answer (from the fixed table below).
 PUBLIC_RESOLVERS = frozenset({NODE_RESOLVER, "8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1",
@@ -762,20 +761,20 @@ class _State:
     corefile_rv: str | None = None
     corefile: Corefile | None = None  # the last Corefile that parsed (what CoreDNS runs)
     coredns: CoreDNS | None = None
-    dns_services: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    service_by_ip: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     reach: dict[tuple[str, str], bool] = field(default_factory=dict)
 
 
 def _state(twin: Twin) -> _State:
-    state = twin.services.get(SERVICE_KEY)
+    state = twin.services.dns
     if state is None:
         state = _State()
-        twin.services[SERVICE_KEY] = state
+        twin.services.dns = state
     key = (float(twin.clock.now), int(twin.store.resource_version))
     if state.cache_key != key:
         state.cache_key = key
         state.answers.clear()
-        state.dns_services.clear()
+        state.service_by_ip.clear()
         state.reach.clear()
         state.coredns = None
     return state
@@ -804,7 +803,7 @@ def coredns_for(twin: Twin) -> CoreDNS:
 
 def _dns_service(twin: Twin, state: _State, ip: str) -> dict[str, Any] | None:
     """The Service whose ClusterIP is `ip` (the cluster DNS is just a Service)."""
-    if ip not in state.dns_services:
+    if ip not in state.service_by_ip:
         found = None
         if ip == CLUSTER_DNS_IP:
             found = twin.store.peek("Service", "kube-system", "kube-dns")
@@ -815,8 +814,8 @@ def _dns_service(twin: Twin, state: _State, ip: str) -> dict[str, Any] | None:
                 if get_path(service, "spec", "clusterIP") == ip:
                     found = service
                     break
-        state.dns_services[ip] = found
-    return state.dns_services[ip]
+        state.service_by_ip[ip] = found
+    return state.service_by_ip[ip]
 
 
 def _reachable_dns(twin: Twin, state: _State, pod: dict[str, Any] | None, src_ip: str,
@@ -833,8 +832,8 @@ def _reachable_dns(twin: Twin, state: _State, pod: dict[str, Any] | None, src_ip
     from sregym.twin.controllers.endpoints import ready_backends
     from sregym.twin.dataplane.netpolicy import allowed
 
-    runtime = twin.services.get("runtime")
-    chaos = twin.services.get("chaos")
+    runtime = twin.services.runtime
+    chaos = twin.services.chaos
     ok = False
     for backend in ready_backends(twin, service):
         if runtime is not None and hasattr(runtime, "listener") and \
@@ -861,7 +860,7 @@ def _is_coredns_pod_ip(twin: Twin, ip: str) -> bool:
 
 
 def _chaos_reply(twin: Twin, pod: dict[str, Any] | None, fqdn: str) -> _Reply | None:
-    chaos = twin.services.get("chaos")
+    chaos = twin.services.chaos
     if chaos is None or pod is None or not hasattr(chaos, "dns"):
         return None
     action = chaos.dns(pod, fqdn.rstrip("."))
@@ -990,7 +989,7 @@ def _source_ip(pod: dict[str, Any] | None) -> str:
     return str(get_path(pod, "status", "podIP", default="") or "")
 
 
-def go_lookup_message(name: str, server: str, error: str, src_ip: str = "", twin: Any = None) -> str:
+def go_lookup_message(name: str, server: str, error: str, src_ip: str = "", twin: Twin | None = None) -> str:
     """The error text of Go's resolver (what Go services log after `dial tcp: `)."""
     where = f"lookup {name.rstrip('.')} on {server}:53"
     if error == "timeout":

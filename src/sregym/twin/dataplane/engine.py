@@ -16,7 +16,7 @@ Per tick (order 85, after the kubelet and the endpoints controller have settled 
 
 Everything the engine reads a program's behaviour from is what the process read at start (its
 env, flags and mounted config), so a fault is a Kubernetes write and the symptoms follow.
-Exposed as `twin.services["dataplane"]` (see the methods under "public API").
+Exposed as `twin.services.dataplane` (see the methods under "public API").
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from sregym.twin.controller import Controller, controller
@@ -46,6 +46,9 @@ from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import cpu_cores
 from sregym.twin.node.logs import log_store
 from sregym.twin.node.runtime import runtime_of
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 SPAN_BUCKETS_MS = (2, 4, 6, 8, 10, 50, 100, 200, 400, 800, 1000, 1400, 2000, 5000, 10000, 15000)
 ENTRY_HISTORY_S = 3600
@@ -139,7 +142,7 @@ class DataPlaneEngine(Controller):
     order = 85
     user = "system:serviceaccount:sregym-system:dataplane"
 
-    def __init__(self, twin: Any) -> None:
+    def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self.router: Router = router_of(twin)
         self.runtime = runtime_of(twin)
@@ -159,8 +162,9 @@ class DataPlaneEngine(Controller):
         self.exemplars_per_tick = 2
         self.span_credit = 0.0
         self._order_cache: tuple[Any, list[tuple[str, str, str]]] | None = None
-        twin.services["dataplane"] = self
-        twin.services.setdefault("traces", _trace_store())
+        twin.services.dataplane = self
+        if twin.services.traces is None:
+            twin.services.traces = _trace_store()
         self._hooked = False  # the usage hook is added with the first program (it makes the kubelet
         # re-check memory-limited pods every tick, a cost clusters without programs should not pay)
 
@@ -467,7 +471,7 @@ class DataPlaneEngine(Controller):
         costs = {op.name: op.cpu_ms for op in spec.operations}
         work = sum(rate * costs.get(op, 1.0) for op, rate in arrivals.items()) * dt
         cores = granted
-        chaos = self.twin.services.get("chaos")
+        chaos = self.twin.services.chaos
         if chaos is not None and hasattr(chaos, "stress"):
             pod = self._pod(proc)
             if pod is not None:

@@ -30,7 +30,7 @@ GRPC_CODES = {"OK": 0, "Unknown": 2, "DeadlineExceeded": 4, "Unimplemented": 12,
 def sample_exemplars(engine: DataPlaneEngine, flows: list[dict[str, Any]], now: float) -> None:
     if engine.exemplars_per_tick <= 0:
         return
-    traces = engine.twin.services.get("traces")
+    traces = engine.twin.services.traces
     if traces is None:
         return
     rng = engine.twin.rng.stream("dataplane-exemplars")

@@ -60,7 +60,7 @@ def http_request(engine: DataPlaneEngine, src_pod: dict[str, Any] | None, url: s
         return HttpResult(error="tls", latency_ms=rtt, connect=conn,
                           message="error:0A00010B:SSL routines::wrong version number")
     found = engine.runtime.listener(conn.dst_ip, conn.target_port or port)
-    chaos = engine.twin.services.get("chaos")
+    chaos = engine.twin.services.chaos
     effect = chaos.http(conn.dst_pod, conn.target_port or port, method, path) \
         if chaos is not None and conn.dst_pod is not None and hasattr(chaos, "http") else None
     if effect is not None and getattr(effect, "abort", False):

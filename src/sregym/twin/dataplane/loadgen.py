@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from sregym.twin.dataplane.spec import parse_duration_ms
 from sregym.twin.dataplane.workload import RequestMix, Workload, WorkloadSpec
 from sregym.twin.node.runtime import runtime_of
 from sregym.twin.node.shell import Invocation, Program, Sleep, Usage
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 APP_ANNOTATION = "sregym.io/app"
 DEFAULT_TIMEOUT_MS = 2000.0  # wrk's SOCKET_TIMEOUT_MS
@@ -182,7 +185,7 @@ class GeneratorWorkload(Workload):
     """A workload fed by running generator processes: rate = sum of their `-R`, source = one of
     their pods. With none running there is no traffic (the multiplier is kept)."""
 
-    def __init__(self, spec: WorkloadSpec, started_at: float, twin: Any) -> None:
+    def __init__(self, spec: WorkloadSpec, started_at: float, twin: Twin) -> None:
         super().__init__(spec, started_at)
         self.twin = twin
         self.processes: dict[tuple[str, str, str], tuple[Any, float]] = {}  # key -> (ctx, rate)
@@ -203,7 +206,7 @@ class GeneratorWorkload(Workload):
             return 0.0
         return super().rate(now) * sum(rate for _, rate in live) / max(self.spec.rps, 1e-9)
 
-    def source_pod(self, twin: Any) -> tuple[bool, dict[str, Any] | None]:
+    def source_pod(self, twin: Twin) -> tuple[bool, dict[str, Any] | None]:
         for (namespace, pod, _container), _rate in self._live():
             obj = twin.store.peek("Pod", namespace, pod)
             if obj is not None:
@@ -211,10 +214,10 @@ class GeneratorWorkload(Workload):
         return False, None
 
 
-def attach_generator(twin: Any, name: str, key: tuple[str, str, str], ctx: Any, spec: WorkloadSpec) -> \
+def attach_generator(twin: Twin, name: str, key: tuple[str, str, str], ctx: Any, spec: WorkloadSpec) -> \
         GeneratorWorkload | None:
     """Register one running generator process under the workload `name`."""
-    dataplane = twin.services.get("dataplane")
+    dataplane = twin.services.dataplane
     if dataplane is None:
         return None
     workload = dataplane.workloads.get(name)
@@ -230,11 +233,11 @@ def attach_generator(twin: Any, name: str, key: tuple[str, str, str], ctx: Any, 
     return workload
 
 
-def ensure_workload(twin: Any, name: str, target: str, rps: float, mix: tuple[RequestMix, ...]) -> \
+def ensure_workload(twin: Twin, name: str, target: str, rps: float, mix: tuple[RequestMix, ...]) -> \
         GeneratorWorkload | None:
     """Declare an app's generated workload before its generator runs (rate 0 until one does), so
     `set_load`/`burst` can be called right after deploying."""
-    dataplane = twin.services.get("dataplane")
+    dataplane = twin.services.dataplane
     if dataplane is None:
         return None
     spec = WorkloadSpec(name=name, target=target, rps=rps, mix=mix, timeout_ms=DEFAULT_TIMEOUT_MS)
@@ -246,8 +249,8 @@ def ensure_workload(twin: Any, name: str, target: str, rps: float, mix: tuple[Re
     return workload
 
 
-def detach_generator(twin: Any, name: str, key: tuple[str, str, str], ctx: Any) -> None:
-    dataplane = twin.services.get("dataplane")
+def detach_generator(twin: Twin, name: str, key: tuple[str, str, str], ctx: Any) -> None:
+    dataplane = twin.services.dataplane
     workload = dataplane.workloads.get(name) if dataplane is not None else None
     if isinstance(workload, GeneratorWorkload) and key in workload.processes and \
             workload.processes[key][0] is ctx:
@@ -266,7 +269,7 @@ def _fmt_ms(ms: float) -> str:
     return f"{ms / 1000.0:.2f}s" if ms >= 1000 else f"{ms:.2f}ms"
 
 
-def _resolve(twin: Any, pod: dict[str, Any] | None, host: str) -> tuple[str | None, str]:
+def _resolve(twin: Twin, pod: dict[str, Any] | None, host: str) -> tuple[str | None, str]:
     """(ip, gai error text) as getaddrinfo would answer inside the pod."""
     if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", host):
         return host, ""
@@ -324,7 +327,7 @@ def wrk_command(call: Invocation) -> Program:
                         source_labels=dict(meta.get("labels") or {}))
     started = call.now
     workload = attach_generator(twin, name, key, ctx, spec) if twin is not None else None
-    dataplane = twin.services.get("dataplane") if twin is not None else None
+    dataplane = twin.services.dataplane if twin is not None else None
     try:
         calibration = min(CALIBRATION_S, args.duration_s)
         yield Sleep(calibration)

@@ -35,7 +35,6 @@ from sregym.twin.machinery.selectors import LabelSelector, selector_from_spec
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
-SERVICE_KEY = "dataplane.netpolicy"
 
 
 @dataclass(frozen=True)
@@ -151,10 +150,10 @@ def compile_policy(policy: dict[str, Any]) -> _Policy:
 
 
 def _index(twin: Twin) -> _Index:
-    index = twin.services.get(SERVICE_KEY)
+    index = twin.services.netpolicy
     if index is None:
         index = _Index()
-        twin.services[SERVICE_KEY] = index
+        twin.services.netpolicy = index
     key = (float(twin.clock.now), int(twin.store.resource_version))
     if index.key == key:
         return index

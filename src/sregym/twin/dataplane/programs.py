@@ -207,7 +207,7 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
     yield Usage(memory_bytes=int(spec.memory.base_mib * MIB), cpu_cores=spec.idle_cpu_cores)
     if spec.startup.seconds > 0:
         yield Sleep(spec.startup.seconds)
-    dataplane = twin.services.get("dataplane") if twin is not None else None
+    dataplane = twin.services.dataplane if twin is not None else None
     for dep in spec.dependencies:
         if not dep.startup_check:
             continue

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.twin.dataplane.programs import bind_image
 from sregym.twin.dataplane.spec import (
@@ -30,6 +30,9 @@ from sregym.twin.dataplane.spec import (
     register_program,
 )
 from sregym.twin.dataplane.workload import RequestMix, WorkloadSpec
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 IMAGE_REPOSITORY = "ghcr.io/sregym/synthetic-service"
 IMAGE = f"{IMAGE_REPOSITORY}:1.0"
@@ -48,7 +51,7 @@ class SyntheticApp:
     workload: WorkloadSpec
     edges: dict[str, list[str]] = field(default_factory=dict)
 
-    def deploy(self, twin: Any, *, workload: bool = True) -> None:
+    def deploy(self, twin: Twin, *, workload: bool = True) -> None:
         """Register programs and image, apply the manifests, start the workload."""
         for spec in self.programs:
             register_program(spec)
@@ -56,7 +59,7 @@ class SyntheticApp:
                    shell="ash", description="sregym synthetic microservice")
         twin.apply(self.manifests)
         if workload:
-            twin.services["dataplane"].add_workload(self.workload)
+            twin.services.dataplane.add_workload(self.workload)
 
 
 def _grpc_op(service: str) -> str:

@@ -11,12 +11,15 @@ bursts, and multipliers set at run time by tests and fault injectors
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sregym.twin.machinery.selectors import selector_from_map
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 
 class _Frozen(BaseModel):
@@ -72,7 +75,7 @@ class Workload:
                 factor *= mult
         return self.spec.rps * factor
 
-    def source_pod(self, twin: Any) -> tuple[bool, dict[str, Any] | None]:
+    def source_pod(self, twin: Twin) -> tuple[bool, dict[str, Any] | None]:
         """(traffic flows, client pod). External traffic has no pod; a configured load
         generator must have a running, ready pod."""
         if self.spec.source_namespace is None:

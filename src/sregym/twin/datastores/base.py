@@ -110,7 +110,7 @@ class DataStore:
 
     def io_effect(self, mount_path: str) -> Any:
         """D3's IOChaos on this pod's data volume, or None without chaos."""
-        chaos = self.twin.services.get("chaos")
+        chaos = self.twin.services.chaos
         if chaos is None:
             return None
         try:
@@ -164,9 +164,9 @@ class StateBank:
 
 
 def bank_of(twin: Twin) -> StateBank:
-    bank = twin.services.get("datastores")
+    bank = twin.services.datastores
     if bank is None:
-        bank = twin.services["datastores"] = StateBank()
+        bank = twin.services.datastores = StateBank()
     return bank
 
 

@@ -400,7 +400,7 @@ class MongoServer(DataStore):
         date = datetime.fromtimestamp(now, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.000+00:00")
         line = (f'{{"t":{{"$date":"{date}"}},"s":"{severity}",  "c":"{component}",  "id":{ident},   '
                 f'"ctx":"conn{int(now) % 997 + 3}","msg":"{msg}","attr":{json.dumps(attr, separators=(",", ":"))}}}')
-        logs = self.twin.services.get("logs")
+        logs = self.twin.services.logs
         if logs is not None:
             logs.append(instance.container_id, now, "stdout", line)
 

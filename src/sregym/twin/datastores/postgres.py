@@ -267,7 +267,7 @@ class PgServer(DataStore):
                 return
             limiter[key] = now
         instance = runtime_of(self.twin).instance(self.namespace, self.pod_name, self.container)
-        logs = self.twin.services.get("logs")
+        logs = self.twin.services.logs
         if instance is None or logs is None:
             return
         stamp = datetime.fromtimestamp(now, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.000 UTC")

@@ -85,10 +85,10 @@ class LogStore:
 
 
 def log_store(twin: Twin) -> LogStore:
-    store = twin.services.get("logs")
+    store = twin.services.logs
     if store is None:
         store = LogStore()
-        twin.services["logs"] = store
+        twin.services.logs = store
     return store
 
 
@@ -139,7 +139,7 @@ def container_logs(twin: Twin, namespace: str, pod: str, container: str | None =
     name, is_init = _pick_container(obj, container)
     status_key = "initContainerStatuses" if is_init else "containerStatuses"
     status = next((s for s in (obj.get("status") or {}).get(status_key) or [] if s.get("name") == name), {})
-    runtime = twin.services.get("runtime")
+    runtime = twin.services.runtime
     record = runtime.record(namespace, pod, name) if runtime is not None else None
     since = twin.clock.now - since_seconds if since_seconds is not None else None
     store = log_store(twin)

@@ -8,10 +8,13 @@ fails with the real kubelet's wording ("dial tcp 10.244.1.5:8081: connect: conne
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.twin.node.runtime import ContainerInstance
 from sregym.twin.node.shell import run_once
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 PROBE_KINDS = ("startupProbe", "livenessProbe", "readinessProbe")
 PROBE_LABEL = {"startupProbe": "Startup", "livenessProbe": "Liveness", "readinessProbe": "Readiness"}
@@ -39,14 +42,14 @@ def _path_served(paths: tuple[str, ...] | None, path: str) -> bool:
     return bare in paths or any(p.endswith("/") and p != "/" and bare.startswith(p) for p in paths)
 
 
-def server_latency_ms(twin: Any, probe: dict[str, Any], container: dict[str, Any], pod_ip: str) -> float:
+def server_latency_ms(twin: Twin, probe: dict[str, Any], container: dict[str, Any], pod_ip: str) -> float:
     """How long the application server takes to answer an HTTP/gRPC probe right now.
 
     The hook that lets load reach probes: a probe request waits in the same queue as user
-    requests, so the data plane (`twin.services["dataplane"].probe_latency_ms(ip, port)`, when it
+    requests, so the data plane (`twin.services.dataplane.probe_latency_ms(ip, port)`, when it
     offers it) reports the server's current queueing delay. TCP and exec probes are answered by
     the kernel / a separate process and do not see it. 0 when nothing reports a delay."""
-    dataplane = twin.services.get("dataplane") if twin is not None else None
+    dataplane = twin.services.dataplane if twin is not None else None
     hook = getattr(dataplane, "probe_latency_ms", None)
     if hook is None:
         return 0.0

@@ -3,7 +3,7 @@
 A pod's status is a *report*; the truth lives here: which container instance is running, since
 when, what its process is doing (its `shell.Process`), which ports it listens on, how much memory
 and CPU it uses, its back-off timers and probe counters. Other subsystems read it through
-`twin.services["runtime"]`:
+`twin.services.runtime`:
 
 - `container_usage(ns, pod, container) -> (cpu_cores, memory_bytes)` for metrics / `kubectl top`;
 - `add_usage_hook(fn)`: the data plane adds load-dependent usage; `fn(ns, pod, container,
@@ -244,10 +244,10 @@ class Runtime:
 
 
 def runtime_of(twin: Twin) -> Runtime:
-    runtime = twin.services.get("runtime")
+    runtime = twin.services.runtime
     if runtime is None:
         runtime = Runtime(twin)
-        twin.services["runtime"] = runtime
+        twin.services.runtime = runtime
     return runtime
 
 

@@ -1825,7 +1825,7 @@ def _append_to_main_log(ctx: ShellContext, stream: str, text: str) -> None:
     twin, pod = ctx.twin, ctx.pod
     if twin is None or pod is None:
         return
-    runtime, logs = twin.services.get("runtime"), twin.services.get("logs")
+    runtime, logs = twin.services.runtime, twin.services.logs
     meta = pod.get("metadata") or {}
     instance = runtime.instance(meta.get("namespace", ""), meta.get("name", ""), ctx.container) \
         if runtime is not None else None

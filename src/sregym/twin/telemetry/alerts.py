@@ -251,7 +251,7 @@ class RuleManager:
     # ------------------------------------------------------------ evaluation
     def tick(self, now_ms: int) -> None:
         """Evaluate every group whose interval slot has come."""
-        tsdb = self.twin.services.get("tsdb")
+        tsdb = self.twin.services.tsdb
         if tsdb is None:
             return
         for group in self.groups:
@@ -399,12 +399,12 @@ class RuleManager:
 
 def rule_manager(twin: Twin) -> RuleManager:
     """The twin's rule manager, created with the default rules on first use."""
-    manager = twin.services.get("alerts")
+    manager = twin.services.alerts
     if manager is None:
         manager = RuleManager(twin)
         for path in default_rule_files():
             manager.load(path, display_name=f"{DISPLAY_DIR}/{path.name}")
-        twin.services["alerts"] = manager
+        twin.services.alerts = manager
     return manager
 
 
@@ -420,7 +420,7 @@ def configure_rules(twin: Twin, *, extra_files: Iterable[str | Path] = (), extra
         manager.load(path)
     for name, text in extra_texts:
         manager.load_text(text, name)
-    twin.services["alerts"] = manager
+    twin.services.alerts = manager
     return manager
 
 

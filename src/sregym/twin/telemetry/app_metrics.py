@@ -1,6 +1,6 @@
 """Application metrics: what each application process exposes on its own /metrics endpoint.
 
-The data plane reports per-process figures (`twin.services["dataplane"].app_metrics()`: rows of
+The data plane reports per-process figures (`twin.services.dataplane.app_metrics()`: rows of
 (name, labels, value, type) with `namespace`, `pod`, `container`, `service` labels — queue
 depth, in-flight requests, request/error/retry counters, cache hit ratios ...). Prometheus would
 scrape each pod as its own target through a ServiceMonitor on the app's Service, so each pod is a
@@ -33,7 +33,7 @@ class AppMetrics:
         self._known_types: dict[str, str] = {}
 
     def collect(self, now: float) -> list[Batch]:
-        rows = rows_of(self.twin.services.get("dataplane"), "app_metrics")
+        rows = rows_of(self.twin.services.dataplane, "app_metrics")
         batches: dict[tuple[str, str], Batch] = {}
         for row in rows:
             name, labels, value = row[0], row[1], row[2]
@@ -75,7 +75,7 @@ class AppMetrics:
         if name in self._known_types:
             return
         self._known_types[name] = kind
-        tsdb: Any = self.twin.services.get("tsdb")
+        tsdb: Any = self.twin.services.tsdb
         if tsdb is None:
             return
         family, metric_type = name, kind if kind in ("counter", "gauge", "histogram", "summary") else "unknown"

@@ -6,9 +6,9 @@ new series and the old ones go stale — which is why `rate(container_cpu_usage_
 behaves across restarts in the twin exactly as it does in a cluster.
 
 Counters are integrated, not sampled: every few simulated seconds the runtime's usage
-(`twin.services["runtime"]`, including the data plane's usage hooks) is integrated into the
+(`twin.services.runtime`, including the data plane's usage hooks) is integrated into the
 container's CPU seconds, capped by the CFS quota of its CPU limit. CFS periods/throttling come from
-the data plane (`twin.services["dataplane"].cfs_counters(ns, pod, container) -> (periods,
+the data plane (`twin.services.dataplane.cfs_counters(ns, pod, container) -> (periods,
 throttled_periods, throttled_seconds)`, cumulative) when it provides them; otherwise they are
 derived from demand vs quota. Network bytes come from `dataplane.network_counters(ns, pod) ->
 (rx_bytes, tx_bytes)` when present, otherwise they follow CPU activity. Every counter is kept
@@ -152,10 +152,10 @@ class Cadvisor:
     # ----------------------------------------------------------------- sampling
     def sample(self, now: float) -> None:
         """Integrate usage since the previous sample into every running container's counters."""
-        runtime = self.twin.services.get("runtime")
+        runtime = self.twin.services.runtime
         if runtime is None:
             return
-        dataplane = self.twin.services.get("dataplane")
+        dataplane = self.twin.services.dataplane
         cfs_provider = getattr(dataplane, "cfs_counters", None)
         net_provider = getattr(dataplane, "network_counters", None)
         hooks = list(runtime.usage_hooks)

@@ -4,7 +4,7 @@ The node's CPU and memory follow what its pods really use (the cAdvisor collecto
 aggregates of the runtime's usage) plus what the node's own daemons use: `node_cpu_seconds_total`
 grows per CPU and mode, idle taking whatever is left; load averages are exponentially-damped
 averages of runnable demand with Linux's 1/5/15-minute constants. Disks, conntrack and the clock
-come from the node OS model (`twin.services["nodeos"]`: `filesystems(node)`, `disks(node)`,
+come from the node OS model (`twin.services.nodeos`: `filesystems(node)`, `disks(node)`,
 `conntrack(node)`, `clock_offset(node)`), so a filled disk, a full conntrack table or a skewed
 clock show up under the metric names the standard alerts use (NodeFilesystemSpaceFillingUp,
 NodeHighNumberConntrackEntriesUsed, NodeClockSkewDetected). Without the node OS model, the
@@ -157,7 +157,7 @@ class NodeExporter:
 
     # --------------------------------------------------------------- exposition
     def collect(self, now: float) -> list[Batch]:
-        nodeos = self.twin.services.get("nodeos")
+        nodeos = self.twin.services.nodeos
         batches = []
         for node in self.twin.store.scan(self._node_kind):
             name = node["metadata"]["name"]

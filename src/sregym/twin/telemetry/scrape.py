@@ -1,5 +1,5 @@
 """The Prometheus scraper of the twin: every 15 simulated seconds, each exporter's targets are
-"scraped" into the TSDB (`twin.services["tsdb"]`).
+"scraped" into the TSDB (`twin.services.tsdb`).
 
 What a kube-prometheus-stack install would store is reproduced, not approximated:
 
@@ -161,7 +161,7 @@ class ScrapeStats:
 
 @controller
 class TelemetryScraper(Controller):
-    """Prometheus: scrapes every exporter on a fixed interval into `twin.services["tsdb"]`."""
+    """Prometheus: scrapes every exporter on a fixed interval into `twin.services.tsdb`."""
 
     name = "telemetry-scraper"
     order = 95  # after the data plane (85) so a scrape sees this tick's usage and counters
@@ -175,12 +175,12 @@ class TelemetryScraper(Controller):
         from sregym.twin.telemetry.span_metrics import SpanMetrics
 
         super().__init__(twin)
-        tsdb = twin.services.get("tsdb")
+        tsdb = twin.services.tsdb
         if tsdb is None:
             tsdb = TSDB()
-            twin.services["tsdb"] = tsdb
+            twin.services.tsdb = tsdb
         self.tsdb: TSDB = tsdb
-        twin.services["scraper"] = self
+        twin.services.scraper = self
         self.interval_ms = int(interval_s * 1000)
         self.retention_ms = int(retention_s * 1000)
         self.usage_sample_ms = int(usage_sample_s * 1000)
@@ -288,7 +288,7 @@ _PROMETHEUS_FAMILIES = (
 
 def scraper_of(twin: Twin) -> TelemetryScraper:
     """The twin's scraper controller (every twin has one)."""
-    found = twin.services.get("scraper")
+    found = twin.services.scraper
     if found is None:
         raise KeyError("the telemetry scraper is not installed")
     return found  # type: ignore[no-any-return]

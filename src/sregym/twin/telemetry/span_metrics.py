@@ -1,7 +1,7 @@
 """Span metrics: the OpenTelemetry Collector's `spanmetrics` connector, scraped by Prometheus.
 
 The data plane counts every request it serves per (service, span name, span kind, status code)
-and keeps a latency histogram (`twin.services["dataplane"].span_metrics()`, cumulative rows of
+and keeps a latency histogram (`twin.services.dataplane.span_metrics()`, cumulative rows of
 (name, labels, value, type)). The collector exposes them on its Prometheus exporter, which the
 monitoring stack scrapes as one target, so RED queries work unchanged:
 
@@ -80,7 +80,7 @@ class SpanMetrics:
 
     def collect(self, now: float) -> list[Batch]:
         batch = Batch(self.target)
-        for row in rows_of(self.twin.services.get("dataplane"), "span_metrics"):
+        for row in rows_of(self.twin.services.dataplane, "span_metrics"):
             name, labels, value = row[0], row[1], row[2]
             batch.add_ref(self._keys.ref(batch, name, labels), float(value))
         return [batch]

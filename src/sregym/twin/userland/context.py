@@ -34,7 +34,6 @@ from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hos
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
-LAYERS_SERVICE = "userland.layers"
 EXEC_PID = 7  # an exec'd process's pid in the kernel's OOM line (the container's own is 1)
 _FLAVOUR = {"debian": "dash", "alpine": "ash", "busybox": "ash"}
 
@@ -93,12 +92,12 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
     image = str(container.get("image") or "")
     meta = pod.get("metadata") or {}
     running = None
-    runtime = twin.services.get("runtime")
+    runtime = twin.services.runtime
     if runtime is not None and hasattr(runtime, "shell_context"):
         running = runtime.shell_context(meta.get("namespace", ""), meta.get("name", ""),
                                         container_name)
     fs = build_fs(twin, pod, container)
-    layers: dict[tuple[str, str, str, str], dict[str, str]] = twin.services.setdefault(LAYERS_SERVICE, {})
+    layers = twin.services.layers
     written = layers.get(_layer_key(pod, container_name))
     if running is not None:
         fs.overlay({path: content for path, content in running.files.items()
@@ -140,7 +139,7 @@ def exec_memory(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> i
     The exec shares the container's cgroup, so a container already near its limit leaves an exec
     little room, as on a real node."""
     meta = pod.get("metadata") or {}
-    runtime = twin.services.get("runtime")
+    runtime = twin.services.runtime
     limit_text = get_path(container, "resources", "limits", "memory")
     if limit_text:
         used = 0
@@ -231,7 +230,7 @@ def _log_oom_kill(ctx: ExecContext, argv: list[str]) -> None:
     from sregym.twin.controllers.kubelet import _oom_score_adj
 
     meter, twin = ctx.memory, ctx.twin
-    logs = twin.services.get("logs") if twin is not None else None
+    logs = twin.services.logs if twin is not None else None
     if meter is None or logs is None or not ctx.node or ctx.pod is None or meter.limit >= PROCESS_MEMORY_CAP:
         return
     name = (argv[0].rsplit("/", 1)[-1] if argv else "sh")[:15]
@@ -249,7 +248,7 @@ def keep_writes(ctx: ExecContext) -> None:
         return
     changed = {path: content for path, content in ctx.files.items()
                if ctx.base_files.get(path) != content and not path.startswith("/dev/")}
-    layers = ctx.twin.services.setdefault(LAYERS_SERVICE, {})
+    layers = ctx.twin.services.layers
     key = _layer_key(ctx.pod, ctx.container)
     layer = layers.get(key)
     if layer is not None:

@@ -6,7 +6,7 @@ exit code (6 resolve, 7 connect, 28 timeout, 52 empty reply, 56 reset, 35 TLS, 2
 takes the simulated time it would (a dropped SYN waits for `--connect-timeout`/`-m` or the
 kernel's ~130 s). The name is resolved from the container's own resolv.conf/hosts
 (`netdiag.lookup`); the connection and the HTTP exchange go to the data plane
-(`twin.services["dataplane"].http_request`, or `connect` plus what the listening process serves
+(`twin.services.dataplane.http_request`, or `connect` plus what the listening process serves
 when the data plane has no HTTP model for it).
 
 `wget` comes in two flavours: BusyBox (Alpine/BusyBox images: `wget: bad address 'geo'`) and GNU
@@ -88,7 +88,7 @@ def _fallback_http(call: Invocation, conn: Connection, url: Url, method: str) ->
     socket declares (probes use the same facts)."""
     exchange = Exchange(None, conn.ip, True, connect_ms=conn.latency_ms)
     raw = conn.raw
-    runtime = call.ctx.twin.services.get("runtime")
+    runtime = call.ctx.twin.services.runtime
     found = None
     if runtime is not None and raw is not None:
         found = runtime.listener(str(getattr(raw, "dst_ip", "") or conn.ip),

@@ -121,7 +121,7 @@ def _connect(call: Invocation, host: str, port: int) -> tuple[MongoServer | None
         if isinstance(store, MongoServer) and store.port == port:
             return store, f"127.0.0.1:{port}", ""
         return None, f"127.0.0.1:{port}", "ECONNREFUSED"
-    dataplane = twin.services.get("dataplane")
+    dataplane = twin.services.dataplane
     if dataplane is None:
         return None, host, "ENOTFOUND"
     result = dataplane.connect(pod, host, port)

@@ -9,7 +9,7 @@ images (`Address:\t10.96.0.10:53`, `ping: bad address 'geo'`), bind9/iputils/gli
 ones (`Address:\t10.96.0.10#53`, `ping: geo: Name or service not known`).
 
 Helpers for the other tools: `lookup(call, name)` resolves from the container's view;
-`open_connection(call, ip, port)` asks the data plane (`twin.services["dataplane"].connect`, or
+`open_connection(call, ip, port)` asks the data plane (`twin.services.dataplane.connect`, or
 D1's router while the service is not registered) for one TCP/UDP connection attempt.
 """
 
@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sregym.twin.dataplane.dns import DnsAnswer, resolve_name
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.node.shell import Invocation, Program, Sleep, command, format_date
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 KERNEL_CONNECT_TIMEOUT_MS = 130_000.0  # tcp_syn_retries=6: the kernel gives up after ~130 s
 
@@ -66,9 +69,9 @@ class Connection:
     raw: Any = None
 
 
-def dataplane(twin: Any) -> Any:
+def dataplane(twin: Twin) -> Any:
     """The data plane service, or D1's router while the service is not registered yet."""
-    service = twin.services.get("dataplane")
+    service = twin.services.dataplane
     if service is not None:
         return service
     try:
@@ -297,7 +300,7 @@ def _icmp_target(call: Invocation, ip: str) -> tuple[bool, float, int, float, fl
     if not allowed(twin, src, src_ip, dst, 0, "ICMP"):
         return False, 0.0, 0, 0.0, 0.0
     delay = jitter = 0.0
-    chaos = twin.services.get("chaos")
+    chaos = twin.services.chaos
     if chaos is not None and src is not None and hasattr(chaos, "network"):
         effect = chaos.network(src, dst)
         if effect is not None:

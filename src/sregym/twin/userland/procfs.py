@@ -1,11 +1,11 @@
 """`ps`, `df`, `ip addr`, `ss` and `netstat` inside a container: what the process is, what it
 listens on, how full its disks are.
 
-They read the runtime's truth (`twin.services["runtime"]`): the container's main process (its
+They read the runtime's truth (`twin.services.runtime`): the container's main process (its
 argv, start time, CPU and memory including the data plane's load-dependent usage), the sockets
 every container of the pod listens on (containers share the pod's network namespace, but only
 the exec'd container's processes are visible in its PID namespace, so `-p` names only those),
-and the pod's address. Disk figures come from `twin.services["nodeos"]` when the node-OS model
+and the pod's address. Disk figures come from `twin.services.nodeos` when the node-OS model
 provides them (`filesystem(node, ns, pod, mount) -> (size, used)` or `disk(node)` with
 `capacity_bytes`/`used_bytes`), else from the node's ephemeral-storage capacity.
 """
@@ -27,7 +27,7 @@ GIB = 1 << 30
 # ================================================================================== processes
 def _instance(call: Invocation, container: str | None = None) -> Any:
     ctx = call.ctx
-    runtime = ctx.twin.services.get("runtime") if ctx.twin is not None else None
+    runtime = ctx.twin.services.runtime if ctx.twin is not None else None
     if runtime is None or ctx.pod is None:
         return None
     meta = ctx.pod.get("metadata") or {}
@@ -36,7 +36,7 @@ def _instance(call: Invocation, container: str | None = None) -> Any:
 
 def _usage(call: Invocation) -> tuple[float, int]:
     ctx = call.ctx
-    runtime = ctx.twin.services.get("runtime") if ctx.twin is not None else None
+    runtime = ctx.twin.services.runtime if ctx.twin is not None else None
     if runtime is None or ctx.pod is None:
         return 0.0, 0
     meta = ctx.pod.get("metadata") or {}
@@ -139,7 +139,7 @@ def _node_disk(call: Invocation) -> tuple[int, int]:
     size = memory_bytes(str(get_path(node, "status", "capacity", "ephemeral-storage",
                                      default="102626232Ki"))) if node else 102626232 * 1024
     used = int(size * 0.153)
-    nodeos = twin.services.get("nodeos") if twin is not None else None
+    nodeos = twin.services.nodeos if twin is not None else None
     disk = getattr(nodeos, "disk", None) if nodeos is not None else None
     if callable(disk):
         info = disk(node_name)
@@ -171,7 +171,7 @@ def _mounts(call: Invocation) -> list[tuple[str, int, int, str]]:
         if item.get("name") == call.ctx.container:
             container = item
     volumes = {v.get("name"): v for v in get_path(pod, "spec", "volumes", default=None) or []}
-    nodeos = call.ctx.twin.services.get("nodeos") if call.ctx.twin is not None else None
+    nodeos = call.ctx.twin.services.nodeos if call.ctx.twin is not None else None
     fs_hook = getattr(nodeos, "filesystem", None) if nodeos is not None else None
     meta = pod.get("metadata") or {}
     for mount in (container or {}).get("volumeMounts") or []:
@@ -265,7 +265,7 @@ def ip(call: Invocation) -> int:
 def _listeners(call: Invocation) -> list[tuple[str, int, str, bool]]:
     """(protocol, port, process name, visible to this container's PID namespace) per socket."""
     ctx = call.ctx
-    runtime = ctx.twin.services.get("runtime") if ctx.twin is not None else None
+    runtime = ctx.twin.services.runtime if ctx.twin is not None else None
     if runtime is None or ctx.pod is None:
         return []
     meta = ctx.pod.get("metadata") or {}

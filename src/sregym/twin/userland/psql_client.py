@@ -180,7 +180,7 @@ def _connect(call: Invocation, host: str | None, port: int) -> tuple[PgServer | 
         if isinstance(store, PgServer) and store.port == port and not store.pg.init_running:
             return store, True, where, ""
         return None, True, where, NET_ERRORS["refused"]
-    dataplane = twin.services.get("dataplane") if twin is not None else None
+    dataplane = twin.services.dataplane if twin is not None else None
     if dataplane is None:
         return None, False, "", f'could not translate host name "{host}" to address: Name or service not known'
     result = dataplane.connect(pod, host, port)

@@ -25,7 +25,7 @@ def _connect(call: Invocation, host: str, port: int) -> tuple[Redis | None, str]
         if isinstance(store, Redis) and store.port == port:
             return store, ""
         return None, "Connection refused"
-    dataplane = twin.services.get("dataplane")
+    dataplane = twin.services.dataplane
     if dataplane is None:
         return None, "Name or service not known"
     result = dataplane.connect(pod, host, port)

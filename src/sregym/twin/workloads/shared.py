@@ -134,10 +134,10 @@ class OwnerIndex:
 
     @classmethod
     def of(cls, twin: Twin) -> OwnerIndex:
-        index = twin.services.get("owner-index")
+        index = twin.services.owner_index
         if index is None:
             index = cls(twin)
-            twin.services["owner-index"] = index
+            twin.services.owner_index = index
         return index
 
     def children(self, kind_key: tuple[str, str], owner_uid: str) -> list[dict[str, Any]]:

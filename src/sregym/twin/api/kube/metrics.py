@@ -12,14 +12,14 @@ the latest sample. The twin serves the kubelet runtime's usage figures the same 
 - node usage is the sum of the node's running containers plus what the node's own daemons
   (kubelet, containerd, systemd, kernel), which are not pods, use.
 
-Figures are zero until the runtime reports usage (`twin.services["runtime"]
+Figures are zero until the runtime reports usage (`twin.services.runtime
 .container_usage(namespace, pod, container) -> (cpu_cores, memory_bytes)`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -30,6 +30,9 @@ from sregym.twin.api.kube.handlers import RequestContext, virtual
 from sregym.twin.clock import format_time, parse_time
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.selectors import parse_field_selector, parse_label_selector
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 GROUP = "metrics.k8s.io"
 API_VERSION = "metrics.k8s.io/v1beta1"
@@ -69,8 +72,8 @@ def sample_time(now: float) -> float:
     return (now // RESOLUTION) * RESOLUTION
 
 
-def container_usage(twin: Any, namespace: str, pod: str, container: str) -> tuple[float, int]:
-    runtime = twin.services.get("runtime")
+def container_usage(twin: Twin, namespace: str, pod: str, container: str) -> tuple[float, int]:
+    runtime = twin.services.runtime
     if runtime is None or not hasattr(runtime, "container_usage"):
         return 0.0, 0
     try:
@@ -93,7 +96,7 @@ def _running_since(status: dict[str, Any], sampled: float) -> bool:
         return False
 
 
-def pod_metrics(twin: Any, pod: dict[str, Any]) -> dict[str, Any] | None:
+def pod_metrics(twin: Twin, pod: dict[str, Any]) -> dict[str, Any] | None:
     """The PodMetrics of one pod, or None when metrics-server would have none for it."""
     if get_path(pod, "status", "phase") != "Running":
         return None
@@ -125,7 +128,7 @@ def _node_ready(node: dict[str, Any]) -> bool:
     return False
 
 
-def node_metrics(twin: Any, node: dict[str, Any], pods_by_node: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
+def node_metrics(twin: Twin, node: dict[str, Any], pods_by_node: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
     """The NodeMetrics of one node (None for a node whose kubelet is not Ready)."""
     if not _node_ready(node):
         return None

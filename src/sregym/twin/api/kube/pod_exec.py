@@ -40,7 +40,7 @@ import asyncio
 import base64
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -50,6 +50,9 @@ from sregym.errors import ApiError, BadRequest, InternalError, not_found
 from sregym.twin.api.kube.encoding import error_response
 from sregym.twin.api.kube.handlers import RequestContext, subresource, websocket_subresource
 from sregym.twin.machinery.objects import get_path
+
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
 
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 EXEC_START_SECONDS = 0.15  # wall time before the first frame (see `handle_exec`)
@@ -162,7 +165,7 @@ def status_internal(message: str) -> dict[str, Any]:
     return status
 
 
-def exec_start_error(twin: Any, pod: dict[str, Any], container: str, executable: str) -> str:
+def exec_start_error(twin: Twin, pod: dict[str, Any], container: str, executable: str) -> str:
     """containerd's message when the executable does not exist in the image."""
     exec_id = _exec_id(twin)
     if executable.startswith("/"):
@@ -176,7 +179,7 @@ def exec_start_error(twin: Any, pod: dict[str, Any], container: str, executable:
     return f"Internal error occurred: {inner}"
 
 
-def _exec_id(twin: Any) -> str:
+def _exec_id(twin: Twin) -> str:
     """A containerd exec id (64 hex), deterministic per twin and exec."""
     rng = twin.rng.stream("exec-ids")
     return "".join(f"{rng.getrandbits(32):08x}" for _ in range(8))

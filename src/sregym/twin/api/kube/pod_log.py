@@ -129,7 +129,7 @@ class _Follower:
         self.last = lines[-1] if lines else None
 
     def _record(self) -> Any:
-        runtime = self.twin.services.get("runtime")
+        runtime = self.twin.services.runtime
         if runtime is None:
             return None
         container = self.opts.container

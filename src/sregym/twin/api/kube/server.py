@@ -14,7 +14,7 @@ atomic with respect to the clock, which only ticks between requests.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -32,6 +32,9 @@ from sregym.twin.api.kube.rest import Call, unknown_resource
 from sregym.twin.api.kube.watch import WatchRegistry, watch
 from sregym.twin.machinery.kinds import ResourceKind
 
+if TYPE_CHECKING:
+    from sregym.twin.twin import Twin
+
 log = logging.getLogger("sregym.twin.api")
 
 _PUBLIC = {"/healthz", "/livez", "/readyz"}
@@ -41,7 +44,7 @@ _METHOD_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patc
 class KubeApi:
     """Per-app state: the twin, the credentials, and the open watch streams."""
 
-    def __init__(self, twin: Any, tokens: dict[str, str]) -> None:
+    def __init__(self, twin: Twin, tokens: dict[str, str]) -> None:
         self.twin = twin
         self.tokens = dict(tokens)
         self.watches = WatchRegistry()
@@ -249,7 +252,7 @@ def _load_handler_modules() -> None:
     import_all("sregym.twin.api.kube")
 
 
-def create_app(twin: Any, *, tokens: dict[str, str]) -> Starlette:
+def create_app(twin: Twin, *, tokens: dict[str, str]) -> Starlette:
     """The Kubernetes API as an ASGI app over `twin`. `tokens` maps bearer token → user name."""
     _load_handler_modules()
     api = KubeApi(twin, tokens)
