@@ -16,7 +16,18 @@ import promql_parser as pp
 from sregym.twin.telemetry.promql import gomath
 from sregym.twin.telemetry.promql.aggregations import LABEL_NAME, quantile
 from sregym.twin.telemetry.promql.errors import PromQLError
-from sregym.twin.telemetry.promql.values import Ctx, Labels, Scal, Str, Vec, VSeries, Windows, without_name
+from sregym.twin.telemetry.promql.parse import unwrap
+from sregym.twin.telemetry.promql.values import (
+    Ctx,
+    Labels,
+    Scal,
+    Str,
+    Vec,
+    VSeries,
+    Windows,
+    check_duplicates,
+    without_name,
+)
 from sregym.twin.telemetry.regex import RegexError, compile_anchored
 
 if TYPE_CHECKING:
@@ -245,8 +256,6 @@ DATE_FUNCTIONS: dict[str, Callable[[datetime], float]] = {
 
 def _map_vec(vec: Vec, fn: Callable[[float, int], float], ctx: Ctx) -> Vec:
     """Apply fn to every sample; like every such Prometheus function, drop the metric name."""
-    from sregym.twin.telemetry.promql.engine import check_duplicates
-
     out = []
     for s in vec.series:
         vals = [None if v is None else fn(v, i) for i, v in enumerate(s.vals)]
@@ -257,8 +266,6 @@ def _map_vec(vec: Vec, fn: Callable[[float, int], float], ctx: Ctx) -> Vec:
 
 
 def call_function(engine: Engine, node: pp.Call, ctx: Ctx) -> Vec | Scal:
-    from sregym.twin.telemetry.promql.engine import check_duplicates, unwrap
-
     name = node.func.name
     args = list(node.args)
 
@@ -385,8 +392,6 @@ def _apply_range(name: str, windows: Windows, scalars: list[list[float]], ctx: C
 
 
 def absent_labels(node: pp.Expr) -> Labels:
-    from sregym.twin.telemetry.promql.engine import unwrap
-
     node = unwrap(node)
     if isinstance(node, pp.MatrixSelector):
         node = node.vector_selector
