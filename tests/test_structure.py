@@ -173,6 +173,22 @@ def test_nothing_below_the_api_imports_the_api() -> None:
     assert not offenders, "the twin below its API servers imports them:\n  " + "\n  ".join(offenders)
 
 
+# What the cluster, snapshot and alerting code may take from the API package: credentials and the
+# server itself, and the Prometheus API's agent-view engine (the same limits as the served one).
+SERVING = {"sregym.twin.api.kubeconfig", "sregym.twin.api.serve", "sregym.twin.api.prometheus"}
+
+
+def test_cluster_snapshot_and_alerts_use_the_api_only_to_serve() -> None:
+    """RBAC, telemetry visibility, the log index, exec resolution and durations are domain policy
+    below the API; these layers import them from there, not from the servers."""
+    users = ("sregym.cluster", "sregym.snapshot", "sregym.twin.telemetry.alert")
+    offenders = [f"{name} imports {target} (line {line})"
+                 for name, mod in sorted(graph().items()) if name.startswith(users)
+                 for target, line in sorted(mod.imports.items())
+                 if target.startswith("sregym.twin.api") and target not in SERVING]
+    assert not offenders, "domain logic taken from the API servers:\n  " + "\n  ".join(offenders)
+
+
 def test_no_module_imports_another_modules_private_name() -> None:
     offenders = [f"{name} imports {private} from {target} (line {line})"
                  for name, mod in sorted(graph().items())
