@@ -140,7 +140,7 @@ def test_loadgen_script_mix_matches_the_app_workload() -> None:
 
 
 def test_traffic_comes_from_the_loadgen_pod_and_stops_with_it() -> None:
-    from sregym.twin.api.prom_access import HIDDEN_JOBS, labels_visible
+    from sregym.twin.telemetry.visibility import HIDDEN_JOBS, labels_visible
 
     twin = Twin(seed=11)
     deploy_app(twin, "hotel-reservation")

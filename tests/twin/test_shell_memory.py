@@ -138,7 +138,7 @@ def test_exec_headroom_is_the_container_limit_and_the_kernel_logs_the_kill() -> 
 def test_writable_layer_is_bounded_across_execs(monkeypatch: pytest.MonkeyPatch) -> None:
     """What earlier execs wrote counts against the layer, and `rm` gives the room back (and the
     file stays gone for the next exec)."""
-    import sregym.twin.node.shell as shell
+    import sregym.twin.node.shell.limits as shell
     from sregym.twin import Twin
     from sregym.twin.userland.context import exec_context, run_exec
 

@@ -88,10 +88,10 @@ _SHELL_WORDS = frozenset({"!", ".", ":", "[", "[[", "{", "case", "cd", "command"
 def conductor_of(session: ToolSession) -> Conductor:
     """The conductor behind `session`: a command agent needs the attempt's kubeconfig and URLs
     (what a shell agent is given instead of tools), never the problem."""
-    from sregym.env.conductor import _Backend
+    from sregym.env.conductor import Backend
 
     backend = session._backend
-    if not isinstance(backend, _Backend):
+    if not isinstance(backend, Backend):
         raise TypeError("the command agent needs a session made by a Conductor")
     return backend._c
 
@@ -123,7 +123,7 @@ class CommandAgent(Agent):
 
     def check_sandbox(self) -> None:
         """Refuse now, before any attempt, when programs cannot be sandboxed here."""
-        if _truthy(self.options["sandbox"]):
+        if truthy(self.options["sandbox"]):
             require_sandbox(f"the {self.name} agent's program")
 
     def argv(self, instructions: str, files: dict[str, Path]) -> list[str] | str:
@@ -227,7 +227,7 @@ class CommandAgent(Agent):
 
     def passed_env(self) -> list[str]:
         """Names of our environment variables the program sees (`pass_env`)."""
-        return _names(self.options["pass_env"])
+        return names(self.options["pass_env"])
 
     def program_dirs(self) -> list[str]:
         """Directories to put on the program's PATH (where its binary was found)."""
@@ -238,11 +238,11 @@ class CommandAgent(Agent):
     def _sandbox(self, files: dict[str, Path], command: list[str]) -> Sandbox | None:
         """The program's sandbox (None when `sandbox=false`): its files read-only, the program and
         any path named on its command line read-only, `workdir` read-write."""
-        if not _truthy(self.options["sandbox"]):
+        if not truthy(self.options["sandbox"]):
             return None
         shared: list[Path] = [files["instructions"].parent]
         shared += shared_program_paths(command, self.executable)
-        shared += [Path(p).expanduser().resolve() for p in _names(self.options["share"])]
+        shared += [Path(p).expanduser().resolve() for p in names(self.options["share"])]
         workdir = Path(self.options["workdir"]).expanduser().resolve() if self.options["workdir"] else None
         if workdir is not None:
             workdir.mkdir(parents=True, exist_ok=True)
@@ -313,13 +313,13 @@ def _absolute(program: str) -> str:
     return program
 
 
-def _truthy(value: Any) -> bool:
+def truthy(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() not in ("", "0", "false", "no", "off")
     return bool(value)
 
 
-def _names(value: Any) -> list[str]:
+def names(value: Any) -> list[str]:
     """A list option given as a list or as one comma-separated string (`-o pass_env=A,B`)."""
     if not value:
         return []

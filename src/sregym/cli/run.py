@@ -16,7 +16,7 @@ from typing import Any
 import typer
 
 
-def _agent_options(model: str | None, base_url: str | None, api_key_env: str | None,
+def agent_options(model: str | None, base_url: str | None, api_key_env: str | None,
                    options: list[str] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in (("model", model), ("base_url", base_url), ("api_key_env", api_key_env)):
@@ -72,7 +72,7 @@ def run_command(
     phase_list = _check_args(problem=problem, suite=suite, tag=tag, problems_dir=problems_dir, agent=agent,
                              agents_dir=agents_dir, seeds=seeds, noise=noise, jobs=jobs, out=out, resume=resume,
                              max_steps=max_steps, seconds_per_call=seconds_per_call, phases=phases,
-                             options=_agent_options(model, base_url, api_key_env, option))
+                             options=agent_options(model, base_url, api_key_env, option))
     if attempt_timeout <= 0:
         raise typer.BadParameter("must be positive", param_hint="--attempt-timeout")
     if progress_mode not in ("auto", "bar", "lines", "none"):
@@ -81,7 +81,7 @@ def run_command(
         typer.echo("note: --resume runs the stored settings of that run; --problem/--suite/--tag/--out are "
                    "ignored", err=True)
     try:
-        summary = run(problem or [], agent=agent, agent_options=_agent_options(model, base_url, api_key_env, option),
+        summary = run(problem or [], agent=agent, agent_options=agent_options(model, base_url, api_key_env, option),
                       seeds=seeds, noise=noise, jobs=jobs, out_dir=out, resume=resume, suite=suite, tag=tag,
                       problems_dirs=problems_dir or [], agents_dirs=agents_dir or [],
                       seconds_per_call=seconds_per_call, attempt_timeout_s=attempt_timeout,

@@ -18,7 +18,7 @@ import typer
 
 from sregym.cli import exitcodes
 from sregym.cli.progress import ItemProgress, results_table, seconds
-from sregym.cli.run import _agent_options
+from sregym.cli.run import agent_options
 from sregym.cli.validate import Args
 
 
@@ -47,7 +47,7 @@ def run(
     args.count(repeats, "--repeats")
     args.count(jobs, "--jobs")
     args.positive(time_limit, "--time-limit")
-    options = _agent_options(model, base_url, api_key_env, option)
+    options = agent_options(model, base_url, api_key_env, option)
     if command is not None:
         options["command"] = command
     if resume is not None:

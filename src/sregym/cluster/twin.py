@@ -1,7 +1,7 @@
 """`TwinCluster`: the `Cluster` protocol over an in-process `Twin`.
 
 Writes go through the twin's store with the same admission chain the API server uses, and with
-the agent credential they are authorised by the same RBAC table (`twin.api.kube.authz`), so an
+the agent credential they are authorised by the same RBAC table (`twin.machinery.authz`), so an
 in-process run and a run over the wire accept and refuse exactly the same operations. Time is the
 twin's simulated clock: `advance()` steps the controllers.
 """
@@ -44,7 +44,7 @@ class TwinCluster:
                    subresource: str | None = None) -> None:
         if self.user == ADMIN:
             return
-        from sregym.twin.api.kube.authz import authorize, forbidden_message
+        from sregym.twin.machinery.authz import authorize, forbidden_message
 
         ns = namespace if k.namespaced else None
         allowed, _ = authorize(self.user, verb, k.group, k.plural, ns, name, subresource)
@@ -54,7 +54,7 @@ class TwinCluster:
     def _visible(self, k: ResourceKind, obj: dict[str, Any]) -> bool:
         if self.user == ADMIN:
             return True
-        from sregym.twin.api.kube.authz import is_hidden
+        from sregym.twin.machinery.authz import is_hidden
 
         meta = obj.get("metadata") or {}
         return not is_hidden(self.user, k.group, meta.get("namespace"), k.plural, meta.get("name"))
@@ -112,8 +112,8 @@ class TwinCluster:
     # ------------------------------------------------------------- containers
     def exec(self, namespace: str, pod: str, command: list[str], *,
              container: str | None = None) -> ExecResult:
-        from sregym.twin.api.kube.pod_exec import container_running, exec_start_error, resolve_container
         from sregym.twin.userland.context import exec_context, executable_exists, run_exec
+        from sregym.twin.userland.exec_target import container_running, exec_start_error, resolve_container
 
         k = self._kind("Pod")
         self._authorize("create", k, namespace, pod, "exec")

@@ -105,7 +105,7 @@ class Conductor:
 
         self._run: ProblemRun | None = None
         self._access: AgentAccess | None = None
-        self.session = ToolSession(_Backend(self))
+        self.session = ToolSession(Backend(self))
 
     # ================================================================ public
     @property
@@ -444,7 +444,7 @@ class Conductor:
         return [action_to_command(a, self._access.home, i) for i, a in enumerate(self._problem.gold)]
 
 
-class _Backend:
+class Backend:
     """The narrow `SessionBackend` a `ToolSession` talks to. It forwards to the conductor's
     hooks; the problem stays on the conductor, out of the session's attributes."""
 
@@ -532,7 +532,7 @@ def gold_commands(session: ToolSession) -> list[str]:
     """The gold solution of the attempt `session` belongs to, as kubectl commands. Only the
     `gold` agent may call this (it exists to self-test problems end to end)."""
     backend = session._backend
-    if not isinstance(backend, _Backend):
+    if not isinstance(backend, Backend):
         raise TypeError("gold_commands needs a session made by a Conductor")
     return backend._c._gold_commands()
 
@@ -542,7 +542,7 @@ def gold_diagnosis(session: ToolSession) -> dict[str, Any]:
     from sregym.oracles.mechanisms import MECHANISMS
 
     backend = session._backend
-    if not isinstance(backend, _Backend):
+    if not isinstance(backend, Backend):
         raise TypeError("gold_diagnosis needs a session made by a Conductor")
     truth = backend._c._problem.ground_truth
     cues = MECHANISMS.get(truth.mechanism, ())

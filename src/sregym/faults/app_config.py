@@ -19,7 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from sregym.faults.base import Fault, FaultParams, fault
-from sregym.faults.objects import _required, _restore_field, _template_spec_path
+from sregym.faults.objects import required, restore_field, template_spec_path
 from sregym.twin.node.images import ImageSpec, register_image
 from sregym.twin.node.shell import Invocation, Program, Sleep, Usage
 
@@ -77,7 +77,7 @@ register_image(ImageSpec("docker.io/jackcuii/hotel-reservation", ("latest",), si
 # ------------------------------------------------------------------------------ helpers
 def running_pod(cluster: Cluster, namespace: str, deployment: str) -> str:
     """A running pod of a Deployment (first by name), as `kubectl exec deploy/<name>` picks."""
-    obj = _required(cluster, "Deployment", namespace, deployment)
+    obj = required(cluster, "Deployment", namespace, deployment)
     labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
     selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
     pods = sorted(cluster.list("Pod", namespace, label_selector=selector), key=lambda p: p["metadata"]["name"])
@@ -221,7 +221,7 @@ class MongoRotatePassword(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, RotatePasswordParams)
-        secret = _required(cluster, "Secret", p.namespace, p.secret)
+        secret = required(cluster, "Secret", p.namespace, p.secret)
         self._set(cluster, p.new_password)
         encoded = base64.b64encode(p.new_password.encode()).decode()
         patch: dict[str, Any] = {"data": {p.password_key: encoded}}
@@ -267,7 +267,7 @@ class DropConfigJsonKey(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, ConfigJsonKeyParams)
-        obj = _required(cluster, "ConfigMap", p.namespace, p.configmap)
+        obj = required(cluster, "ConfigMap", p.namespace, p.configmap)
         text = (obj.get("data") or {}).get(p.data_key)
         if text is None:
             raise LookupError(f"cannot inject: ConfigMap {p.configmap} has no key {p.data_key!r}")
@@ -283,7 +283,7 @@ class DropConfigJsonKey(Fault):
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, ConfigJsonKeyParams)
-        _restore_field(cluster, "ConfigMap", p.namespace, p.configmap, "data", state["data"])
+        restore_field(cluster, "ConfigMap", p.namespace, p.configmap, "data", state["data"])
         restart_pods(cluster, p.namespace, p.restart_selector)
 
 
@@ -311,7 +311,7 @@ class DeleteObject(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, DeleteObjectParams)
-        obj = _required(cluster, p.kind, p.namespace, p.name)
+        obj = required(cluster, p.kind, p.namespace, p.name)
         saved = copy.deepcopy(obj)
         saved.pop("status", None)
         meta = saved.get("metadata") or {}
@@ -348,7 +348,7 @@ class SetConfigMapValue(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, ConfigMapValueParams)
-        obj = _required(cluster, "ConfigMap", p.namespace, p.configmap)
+        obj = required(cluster, "ConfigMap", p.namespace, p.configmap)
         cluster.patch("ConfigMap", p.namespace, p.configmap, {"data": {p.key: p.value}}, patch_type="merge")
         restart_pods(cluster, p.namespace, p.restart_selector)
         return {"data": obj.get("data")}
@@ -356,7 +356,7 @@ class SetConfigMapValue(Fault):
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, ConfigMapValueParams)
-        _restore_field(cluster, "ConfigMap", p.namespace, p.configmap, "data", state["data"])
+        restore_field(cluster, "ConfigMap", p.namespace, p.configmap, "data", state["data"])
         restart_pods(cluster, p.namespace, p.restart_selector)
 
 
@@ -381,10 +381,10 @@ class ShadowEnvVar(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, ShadowEnvParams)
-        obj = _required(cluster, p.kind, p.namespace, p.name)
+        obj = required(cluster, p.kind, p.namespace, p.name)
         containers = obj["spec"]["template"]["spec"]["containers"]
         index = next((i for i, c in enumerate(containers) if c["name"] == p.container), 0) if p.container else 0
-        base = f"{_template_spec_path(p.kind)}/containers/{index}/env"
+        base = f"{template_spec_path(p.kind)}/containers/{index}/env"
         ops: list[dict[str, Any]] = []
         if not containers[index].get("env"):
             ops.append({"op": "add", "path": base, "value": []})
@@ -395,4 +395,4 @@ class ShadowEnvVar(Fault):
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, ShadowEnvParams)
-        _restore_field(cluster, p.kind, p.namespace, p.name, "spec", state["spec"])
+        restore_field(cluster, p.kind, p.namespace, p.name, "spec", state["spec"])

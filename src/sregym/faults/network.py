@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from sregym.faults.base import Fault, FaultParams, fault
-from sregym.faults.objects import _required, _restore_field, _template_spec_path
+from sregym.faults.objects import required, restore_field, template_spec_path
 
 if TYPE_CHECKING:
     from sregym.cluster.base import Cluster
@@ -50,7 +50,7 @@ class SetServiceTargetPort(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, ServiceTargetPortParams)
-        obj = _required(cluster, "Service", p.namespace, p.name)
+        obj = required(cluster, "Service", p.namespace, p.name)
         ports = obj["spec"].get("ports") or []
         index = next((i for i, item in enumerate(ports) if int(item.get("port") or 0) == p.port), None)
         if index is None:
@@ -63,7 +63,7 @@ class SetServiceTargetPort(Fault):
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, ServiceTargetPortParams)
-        _restore_field(cluster, "Service", p.namespace, p.name, "spec", state["spec"])
+        restore_field(cluster, "Service", p.namespace, p.name, "spec", state["spec"])
 
 
 # -------------------------------------------------------------------- pod template labels
@@ -87,7 +87,7 @@ class AddPodTemplateLabels(Fault):
         assert isinstance(p, TemplateLabelsParams)
         saved: dict[str, Any] = {}
         for name in p.names:
-            obj = _required(cluster, p.kind, p.namespace, name)
+            obj = required(cluster, p.kind, p.namespace, name)
             saved[name] = obj["spec"]
             cluster.patch(p.kind, p.namespace, name,
                           {"spec": {"template": {"metadata": {"labels": dict(p.labels)}}}}, patch_type="merge")
@@ -98,7 +98,7 @@ class AddPodTemplateLabels(Fault):
         assert isinstance(p, TemplateLabelsParams)
         for name in p.names:
             if name in state["specs"]:
-                _restore_field(cluster, p.kind, p.namespace, name, "spec", state["specs"][name])
+                restore_field(cluster, p.kind, p.namespace, name, "spec", state["specs"][name])
 
 
 # ------------------------------------------------------------------------------- probes
@@ -126,9 +126,9 @@ class SetProbe(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, ProbeParams)
-        obj = _required(cluster, p.kind, p.namespace, p.name)
+        obj = required(cluster, p.kind, p.namespace, p.name)
         index = _container_index(obj, p.kind, p.container)
-        path = f"{_template_spec_path(p.kind)}/containers/{index}/{p.probe_kind}"
+        path = f"{template_spec_path(p.kind)}/containers/{index}/{p.probe_kind}"
         cluster.patch(p.kind, p.namespace, p.name, [{"op": "add", "path": path, "value": dict(p.probe)}],
                       patch_type="json")
         return {"spec": obj["spec"]}
@@ -136,7 +136,7 @@ class SetProbe(Fault):
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, ProbeParams)
-        _restore_field(cluster, p.kind, p.namespace, p.name, "spec", state["spec"])
+        restore_field(cluster, p.kind, p.namespace, p.name, "spec", state["spec"])
 
 
 # ------------------------------------------------------------------------------ replicas
@@ -158,7 +158,7 @@ class ScaleWorkload(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, ScaleParams)
-        obj = _required(cluster, p.kind, p.namespace, p.name)
+        obj = required(cluster, p.kind, p.namespace, p.name)
         cluster.patch(p.kind, p.namespace, p.name, {"spec": {"replicas": p.replicas}}, patch_type="merge")
         return {"replicas": (obj.get("spec") or {}).get("replicas", 1)}
 
@@ -191,8 +191,8 @@ class SetDnsPolicy(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, DnsPolicyParams)
-        obj = _required(cluster, p.kind, p.namespace, p.name)
-        base = _template_spec_path(p.kind)
+        obj = required(cluster, p.kind, p.namespace, p.name)
+        base = template_spec_path(p.kind)
         ops: list[dict[str, Any]] = [{"op": "add", "path": f"{base}/dnsPolicy", "value": p.dns_policy}]
         if p.dns_config is not None:
             ops.append({"op": "add", "path": f"{base}/dnsConfig", "value": dict(p.dns_config)})
@@ -202,7 +202,7 @@ class SetDnsPolicy(Fault):
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, DnsPolicyParams)
-        _restore_field(cluster, p.kind, p.namespace, p.name, "spec", state["spec"])
+        restore_field(cluster, p.kind, p.namespace, p.name, "spec", state["spec"])
 
 
 # ------------------------------------------------------------------ CoreDNS Corefile
@@ -235,7 +235,7 @@ class CorefileTemplate(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, CorefileTemplateParams)
-        obj = _required(cluster, "ConfigMap", p.namespace, p.configmap)
+        obj = required(cluster, "ConfigMap", p.namespace, p.configmap)
         text = (obj.get("data") or {}).get(p.key)
         if not text:
             raise LookupError(f"cannot inject: ConfigMap {p.configmap} has no {p.key}")
@@ -252,4 +252,4 @@ class CorefileTemplate(Fault):
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, CorefileTemplateParams)
-        _restore_field(cluster, "ConfigMap", p.namespace, p.configmap, "data", state["data"])
+        restore_field(cluster, "ConfigMap", p.namespace, p.configmap, "data", state["data"])

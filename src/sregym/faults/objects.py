@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from sregym.cluster.base import Cluster
 
 
-def _required(cluster: Cluster, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
+def required(cluster: Cluster, kind: str, namespace: str | None, name: str) -> dict[str, Any]:
     obj = cluster.get(kind, namespace, name)
     if obj is None:
         where = f" in namespace {namespace}" if namespace else ""
@@ -25,7 +25,7 @@ def _required(cluster: Cluster, kind: str, namespace: str | None, name: str) -> 
     return obj
 
 
-def _restore_field(cluster: Cluster, kind: str, namespace: str | None, name: str, field: str,
+def restore_field(cluster: Cluster, kind: str, namespace: str | None, name: str, field: str,
                    original: Any) -> None:
     """Put `original` back as the object's top-level `field` (spec/data), on the live version."""
     current = cluster.get(kind, namespace, name)
@@ -41,7 +41,7 @@ def _restore_field(cluster: Cluster, kind: str, namespace: str | None, name: str
     cluster.replace(restored)
 
 
-def _template_spec_path(kind: str) -> str:
+def template_spec_path(kind: str) -> str:
     return "/spec/jobTemplate/spec/template/spec" if kind == "CronJob" else "/spec/template/spec"
 
 
@@ -65,18 +65,18 @@ class SetImage(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, SetImageParams)
-        obj = _required(cluster, p.kind, p.namespace, p.name)
+        obj = required(cluster, p.kind, p.namespace, p.name)
         containers = obj["spec"]["template"]["spec"]["containers"]
         index = next((i for i, c in enumerate(containers) if c["name"] == p.container), 0) if p.container else 0
         cluster.patch(p.kind, p.namespace, p.name,
-                      [{"op": "replace", "path": f"{_template_spec_path(p.kind)}/containers/{index}/image",
+                      [{"op": "replace", "path": f"{template_spec_path(p.kind)}/containers/{index}/image",
                         "value": p.image}], patch_type="json")
         return {"spec": obj["spec"]}
 
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, SetImageParams)
-        _restore_field(cluster, p.kind, p.namespace, p.name, "spec", state["spec"])
+        restore_field(cluster, p.kind, p.namespace, p.name, "spec", state["spec"])
 
 
 # ----------------------------------------------------------------------- service selector
@@ -97,7 +97,7 @@ class SetServiceSelector(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, ServiceSelectorParams)
-        obj = _required(cluster, "Service", p.namespace, p.name)
+        obj = required(cluster, "Service", p.namespace, p.name)
         cluster.patch("Service", p.namespace, p.name,
                       [{"op": "replace", "path": "/spec/selector", "value": dict(p.selector)}], patch_type="json")
         return {"spec": obj["spec"]}
@@ -105,7 +105,7 @@ class SetServiceSelector(Fault):
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, ServiceSelectorParams)
-        _restore_field(cluster, "Service", p.namespace, p.name, "spec", state["spec"])
+        restore_field(cluster, "Service", p.namespace, p.name, "spec", state["spec"])
 
 
 # -------------------------------------------------------------------------- nodeSelector
@@ -127,16 +127,16 @@ class SetNodeSelector(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, NodeSelectorParams)
-        obj = _required(cluster, p.kind, p.namespace, p.name)
+        obj = required(cluster, p.kind, p.namespace, p.name)
         cluster.patch(p.kind, p.namespace, p.name,
-                      [{"op": "add", "path": f"{_template_spec_path(p.kind)}/nodeSelector",
+                      [{"op": "add", "path": f"{template_spec_path(p.kind)}/nodeSelector",
                         "value": dict(p.node_selector)}], patch_type="json")
         return {"spec": obj["spec"]}
 
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, NodeSelectorParams)
-        _restore_field(cluster, p.kind, p.namespace, p.name, "spec", state["spec"])
+        restore_field(cluster, p.kind, p.namespace, p.name, "spec", state["spec"])
 
 
 # -------------------------------------------------------------------------- ConfigMap key
@@ -157,7 +157,7 @@ class RemoveConfigMapKey(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, ConfigMapKeyParams)
-        obj = _required(cluster, "ConfigMap", p.namespace, p.name)
+        obj = required(cluster, "ConfigMap", p.namespace, p.name)
         if p.key not in (obj.get("data") or {}):
             raise LookupError(f"cannot inject: ConfigMap {p.name} has no key {p.key!r}")
         escaped = p.key.replace("~", "~0").replace("/", "~1")
@@ -168,7 +168,7 @@ class RemoveConfigMapKey(Fault):
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, ConfigMapKeyParams)
-        _restore_field(cluster, "ConfigMap", p.namespace, p.name, "data", state["data"])
+        restore_field(cluster, "ConfigMap", p.namespace, p.name, "data", state["data"])
 
 
 # ----------------------------------------------------------------------- extra objects

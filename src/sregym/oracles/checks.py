@@ -84,7 +84,7 @@ def workload_status(obj: dict[str, Any], expected: int | None = None) -> tuple[b
     return True, f"{name}: {ready}/{replicas} ready, rolled out"
 
 
-def _pod_ready(pod: dict[str, Any]) -> bool:
+def pod_ready(pod: dict[str, Any]) -> bool:
     for cond in (pod.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Ready":
             return cond.get("status") == "True"
@@ -170,7 +170,7 @@ def pods_healthy(ctx: CheckContext, *, namespace: str | None = None) -> tuple[bo
         if phase == "Succeeded" or (pod.get("metadata") or {}).get("deletionTimestamp"):
             continue
         live += 1
-        if phase != "Running" or not _pod_ready(pod):
+        if phase != "Running" or not pod_ready(pod):
             bad.append(f"{pod['metadata']['name']} ({phase})")
     if bad:
         return False, "pods not ready: " + ", ".join(sorted(bad))
@@ -304,7 +304,7 @@ def pod_recreation(ctx: CheckContext, *, deployment: str, namespace: str | None 
         waited += 5
         current = ctx.cluster.get("Deployment", ns, deployment)
         fresh = [p for p in ctx.cluster.list("Pod", ns, label_selector=text)
-                 if p["metadata"].get("uid") != victim.get("uid") and _pod_ready(p)]
+                 if p["metadata"].get("uid") != victim.get("uid") and pod_ready(p)]
         if current is not None and workload_status(current)[0] and fresh:
             return True, f"a replacement for {victim['name']} became ready after {waited:.0f}s"
     return False, f"no ready replacement for {victim['name']} within {timeout_s:.0f}s"

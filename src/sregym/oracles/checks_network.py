@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sregym.oracles.checks import CheckContext, _pod_ready, check, workload_status
+from sregym.oracles.checks import CheckContext, check, pod_ready, workload_status
 
 
 def _deployment_pods(ctx: CheckContext, ns: str, deployment: str) -> tuple[dict[str, Any] | None, list[dict]]:
@@ -82,7 +82,7 @@ def sustained_ready(ctx: CheckContext, *, deployment: str, seconds: float = 60.0
                 return False, f"{name} replaced a pod of {deployment} after {waited:.0f}s"
             if _restarts(pod) > before[uid]:
                 return False, f"{name} restarted after {waited:.0f}s ({_restarts(pod)} restarts)"
-            if not _pod_ready(pod):
+            if not pod_ready(pod):
                 return False, f"{name} stopped being ready after {waited:.0f}s"
         if len(now_pods) < len(before):
             return False, f"a pod of {deployment} disappeared after {waited:.0f}s"

@@ -64,7 +64,7 @@ def _parse(text: str | None) -> float | None:
 # ------------------------------------------------------------------ objects
 def agent_objects(cluster: TwinCluster) -> list[dict[str, Any]]:
     """Every object the agent may list, all kinds but Events, sorted by (kind, namespace, name)."""
-    from sregym.twin.api.kube.authz import authorize
+    from sregym.twin.machinery.authz import authorize
 
     agent = cluster.as_user(AGENT)
     out: list[dict[str, Any]] = []
@@ -114,8 +114,8 @@ def event_rows(cluster: TwinCluster) -> list[tuple[str, ...]]:
 # ------------------------------------------------------------------- alerts
 def alerts_now(twin: Twin) -> list[dict[str, Any]]:
     """What `/api/v1/alerts` returns to the agent right now (pending and firing)."""
-    from sregym.twin.api.prom_access import labels_visible
     from sregym.twin.telemetry.alerts import rule_manager
+    from sregym.twin.telemetry.visibility import labels_visible
 
     alerts = rule_manager(twin).api_alerts(labels_visible)
     return sorted(alerts, key=lambda a: (compact(a.get("labels")), str(a.get("activeAt"))))
@@ -182,8 +182,8 @@ def _entity_of(family: MetricFamily, labels: dict[str, str],
 # --------------------------------------------------------------------- logs
 def log_rows(twin: Twin, start: float, end: float) -> list[tuple[str, ...]]:
     """Container and node log lines written in [start, end], as the agent's Loki sees them."""
-    from sregym.twin.api.loki import LogIndex
-    from sregym.twin.api.prom_access import labels_visible
+    from sregym.twin.telemetry.logindex import LogIndex
+    from sregym.twin.telemetry.visibility import labels_visible
 
     lo, hi = round(start * 1e9), round(end * 1e9)
     keyed: list[tuple[tuple[Any, ...], tuple[str, ...]]] = []
@@ -202,7 +202,7 @@ def log_rows(twin: Twin, start: float, end: float) -> list[tuple[str, ...]]:
 
 # ------------------------------------------------------------------- traces
 def visible_spans(twin: Twin) -> list[Span]:
-    from sregym.twin.api.jaeger import span_visible
+    from sregym.twin.telemetry.visibility import span_visible
 
     store = twin.services.traces
     return [s for s in store.spans() if span_visible(s)] if store is not None else []
@@ -215,7 +215,7 @@ def spans_between(spans: list[Span], start: float, end: float) -> list[Span]:
 
 def trace_rows(spans: list[Span], window: list[Span]) -> list[tuple[str, ...]]:
     """The window's spans as rows, capped per service (lowest trace ids kept), by start time."""
-    from sregym.twin.api.jaeger import span_tags
+    from sregym.twin.telemetry.trace_views import span_tags
 
     known = {(s.trace_id, s.span_id) for s in spans}
     by_service: dict[str, list[Span]] = {}
@@ -240,7 +240,7 @@ def trace_rows(spans: list[Span], window: list[Span]) -> list[tuple[str, ...]]:
 
 def service_calls(spans: list[Span], window: list[Span]) -> list[dict[str, Any]]:
     """Cross-service parent → child span pairs in `window`, counted (Jaeger's dependencies)."""
-    from sregym.twin.api.jaeger import call_counts
+    from sregym.twin.telemetry.trace_views import call_counts
 
     counts = call_counts({(s.trace_id, s.span_id): s for s in spans}, window)
     return [{"source": a, "target": b, "calls": n} for (a, b), n in sorted(counts.items())]

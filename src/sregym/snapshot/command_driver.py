@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sregym.agents.command import PASSED_ALWAYS, CommandAgent, _names, _truthy, shared_program_paths
+from sregym.agents.command import PASSED_ALWAYS, CommandAgent, names, shared_program_paths, truthy
 from sregym.agents.registry import get_agent
 from sregym.sandbox import SAFE_PATH, Sandbox
 from sregym.snapshot.driver import AgentResult, Driver, Trajectory
@@ -47,7 +47,7 @@ class CommandDriver(Driver):
                 raise ValueError(f"option {live_only} has no meaning on a snapshot")
         self.program: CommandAgent = cls(**options)  # type: ignore[assignment]  # checks program and sandbox
         self.time_limit_s = float(self.program.options["time_limit_s"])
-        self.confined = _truthy(self.program.options["sandbox"])
+        self.confined = truthy(self.program.options["sandbox"])
         if not self.confined:
             print(f"[sregym] warning: the {self.agent} program runs UNCONFINED (-o sandbox=false): it can read "
                   "the dataset's ground truth; its scores mean nothing", file=sys.stderr)
@@ -71,7 +71,7 @@ class CommandDriver(Driver):
         env.update({str(k): str(v) for k, v in dict(self.program.options["env"] or {}).items()})
         if self.confined:
             shared = [*shared_program_paths(argv, self.program.executable),
-                      *(Path(p).expanduser().resolve() for p in _names(self.program.options["share"]))]
+                      *(Path(p).expanduser().resolve() for p in names(self.program.options["share"]))]
             sandbox = Sandbox(scratch_mb=int(self.program.options["scratch_mb"]), workdir=ws.snapshot.resolve(),
                               read_only=(ws.snapshot.resolve(), *dict.fromkeys(shared)),
                               writable=(ws.work.resolve(),), hide=tuple(self.hide))

@@ -23,7 +23,7 @@ from sregym.snapshot.jsonfile import dumps_line as dumps_entry
 from sregym.snapshot.output import OutputError, json_schema, validate_output, write_output
 from sregym.snapshot.sandbox import ConfinedShell
 from sregym.tools.output import compact
-from sregym.tools.session import _validate as _bind  # the live session's argument checks, shared
+from sregym.tools.session import validate as _bind  # the live session's argument checks, shared
 from sregym.tools.spec import ToolResult, ToolSpec, tool_spec
 
 SUBMIT_TOOL = "submit_root_causes"

@@ -159,7 +159,7 @@ class ToolSession:
             return ToolResult(refusal, True)
         self.tool_calls += 1
         try:
-            kwargs = _validate(getattr(type(self), name), args)
+            kwargs = validate(getattr(type(self), name), args)
         except ValueError as exc:
             result = ToolResult(f"invalid arguments for {name}: {exc}", True)
         else:
@@ -343,7 +343,7 @@ def _duration_param(text: str) -> float:
         raise ToolError(str(exc)) from None
 
 
-def _validate(fn: Callable[..., Any], args: dict[str, Any]) -> dict[str, Any]:
+def validate(fn: Callable[..., Any], args: dict[str, Any]) -> dict[str, Any]:
     """Check `args` against the signature; coerce the way JSON clients send values."""
     sig = inspect.signature(fn)
     hints = typing.get_type_hints(fn)

@@ -9,7 +9,7 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from sregym.twin.api.kube.authz import authorize
+from sregym.twin.machinery.authz import authorize
 
 CHAOS = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "PodChaos",
          "metadata": {"name": "kill-one", "namespace": "chaos-mesh"},

@@ -94,7 +94,7 @@ def test_query_range_matches_engine(setup: tuple[Twin, TSDB, TestClient, int]) -
     body = client.get("/api/v1/query_range", params=params).json()
     assert body["data"]["resultType"] == "matrix"
     engine = Engine(tsdb, lookback_ms=300_000)
-    from sregym.twin.api.prom_access import FilteredTSDB
+    from sregym.twin.telemetry.visibility import FilteredTSDB
 
     assert body["data"] == Engine(FilteredTSDB(tsdb), lookback_ms=300_000).range(
         query, now_ms - 300_000, now_ms, 60_000).to_api()

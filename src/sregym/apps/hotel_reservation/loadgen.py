@@ -8,7 +8,7 @@ Lua script mounted from the `sregym-loadgen-workload` ConfigMap, and sends traff
 while it runs. Scaling the Deployment to zero or deleting it stops the traffic.
 
 Every name of the generator is `sregym-loadgen` (Deployment, container, labels), one of the jobs
-the query APIs hide (`sregym.twin.api.prom_access.HIDDEN_JOBS`), on top of the hidden namespace.
+the query APIs hide (`sregym.twin.telemetry.visibility.HIDDEN_JOBS`), on top of the hidden namespace.
 """
 
 from __future__ import annotations

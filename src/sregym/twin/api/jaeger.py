@@ -24,8 +24,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from sregym.twin.api.prom_access import ADMIN, hidden_job, labels_visible, user_from_headers
+from sregym.twin.api.prom_access import user_from_headers
+from sregym.twin.telemetry.trace_views import call_counts, span_tags, tag
 from sregym.twin.telemetry.traces import Span, TraceStore
+from sregym.twin.telemetry.visibility import ADMIN, span_visible
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -58,45 +60,7 @@ def go_duration_us(text: str) -> int:
     return -round(total) if value.startswith("-") else round(total)
 
 
-# ---------------------------------------------------------------- visibility
-def span_visible(span: Span) -> bool:
-    if hidden_job(span.service):
-        return False
-    labels = {"namespace": str(span.process_tags.get("k8s.namespace.name") or span.process_tags.get("namespace")
-                               or span.tags.get("k8s.namespace.name") or "")}
-    return labels_visible(labels)
-
-
 # ---------------------------------------------------------------- encoding
-def tag(key: str, value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"key": key, "type": "bool", "value": value}
-    if isinstance(value, int):
-        return {"key": key, "type": "int64", "value": value}
-    if isinstance(value, float):
-        return {"key": key, "type": "float64", "value": value}
-    if isinstance(value, bytes):
-        return {"key": key, "type": "binary", "value": value.hex()}
-    return {"key": key, "type": "string", "value": str(value)}
-
-
-def span_tags(span: Span) -> dict[str, Any]:
-    """The tags Jaeger shows for a span: its own, plus kind, status and error ones derived from
-    the span's fields the way the OTLP → Jaeger translation writes them."""
-    tags: dict[str, Any] = dict(span.tags)
-    tags.setdefault("span.kind", span.kind)
-    if span.status_code is not None and not any(k in tags for k in ("http.status_code", "rpc.grpc.status_code",
-                                                                       "http.response.status_code")):
-        key = "http.status_code" if span.status_code >= 100 else "rpc.grpc.status_code"
-        tags[key] = int(span.status_code)
-    if span.error:
-        tags.setdefault("error", True)
-        tags.setdefault("otel.status_code", "ERROR")
-        if span.message:
-            tags.setdefault("otel.status_description", span.message)
-    return tags
-
-
 def encode_trace(trace_id: str, spans: list[Span], visible: Callable[[Span], bool]) -> dict[str, Any] | None:
     shown = sorted((s for s in spans if visible(s)), key=lambda s: (s.start_us, s.span_id))
     if not shown:
@@ -121,19 +85,6 @@ def encode_trace(trace_id: str, spans: list[Span], visible: Callable[[Span], boo
                           "tags": [tag(k, v) for k, v in sorted(span_tags(s).items())], "logs": [],
                           "processID": pid, "warnings": None, "flags": 1})
     return {"traceID": trace_id, "spans": out_spans, "processes": process_docs, "warnings": None}
-
-
-def call_counts(by_id: dict[tuple[str, str], Span], window: Iterable[Span]) -> dict[tuple[str, str], int]:
-    """(parent service, child service) → how many spans of `window` have a parent span of another
-    service: Jaeger's dependency links (also the snapshot topology's `calls`)."""
-    counts: dict[tuple[str, str], int] = {}
-    for s in window:
-        parent = by_id.get((s.trace_id, s.parent_span_id)) if s.parent_span_id else None
-        if parent is None or parent.service == s.service:
-            continue
-        key = (parent.service, s.service)
-        counts[key] = counts.get(key, 0) + 1
-    return counts
 
 
 def ok(data: Any, total: int | None = None) -> JSONResponse:

@@ -6,7 +6,7 @@ or 503 (`timeout`/`canceled`); sample values are strings and timestamps float se
 on the simulated clock: a missing `time` means the twin's "now".
 
 Visibility: the admin token sees everything; the agent token (or no token) queries through a
-`FilteredTSDB` (see `prom_access`), and alerts/rules only show alerts whose labels it may see.
+`FilteredTSDB` (see `telemetry.visibility`), and alerts/rules only show alerts whose labels it may see.
 Query evaluation runs on worker threads behind the twin's query gate (`query_gate`): the server
 keeps answering other clients meanwhile, and the clock never ticks under a running query. Every
 query has Prometheus' budgets (`promql.budget`: samples, timeout — the smaller of the `timeout`
@@ -26,12 +26,14 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from sregym.twin.api.body import BodyTooLarge, read_body
-from sregym.twin.api.prom_access import ADMIN, labels_visible, tsdb_for, user_from_headers
-from sregym.twin.api.prom_params import FormData, ParamError, parse_duration_ms, parse_time_ms
+from sregym.twin.api.prom_access import user_from_headers
+from sregym.twin.api.prom_params import FormData
 from sregym.twin.api.query_gate import gate_for
 from sregym.twin.telemetry.promql.budget import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
+from sregym.twin.telemetry.promtime import ParamError, parse_duration_ms, parse_time_ms
 from sregym.twin.telemetry.regex import check as regex_check
 from sregym.twin.telemetry.tsdb import TSDB, Matcher
+from sregym.twin.telemetry.visibility import ADMIN, labels_visible, tsdb_for
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -424,7 +426,7 @@ _FLAGS = {"query.lookback-delta": "5m", "query.max-samples": str(DEFAULT_MAX_SAM
 
 
 def _runtime_info(twin: Twin) -> dict[str, Any]:
-    from sregym.twin.api.prom_params import rfc3339
+    from sregym.twin.telemetry.promtime import rfc3339
 
     return {"startTime": rfc3339(round(twin.clock.start * 1000)), "CWD": "/prometheus",
             "reloadConfigSuccess": True, "lastConfigTime": rfc3339(round(twin.clock.start * 1000)),

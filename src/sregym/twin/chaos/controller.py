@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.chaos.actions import ACTIONS, INJECTED, NOT_INJECTED, ApplyError, Target
 from sregym.twin.chaos.devices import DATA_DEVICE, DEVICE_SCOPE, is_device_scoped
 from sregym.twin.chaos.goduration import parse_duration
+from sregym.twin.chaos.injection import Injection
 from sregym.twin.chaos.nodeos import nodeos_of
 from sregym.twin.chaos.selection import SelectError
-from sregym.twin.chaos.service import ChaosService, Injection
+from sregym.twin.chaos.service import ChaosService
 from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import clone

@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.chaos.injection import Injection
 from sregym.twin.machinery.objects import get_path
 
 if TYPE_CHECKING:
-    from sregym.twin.chaos.service import Injection
     from sregym.twin.twin import Twin
 
 SCOPE_ANNOTATION = "chaos.sregym.io/scope"

@@ -19,12 +19,12 @@ Pods are passed as the stored dicts (or None for traffic from outside the cluste
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.chaos.devices import BadDisks
 from sregym.twin.chaos.effects import HttpEffect, IOEffect, NetworkEffect
 from sregym.twin.chaos.goduration import parse_duration, parse_percent, parse_rate, parse_size
+from sregym.twin.chaos.injection import Injection
 from sregym.twin.machinery.quantity import cpu_cores, memory_bytes
 
 if TYPE_CHECKING:
@@ -32,25 +32,6 @@ if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
 NETEM_ACTIONS = ("delay", "loss", "duplicate", "corrupt", "bandwidth")
-
-
-@dataclass
-class Injection:
-    """One experiment's injected targets: pod keys, and per pod the injected containers."""
-
-    kind: str
-    namespace: str
-    name: str
-    spec: dict[str, Any]
-    pods: frozenset[str]
-    targets: frozenset[str] | None = None  # NetworkChaos `.Target` records; None = no target
-    containers: dict[str, frozenset[str]] = field(default_factory=dict)
-    uid: str = ""
-    scope: str = ""  # "device": the fault belongs to the disk behind the volume (chaos/devices.py)
-
-    @property
-    def ref(self) -> str:
-        return f"{self.namespace}/{self.name}"
 
 
 def _key(pod: dict[str, Any] | None) -> str | None:

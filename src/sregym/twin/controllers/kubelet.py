@@ -620,7 +620,7 @@ class Kubelet(Controller):
                               f"total-vm:{instance.memory_bytes // 1024 + 4096}kB, "
                               f"anon-rss:{instance.memory_bytes // 1024}kB, file-rss:0kB, shmem-rss:0kB, "
                               f"UID:0 pgtables:{instance.memory_bytes // 2**20 + 40}kB oom_score_adj:"
-                              f"{_oom_score_adj(pod)}")
+                              f"{oom_score_adj(pod)}")
         self._finish(pod, runtime, record, instance, at, 137, reason="OOMKilled")
 
     def _finish(self, pod: dict[str, Any], runtime: PodRuntime, record: ContainerRecord,
@@ -1038,7 +1038,7 @@ def _phase(spec: dict[str, Any], init_statuses: list[dict[str, Any]], statuses: 
     return "Pending"
 
 
-def _oom_score_adj(pod: dict[str, Any]) -> int:
+def oom_score_adj(pod: dict[str, Any]) -> int:
     qos = (pod.get("status") or {}).get("qosClass")
     return {"Guaranteed": -997, "BestEffort": 1000}.get(qos or "", 999)
 

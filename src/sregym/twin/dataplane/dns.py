@@ -188,13 +188,13 @@ def hosts_lookup(hosts_text: str, name: str) -> tuple[str, ...]:
     out: list[str] = []
     for raw in hosts_text.splitlines():
         words = raw.split("#", 1)[0].split()
-        if len(words) >= 2 and wanted in (w.lower() for w in words[1:]) and _is_ipv4(words[0]):
+        if len(words) >= 2 and wanted in (w.lower() for w in words[1:]) and is_ipv4(words[0]):
             if words[0] not in out:
                 out.append(words[0])
     return tuple(out)
 
 
-def _is_ipv4(text: str) -> bool:
+def is_ipv4(text: str) -> bool:
     try:
         return isinstance(ipaddress.ip_address(text), ipaddress.IPv4Address)
     except ValueError:
@@ -559,11 +559,11 @@ class CoreDNS:
         for sub in d.block or []:
             if sub.name == "fallthrough":
                 fall = sub.args
-            elif _is_ipv4(sub.name) or ":" in sub.name:
+            elif is_ipv4(sub.name) or ":" in sub.name:
                 for host in sub.args:
                     key = host.lower().rstrip(".") + "."
                     entries.setdefault(key, []).append(sub.name)
-        ips = [ip for ip in entries.get(q.qname, []) if _is_ipv4(ip)]
+        ips = [ip for ip in entries.get(q.qname, []) if is_ipv4(ip)]
         if q.qname in entries:
             return _Reply("NOERROR", tuple(ips) if q.qtype == "A" else ())
         if fall is not None and (not fall or any(in_zone(q.qname, z if z.endswith(".") else z + ".")
@@ -610,7 +610,7 @@ class CoreDNS:
             if pods_mode == "disabled" or store.peek("Namespace", None, namespace) is None:
                 return _Reply("NXDOMAIN")
             ip = labels[0].replace("-", ".")
-            if not _is_ipv4(ip):
+            if not is_ipv4(ip):
                 return _Reply("NXDOMAIN")
             if pods_mode == "verified" and not any(
                     get_path(p, "status", "podIP") == ip for p in store.scan("Pod", namespace)):
@@ -646,7 +646,7 @@ class CoreDNS:
             return _Reply("NOERROR", ips if q.qtype == "A" else ())
         if not cluster_ip:
             return _Reply("NXDOMAIN")
-        return _Reply("NOERROR", (cluster_ip,) if q.qtype == "A" and _is_ipv4(cluster_ip) else ())
+        return _Reply("NOERROR", (cluster_ip,) if q.qtype == "A" and is_ipv4(cluster_ip) else ())
 
     def _endpoint_addresses(self, service: dict[str, Any]) -> list[tuple[str, str]]:
         """(ip, hostname) of the ready addresses published for a Service."""
@@ -918,12 +918,12 @@ def _resolve(twin: Twin, state: _State, pod: dict[str, Any] | None, name: str, r
     if not name:
         return DnsAnswer(False, (), "NXDOMAIN", "", "no such host", server=first_server)
     if record == "PTR":
-        if not _is_ipv4(name):
+        if not is_ipv4(name):
             return DnsAnswer(False, (), "NXDOMAIN", name, f"lookup {name}: unrecognized address",
                              server=first_server)
         qname = ".".join(reversed(name.split("."))) + ".in-addr.arpa."
         return _ask_all(twin, state, pod, src_ip, config, name, [qname], "PTR")
-    if _is_ipv4(name):
+    if is_ipv4(name):
         return DnsAnswer(True, (name,) if record == "A" else (), None, name, "", server="")
     if use_hosts and record == "A" and not server:
         if hosts_text is None and pod is not None:

@@ -23,24 +23,31 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from sregym.twin.controller import Controller, controller
 from sregym.twin.dataplane.backends import StoreRequest, ask
 from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
+from sregym.twin.dataplane.errortexts import (
+    client_error,
+    deadline_error,
+    propagated_error,
+    retryable,
+    store_timeout_error,
+    unimplemented_error,
+)
+from sregym.twin.dataplane.exemplars import sample_exemplars
+from sregym.twin.dataplane.http import http_request
 from sregym.twin.dataplane.logformat import format_log
 from sregym.twin.dataplane.programs import DependencyConfig, ProgramInstance, render
 from sregym.twin.dataplane.queueing import (
-    QueueState,
-    ServeResult,
     exceed,
     quantile,
     serve,
     truncated_mean,
 )
 from sregym.twin.dataplane.spec import Call, Operation
+from sregym.twin.dataplane.state import EdgeResult, EntryStats, EntryTick, OpResult, Proc, match_operation
 from sregym.twin.dataplane.workload import Workload, WorkloadSpec
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import cpu_cores
@@ -53,87 +60,6 @@ if TYPE_CHECKING:
 SPAN_BUCKETS_MS = (2, 4, 6, 8, 10, 50, 100, 200, 400, 800, 1000, 1400, 2000, 5000, 10000, 15000)
 ENTRY_HISTORY_S = 3600
 MIB = 1 << 20
-
-
-@dataclass
-class OpResult:
-    """Outcome of one operation at one process this tick: success probability and latency."""
-
-    success: float = 1.0
-    d: float = 1.0  # deterministic latency part (ms)
-    m: float = 0.5  # exponential tail mean (ms)
-    error: str = ""  # the dominant error text a caller receives
-    error_class: str = ""
-
-    @property
-    def mean(self) -> float:
-        return self.d + self.m
-
-
-@dataclass
-class EdgeResult:
-    success: float
-    d: float
-    m: float
-    attempts: float
-    error: str = ""
-    error_class: str = ""
-    hit_ratio: float = 0.0
-    # Attempts per call that reach a server (a refused or unroutable attempt costs it nothing),
-    # the factor by which the caller's retries amplify the load on its callee.
-    delivered: float | None = None
-
-
-@dataclass
-class Proc:
-    """Engine state of one attached program process."""
-
-    inst: ProgramInstance
-    queue: QueueState = field(default_factory=QueueState)
-    pod_ip: str = ""
-    node: str = ""
-    limit: float | None = None
-    request: float = 0.0
-    arrivals: dict[str, float] = field(default_factory=dict)
-    served: dict[str, float] = field(default_factory=dict)
-    serve_result: ServeResult | None = None
-    results: dict[str, OpResult] = field(default_factory=dict)
-    attempts: dict[tuple[str, str], float] = field(default_factory=dict)  # (dep, op) -> attempts/call
-    delivered: dict[tuple[str, str], float] = field(default_factory=dict)  # (dep, op) -> attempts reaching a server
-    cond: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)  # (op, id) -> (ok, hit)
-    # op -> (q, success) of each of its calls, last computed (reused lists: no allocation per tick)
-    calls: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
-    demand_cores: float = 0.0
-    cores: float = 1.0
-    cpu_used: float = 0.0
-    inflight: float = 0.0
-    requests_total: float = 0.0
-    served_rps: float = 0.0
-    retries_total: float = 0.0
-    errors_total: float = 0.0
-    cancelled_total: float = 0.0  # queued calls discarded because their caller's deadline passed
-    # {caller timeout ms: req/s} of the callers that cancel what they abandon, as of `deadlines_at`
-    # (one dict, refilled by the first such caller of a tick: the queue keeps the last mix)
-    deadlines: dict[float, float] = field(default_factory=dict)
-    deadlines_at: float = -1.0
-    pod_obj: dict[str, Any] | None = field(default=None, repr=False)  # the stored pod, refreshed per tick
-
-
-@dataclass
-class EntryTick:
-    at: float
-    rate: float
-    success: float  # success rate (req/s)
-    components: list[tuple[float, float, float]]  # (weight, d, m)
-
-
-@dataclass(frozen=True)
-class EntryStats:
-    requests: float
-    success_ratio: float
-    p95_ms: float
-    p50_ms: float
-    rps: float
 
 
 @controller
@@ -195,8 +121,6 @@ class DataPlaneEngine(Controller):
     def http_request(self, src_pod: dict[str, Any] | None, url: str, method: str = "GET",
                      headers: dict[str, str] | None = None, body: str | None = None,
                      timeout_ms: float = 10_000.0) -> Any:
-        from sregym.twin.dataplane.http import http_request
-
         return http_request(self, src_pod, url, method=method, headers=headers, body=body, timeout_ms=timeout_ms)
 
     def add_workload(self, spec: WorkloadSpec) -> Workload:
@@ -314,8 +238,6 @@ class DataPlaneEngine(Controller):
         for key in reversed(order):
             self._outcomes(self.procs[key], dt, now)
         self._entry_outcomes(entry_flows, now, dt)
-        from sregym.twin.dataplane.exemplars import sample_exemplars
-
         sample_exemplars(self, entry_flows, now)
 
     # ---------------------------------------------------------------- bookkeeping
@@ -459,7 +381,7 @@ class DataPlaneEngine(Controller):
                     if proc is None:
                         continue
                     for mix in workload.spec.mix:
-                        op = _match_operation(proc, mix.operation, mix.method)
+                        op = match_operation(proc, mix.operation, mix.method)
                         share = rate * leg.fraction * (1.0 - leg.loss) * mix.weight / total_weight
                         demand[proc.inst.key][op.name if op else mix.operation] += share
             flows.append(flow)
@@ -703,8 +625,8 @@ class DataPlaneEngine(Controller):
             f = leg.fraction
             res = leg.result
             if not res.ok:
-                fail_parts.append((f, min(res.latency_ms, timeout), _client_error(dep, call, res), res.error or ""))
-                if _retryable(dep, res.error or ""):
+                fail_parts.append((f, min(res.latency_ms, timeout), client_error(dep, call, res), res.error or ""))
+                if retryable(dep, res.error or ""):
                     unsent += f
                 continue
             rtt = 2 * res.latency_ms
@@ -719,9 +641,9 @@ class DataPlaneEngine(Controller):
                     continue
                 op_res = callee.results.get(call.operation)
                 if op_res is None:
-                    op = _match_operation(callee, call.operation, None)
+                    op = match_operation(callee, call.operation, None)
                     if op is None:
-                        fail_parts.append((f, rtt, _unimplemented(dep, call), "server_error"))
+                        fail_parts.append((f, rtt, unimplemented_error(dep, call), "server_error"))
                         continue
                     op_res = callee.results.get(op.name) or OpResult()
                 d, m = op_res.d + rtt, op_res.m
@@ -731,10 +653,10 @@ class DataPlaneEngine(Controller):
                 ok_lat += good * truncated_mean(d, m, timeout)
                 tail = max(tail, m)
                 if p_late > 0:
-                    fail_parts.append((f * p_late, timeout, _deadline(dep, call), "timeout"))
+                    fail_parts.append((f * p_late, timeout, deadline_error(dep, call), "timeout"))
                 bad = f * (1.0 - op_res.success) * (1.0 - p_late)
                 if bad > 0:
-                    fail_parts.append((bad, min(op_res.mean, timeout), _propagate(dep, call, op_res),
+                    fail_parts.append((bad, min(op_res.mean, timeout), propagated_error(dep, call, op_res),
                                        op_res.error_class or "server_error"))
             else:
                 outcome = self._store(proc, pod, dep, call, res, rate * f)
@@ -750,9 +672,9 @@ class DataPlaneEngine(Controller):
                     p_ok += f * (1.0 - bad) * (1.0 - p_late)
                     ok_lat += f * (1.0 - bad) * (1.0 - p_late) * min(lat, timeout)
                     if p_late > 0:
-                        fail_parts.append((f * (1.0 - bad) * p_late, timeout, _store_timeout(dep), "timeout"))
+                        fail_parts.append((f * (1.0 - bad) * p_late, timeout, store_timeout_error(dep), "timeout"))
         p_fail = sum(p for p, *_ in fail_parts)
-        p_retry = sum(p for p, _, _, cls in fail_parts if _retryable(dep, cls))
+        p_retry = sum(p for p, _, _, cls in fail_parts if retryable(dep, cls))
         # Failures that never reached a server: their retries add no load to it (while a callee is
         # down the retries are refused; once it is back, the first attempt finds it).
         retries = dep.retries
@@ -817,7 +739,7 @@ class DataPlaneEngine(Controller):
                     continue
                 for mix in workload.spec.mix:
                     part = share * mix.weight / total_weight
-                    op = _match_operation(proc, mix.operation, mix.method)
+                    op = match_operation(proc, mix.operation, mix.method)
                     res = proc.results.get(op.name) if op else None
                     if res is None:
                         components.append((part, 1.0, 0.0))
@@ -946,80 +868,6 @@ def _exclusive(a: str, b: str | None) -> bool:
 # ------------------------------------------------------------------------------- error texts
 def _span_name(protocol: str, op: Operation) -> str:
     return f"HTTP {op.method} {op.name}" if protocol == "http" else op.name
-
-
-def _match_operation(proc: Proc, name: str, method: str | None) -> Operation | None:
-    spec = proc.inst.spec
-    op = spec.operation(name, method)
-    if op is not None:
-        return op
-    if " " in name:  # "GET /hotels"
-        verb, _, path = name.partition(" ")
-        return spec.operation(path, verb)
-    path = urlsplit(name).path if "://" in name else name.split("?", 1)[0]
-    for candidate in spec.operations:
-        if candidate.name == path and (method is None or candidate.method == method):
-            return candidate
-    return None
-
-
-def _retryable(dep: DependencyConfig, cls: str) -> bool:
-    """Whether the caller's policy retries this class of failure (DNS errors surface as
-    Unavailable in gRPC and are retried like it)."""
-    if cls in ("nxdomain", "servfail", "no_route", "unreachable"):
-        cls = "unavailable"
-    return cls in dep.retry_on
-
-
-def _client_error(dep: DependencyConfig, call: Call, res: ConnectResult) -> str:
-    """The error text the calling program gets for a failed connection."""
-    if dep.kind == "grpc":
-        if res.error == "timeout" and res.stage != "dns":
-            return "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
-        return f'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: ' \
-               f'{res.message}"'
-    if dep.kind == "http":
-        url = f"http://{dep.host}:{dep.port}{dep.path}"
-        if res.error == "timeout" and res.stage != "dns":
-            return f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
-        return f'Get "{url}": {res.message}'
-    if dep.kind == "mongodb":
-        if res.error in ("nxdomain", "servfail"):
-            return f"no reachable servers ({res.message})"
-        return f"server selection error: server selection timeout, current topology: {{ Type: Unknown, Servers: " \
-               f"[{{ Addr: {dep.host}:{dep.port}, Type: Unknown, Last error: {res.message} }}, ] }}"
-    if dep.kind == "memcached":
-        return "memcache: no servers configured or available" if res.error in ("nxdomain", "servfail") \
-            else res.message
-    return res.message
-
-
-def _deadline(dep: DependencyConfig, call: Call) -> str:
-    if dep.kind == "grpc":
-        return "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
-    url = f"http://{dep.host}:{dep.port}{dep.path}"
-    return f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
-
-
-def _unimplemented(dep: DependencyConfig, call: Call) -> str:
-    if dep.kind == "grpc":
-        service, _, method = call.operation.strip("/").partition("/")
-        return f"rpc error: code = Unimplemented desc = unknown method {method} for service {service}"
-    return f"unexpected status 404 from http://{dep.host}:{dep.port}{call.operation}"
-
-
-def _propagate(dep: DependencyConfig, call: Call, res: OpResult) -> str:
-    if dep.kind == "grpc":
-        if res.error.startswith("rpc error:"):
-            return res.error
-        return f"rpc error: code = Unknown desc = {res.error or 'internal error'}"
-    return f"unexpected status 500 from http://{dep.host}:{dep.port}{call.operation}: {res.error}"
-
-
-def _store_timeout(dep: DependencyConfig) -> str:
-    if dep.kind == "mongodb":
-        return "context deadline exceeded"
-    return f"memcache: connect timeout to {dep.host}:{dep.port}" if dep.kind == "memcached" else "i/o timeout"
 
 
 def _trace_store() -> Any:

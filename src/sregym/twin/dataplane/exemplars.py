@@ -15,11 +15,13 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.dataplane.connect import Leg
+from sregym.twin.dataplane.errortexts import client_error, deadline_error, propagated_error, retryable
 from sregym.twin.dataplane.spec import Operation
+from sregym.twin.dataplane.state import OpResult, Proc, match_operation
 from sregym.twin.telemetry.traces import Span
 
 if TYPE_CHECKING:
-    from sregym.twin.dataplane.engine import DataPlaneEngine, Proc
+    from sregym.twin.dataplane.engine import DataPlaneEngine
 
 MAX_DEPTH = 12
 SPAN_BUDGET_PER_TICK = 200
@@ -46,9 +48,7 @@ def sample_exemplars(engine: DataPlaneEngine, flows: list[dict[str, Any]], now: 
                 return
             leg, proc = _pick(rng, [(leg.fraction, (leg, proc)) for leg, proc in legs])
             item = _pick(rng, [(m.weight, m) for m in mix])
-            from sregym.twin.dataplane.engine import _match_operation
-
-            op = _match_operation(proc, item.operation, item.method)
+            op = match_operation(proc, item.operation, item.method)
             if op is None:
                 continue
             trace_id = f"{rng.getrandbits(128):032x}"
@@ -145,14 +145,6 @@ def _condition(when: str | None, outcomes: dict[str, tuple[bool, bool]]) -> bool
 def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, call: Any, trace_id: str,
           parent: str, start_us: int, depth: int) -> tuple[int, bool, str, bool]:
     """One logical call with the caller's retries: (end µs, ok, error, cache hit)."""
-    from sregym.twin.dataplane.engine import (
-        _client_error,
-        _deadline,
-        _match_operation,
-        _propagate,
-        _retryable,
-    )
-
     dep = proc.inst.deps.get(call.dependency)
     if dep is None:
         return start_us, False, f"missing address for {call.dependency}", False
@@ -171,11 +163,11 @@ def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, 
         span_id = f"{rng.getrandbits(64):016x}" if traced else ""
         ok, hit = True, False
         if not res.ok:
-            ok, error, cls = False, _client_error(dep, call, res), res.error or ""
+            ok, error, cls = False, client_error(dep, call, res), res.error or ""
             elapsed_us = int(min(res.latency_ms, dep.timeout_ms) * 1000)
         elif dep.kind in ("grpc", "http"):
             callee = engine.proc_at(res.dst_ip, res.target_port)
-            op = _match_operation(callee, call.operation, None) if callee is not None else None
+            op = match_operation(callee, call.operation, None) if callee is not None else None
             rtt_us = int(2 * res.latency_ms * 1000 + leg.delay_ms * 1000)
             if callee is None or op is None:
                 elapsed_us = rtt_us
@@ -184,12 +176,10 @@ def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, 
                                                          cursor + rtt_us // 2, depth + 1, leg, dep.timeout_ms)
                 elapsed_us = child_us + rtt_us
                 if not child_ok:
-                    from sregym.twin.dataplane.engine import OpResult
-
                     ok, cls = False, "server_error"
-                    error = _propagate(dep, call, OpResult(error=child_error))
+                    error = propagated_error(dep, call, OpResult(error=child_error))
             if elapsed_us > dep.timeout_ms * 1000:
-                ok, error, cls = False, _deadline(dep, call), "timeout"
+                ok, error, cls = False, deadline_error(dep, call), "timeout"
                 elapsed_us = int(dep.timeout_ms * 1000)
         else:
             outcome = engine._store(proc, pod, dep, call, res, 0.0)
@@ -218,7 +208,7 @@ def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, 
         cursor += elapsed_us
         if ok:
             return cursor, True, "", hit
-        if not _retryable(dep, cls):
+        if not retryable(dep, cls):
             break
     return cursor, False, error, False
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from sregym.twin.dataplane.connect import ConnectResult
+from sregym.twin.dataplane.state import match_operation
 
 if TYPE_CHECKING:
     from sregym.twin.dataplane.engine import DataPlaneEngine
@@ -72,9 +73,7 @@ def http_request(engine: DataPlaneEngine, src_pod: dict[str, Any] | None, url: s
         spec = proc.inst.spec
         if spec.protocol != "http":
             return HttpResult(error="empty_reply", latency_ms=rtt, connect=conn, message="Empty reply from server")
-        from sregym.twin.dataplane.engine import _match_operation
-
-        op = _match_operation(proc, path, method)
+        op = match_operation(proc, path, method)
         if op is None:
             result = HttpResult(404, "404 page not found\n", {"Content-Type": "text/plain; charset=utf-8",
                                                               "X-Content-Type-Options": "nosniff", "Date": date},

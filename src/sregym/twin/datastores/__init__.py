@@ -22,12 +22,11 @@ from sregym.twin.datastores.base import (
     DbOutcome,
     StateBank,
     bank_of,
-    container_spec,
     flag,
-    volume_key,
+    state_key,
 )
 from sregym.twin.datastores.memcached import CacheState, Memcached
-from sregym.twin.datastores.mongodb import DATA_DIR, MongoError, MongoServer, MongoState, Principal
+from sregym.twin.datastores.mongodb import MongoError, MongoServer, MongoState, Principal, mongo_state
 from sregym.twin.datastores.redis import Redis, RedisState, parse_memory
 
 if TYPE_CHECKING:
@@ -41,19 +40,6 @@ def store_kind(image: str) -> str | None:
 
     spec, _ = lookup(image)
     return spec.extras.get("datastore") if spec is not None else None
-
-
-def state_key(twin: Twin, pod: dict[str, Any], container: str, mount_path: str, started_at: float) -> str:
-    """The key of a container's store state (same from the server program and from clients)."""
-    uid = (pod.get("metadata") or {}).get("uid", "")
-    return volume_key(twin, pod, container_spec(pod, container), mount_path,
-                      f"{uid}/{container}@{started_at:.3f}")
-
-
-def mongo_state(twin: Twin, pod: dict[str, Any], container: str, started_at: float,
-                version: str = "4.4.6") -> MongoState:
-    key = state_key(twin, pod, container, DATA_DIR, started_at)
-    return bank_of(twin).state(key, lambda: MongoState(version=version))
 
 
 # Store kinds modelled in their own modules (postgres.py registers "postgres"):
@@ -152,7 +138,7 @@ __all__ = [
 ]
 
 # Register the store images' behaviour (server programs that run init scripts, etc.).
-from sregym.twin.datastores import postgres as _postgres  # noqa: E402
-from sregym.twin.datastores import programs as _programs  # noqa: E402,F401
+from sregym.twin.datastores import pg_program, postgres, programs  # noqa: E402,F401
 
-_postgres.register(SERVER_FACTORIES)
+postgres.register(SERVER_FACTORIES)
+pg_program.register()

@@ -212,3 +212,9 @@ def flag(argv: list[str], *names: str, default: str | None = None) -> str | None
             elif arg.startswith(name + "="):
                 found = arg[len(name) + 1:]
     return found
+
+def state_key(twin: Twin, pod: dict[str, Any], container: str, mount_path: str, started_at: float) -> str:
+    """The key of a container's store state (same from the server program and from clients)."""
+    uid = (pod.get("metadata") or {}).get("uid", "")
+    return volume_key(twin, pod, container_spec(pod, container), mount_path,
+                      f"{uid}/{container}@{started_at:.3f}")

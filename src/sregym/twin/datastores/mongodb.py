@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.datastores.base import DataStore, DbOutcome
+from sregym.twin.datastores.base import DataStore, DbOutcome, bank_of, state_key
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -440,3 +440,8 @@ def _flat(value: Any) -> str:
 
 def new_state(twin: Twin, version: str) -> MongoState:
     return MongoState(version=version)
+
+def mongo_state(twin: Twin, pod: dict[str, Any], container: str, started_at: float,
+                version: str = "4.4.6") -> MongoState:
+    key = state_key(twin, pod, container, DATA_DIR, started_at)
+    return bank_of(twin).state(key, lambda: MongoState(version=version))

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from sregym.twin.datastores.pg_sql import Session, split_statements
+from sregym.twin.datastores.postgres import PGDATA, VERSION, PgError, PgServer, pg_state
 from sregym.twin.node import images
 from sregym.twin.node.images import ImageSpec, register_image
-from sregym.twin.node.shell import Invocation, Program
+from sregym.twin.node.shell import COMMANDS, Invocation, Program
 
 INITDB_DIR = "/docker-entrypoint-initdb.d"
 ENTRYPOINT = "/usr/local/bin/docker-entrypoint.sh"
@@ -24,9 +26,6 @@ ENTRYPOINT = "/usr/local/bin/docker-entrypoint.sh"
 
 def _postgres(call: Invocation) -> Program:
     """`postgres` with the entrypoint's first-start initialisation, then the server."""
-    from sregym.twin.datastores.pg_sql import Session, split_statements
-    from sregym.twin.datastores.postgres import PGDATA, VERSION, PgError, PgServer, pg_state
-
     ctx = call.ctx
     env = call.shell.exported_env()
     twin, pod = ctx.twin, ctx.pod
@@ -97,9 +96,9 @@ def _postgres(call: Invocation) -> Program:
 
 
 def _psql(call: Invocation) -> Any:
-    from sregym.twin.userland.psql_client import psql
-
-    return psql(call)
+    """The image's `psql`: the exec userland's client, found in the command registry
+    (`sregym.twin.userland` registers it; the twin loads the userland before anything runs)."""
+    return COMMANDS["psql"](call)
 
 
 def register() -> None:

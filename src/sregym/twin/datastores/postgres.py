@@ -372,9 +372,6 @@ def make_server(twin: Twin, pod: dict[str, Any], container: str,
 
 def register(factories: dict[str, Callable[..., DataStore]]) -> None:
     factories["postgres"] = make_server
-    from sregym.twin.datastores import pg_program
-
-    pg_program.register()
 
 
 __all__ = ["PGDATA", "PgDatabase", "PgError", "PgRole", "PgServer", "PgState", "PgTable", "data_mount",

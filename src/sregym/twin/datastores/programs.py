@@ -16,9 +16,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from sregym.twin.datastores.mongodb import MongoUser, mongo_state
 from sregym.twin.node import images
 from sregym.twin.node.images import ImageSpec, register_image
-from sregym.twin.node.shell import Invocation, Program
+from sregym.twin.node.shell import COMMANDS, Invocation, Program
 
 INITDB_DIR = "/docker-entrypoint-initdb.d"
 
@@ -34,16 +35,13 @@ def _log(call: Invocation, component: str, ident: int, ctx: str, msg: str, attr:
 
 
 def _mongo_client(call: Invocation) -> Any:
-    from sregym.twin.userland.mongo_client import mongo_shell
-
-    return mongo_shell(call)
+    """The image's `mongo`/`mongosh`: the exec userland's client, found in the command registry
+    (`sregym.twin.userland` registers it; the twin loads the userland before anything runs)."""
+    return COMMANDS["mongosh"](call)
 
 
 def _mongod(call: Invocation) -> Program:
     """mongod with the official entrypoint's first-start initialisation."""
-    from sregym.twin.datastores import mongo_state
-    from sregym.twin.datastores.mongodb import MongoUser
-
     ctx = call.ctx
     pod = ctx.pod or {}
     twin = ctx.twin

@@ -32,9 +32,11 @@ from sregym.twin.node.shell import (
     Invocation,
     Listen,
     Program,
+    Shell,
     ShellContext,
     Sleep,
     Usage,
+    drive,
     lookup_command,
 )
 
@@ -235,8 +237,6 @@ def image_resolver(spec: ImageSpec | None) -> Callable[[str], CommandFn | None]:
 def start_program(spec: ImageSpec | None, argv: list[str], ctx: ShellContext) -> Program | None:
     """The program a new container runs, or None when argv[0] is no executable in the image
     (containerd's "executable file not found in $PATH" start error)."""
-    from sregym.twin.node.shell import Shell, _drive
-
     if spec is not None:
         ctx.shell_flavour = spec.shell
         ctx.userland = bool(spec.shell)
@@ -251,7 +251,7 @@ def start_program(spec: ImageSpec | None, argv: list[str], ctx: ShellContext) ->
         else:
             return None
     shell = Shell(ctx, argv[0].rsplit("/", 1)[-1] if argv else "sh")
-    return _drive(fn, Invocation(list(argv) or ["main"], ctx, shell), shell)
+    return drive(fn, Invocation(list(argv) or ["main"], ctx, shell), shell)
 
 
 def serve(call: Invocation, *, ports: tuple[int, ...] = (), udp_ports: tuple[int, ...] = (),
@@ -446,7 +446,7 @@ def _docker_entrypoint(server: str, binary: CommandFn) -> CommandFn:
 
 
 def _flush(call: Invocation, gen: Program) -> Program:
-    """Drive a command generator, interleaving its buffered writes (like shell._drive)."""
+    """Drive a command generator, interleaving its buffered writes (like shell.drive)."""
     try:
         effect = next(gen)
         while True:

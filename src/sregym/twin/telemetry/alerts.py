@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from sregym.twin.api.prom_params import ParamError, parse_duration_ms, rfc3339
 from sregym.twin.controller import Controller, controller
 from sregym.twin.telemetry.alert_template import expand, go_float_e
+from sregym.twin.telemetry.promtime import ParamError, parse_duration_ms, rfc3339
 from sregym.twin.telemetry.tsdb import TSDB, label_key
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.telemetry.scrape import Batch, Family, Target
+from sregym.twin.telemetry.exposition import Batch, Family, Target
 from sregym.twin.telemetry.span_metrics import RefCache, rows_of
 
 if TYPE_CHECKING:

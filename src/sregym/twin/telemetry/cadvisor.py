@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.machinery.quantity import QuantityError, cpu_cores, memory_bytes
-from sregym.twin.telemetry.scrape import Batch, Family, SeriesRef, Target, node_internal_ip, node_reachable
+from sregym.twin.telemetry.exposition import (
+    Batch,
+    Family,
+    SeriesRef,
+    Target,
+    node_internal_ip,
+    node_reachable,
+)
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

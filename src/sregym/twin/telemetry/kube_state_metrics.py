@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.clock import parse_time
 from sregym.twin.machinery.quantity import QuantityError, parse_quantity
-from sregym.twin.telemetry.scrape import MONITORING_NAMESPACE, RELEASE, Batch, Family, SeriesRef, Target
+from sregym.twin.telemetry.exposition import MONITORING_NAMESPACE, RELEASE, Batch, Family, SeriesRef, Target
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

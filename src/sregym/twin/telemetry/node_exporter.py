@@ -25,7 +25,7 @@ from sregym.twin.telemetry.cadvisor import (
     NodeStats,
     node_role,
 )
-from sregym.twin.telemetry.scrape import (
+from sregym.twin.telemetry.exposition import (
     MONITORING_NAMESPACE,
     RELEASE,
     Batch,

@@ -16,19 +16,30 @@ What a kube-prometheus-stack install would store is reproduced, not approximated
 - HELP/TYPE metadata goes into `tsdb.metadata`; retention is bounded (`retention_s`).
 
 Exporters are small collectors in their own modules (`kube_state_metrics`, `cadvisor`,
-`node_exporter`, `span_metrics`, `app_metrics`); each returns `Batch`es of samples. Series refs
+`node_exporter`, `span_metrics`, `app_metrics`); each returns `Batch`es of samples (`exposition`). Series refs
 are cached per entity by the collectors, so a scrape of a 500-pod cluster is mostly dictionary
 lookups and list appends.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from sregym.twin.controller import Controller, controller
-from sregym.twin.telemetry.tsdb import STALE_NAN, TSDB, LabelKey, Series, is_stale
+from sregym.twin.telemetry.app_metrics import AppMetrics
+from sregym.twin.telemetry.cadvisor import Cadvisor
+from sregym.twin.telemetry.exposition import (
+    Batch,
+    Collector,
+    Family,
+    SeriesRef,
+    Target,
+)
+from sregym.twin.telemetry.kube_state_metrics import KubeStateMetrics
+from sregym.twin.telemetry.node_exporter import NodeExporter
+from sregym.twin.telemetry.span_metrics import SpanMetrics
+from sregym.twin.telemetry.tsdb import STALE_NAN, TSDB, is_stale
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -37,118 +48,6 @@ SCRAPE_INTERVAL_S = 15
 RETENTION_S = 6 * 3600
 USAGE_SAMPLE_S = 5  # how often container CPU usage is integrated into the counters
 RETENTION_EVERY_SCRAPES = 40  # apply retention every 10 simulated minutes
-
-# Where the monitoring stack lives (kube-prometheus-stack installed as release
-# "kube-prometheus-stack" into namespace "monitoring").
-MONITORING_NAMESPACE = "monitoring"
-RELEASE = "kube-prometheus-stack"
-_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-
-
-@dataclass(frozen=True)
-class Family:
-    """HELP/TYPE of one metric family as the exporter exposes it."""
-
-    name: str
-    type: str  # counter | gauge | histogram | summary | unknown
-    help: str
-
-
-@dataclass
-class Target:
-    """One scrape target: its identity and the labels Prometheus attaches to its series."""
-
-    job: str
-    instance: str
-    labels: dict[str, str]  # every target label, including job and instance
-    honor_labels: bool = True
-    up: bool = True
-
-    @property
-    def id(self) -> tuple[str, str, str]:
-        return self.job, self.instance, self.labels.get("metrics_path", "")
-
-
-class SeriesRef:
-    """A collector's handle on one series: its label key plus the TSDB series it resolved to,
-    so steady-state scrapes append without hashing label sets again."""
-
-    __slots__ = ("gen", "key", "series")
-
-    def __init__(self, key: LabelKey) -> None:
-        self.key = key
-        self.series: Series | None = None
-        self.gen = -1
-
-
-class Batch:
-    """The samples of one target's scrape, as (series ref, value)."""
-
-    __slots__ = ("_items", "samples", "target")
-
-    def __init__(self, target: Target) -> None:
-        self.target = target
-        self.samples: list[tuple[SeriesRef, float]] = []
-        self._items = tuple(target.labels.items())
-
-    def key(self, name: str, labels: dict[str, str] | None = None) -> LabelKey:
-        """The stored label set of a sample, after the target labels are attached."""
-        merged = dict(self._items)
-        if labels:
-            if self.target.honor_labels:
-                for k, v in labels.items():
-                    if v != "":
-                        merged[k] = v
-            else:
-                for k, v in labels.items():
-                    if v != "":
-                        merged["exported_" + k if k in self.target.labels else k] = v
-                merged.update(self._items)
-        merged["__name__"] = name
-        return tuple(sorted(merged.items()))
-
-    def ref(self, name: str, labels: dict[str, str] | None = None) -> SeriesRef:
-        """A reusable handle for a series of this target (cache it per entity)."""
-        return SeriesRef(self.key(name, labels))
-
-    def add(self, name: str, labels: dict[str, str] | None, value: float) -> None:
-        self.samples.append((SeriesRef(self.key(name, labels)), float(value)))
-
-    def add_ref(self, ref: SeriesRef, value: float) -> None:
-        self.samples.append((ref, float(value)))
-
-
-class Collector(Protocol):
-    families: tuple[Family, ...]
-
-    def collect(self, now: float) -> list[Batch]: ...
-
-
-def stable_suffix(seed: str, length: int = 5) -> str:
-    """A Kubernetes-looking name suffix derived from `seed` (stable across runs, no RNG draw)."""
-    digest = hashlib.sha256(seed.encode()).digest()
-    return "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:length])
-
-
-def node_internal_ip(node: dict[str, Any]) -> str:
-    for address in (node.get("status") or {}).get("addresses") or []:
-        if address.get("type") == "InternalIP":
-            return str(address.get("address", ""))
-    return ""
-
-
-def node_condition(node: dict[str, Any], kind: str) -> str:
-    for cond in (node.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == kind:
-            return str(cond.get("status", "Unknown"))
-    return "Unknown"
-
-
-def node_reachable(node: dict[str, Any]) -> bool:
-    """Prometheus can scrape a node's endpoints unless its kubelet stopped reporting (Ready
-    Unknown: the node is gone or partitioned)."""
-    return node_condition(node, "Ready") != "Unknown"
-
 
 @dataclass
 class ScrapeStats:
@@ -168,12 +67,6 @@ class TelemetryScraper(Controller):
 
     def __init__(self, twin: Twin, *, interval_s: int = SCRAPE_INTERVAL_S,
                  retention_s: float = RETENTION_S, usage_sample_s: int = USAGE_SAMPLE_S) -> None:
-        from sregym.twin.telemetry.app_metrics import AppMetrics
-        from sregym.twin.telemetry.cadvisor import Cadvisor
-        from sregym.twin.telemetry.kube_state_metrics import KubeStateMetrics
-        from sregym.twin.telemetry.node_exporter import NodeExporter
-        from sregym.twin.telemetry.span_metrics import SpanMetrics
-
         super().__init__(twin)
         tsdb = twin.services.tsdb
         if tsdb is None:
@@ -294,6 +187,4 @@ def scraper_of(twin: Twin) -> TelemetryScraper:
     return found  # type: ignore[no-any-return]
 
 
-__all__ = ["MONITORING_NAMESPACE", "RELEASE", "SCRAPE_INTERVAL_S", "Batch", "Collector", "Family",
-           "ScrapeStats", "SeriesRef", "Target", "TelemetryScraper", "node_internal_ip", "node_reachable",
-           "scraper_of", "stable_suffix"]
+__all__ = ["RETENTION_S", "SCRAPE_INTERVAL_S", "USAGE_SAMPLE_S", "ScrapeStats", "TelemetryScraper", "scraper_of"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.telemetry.scrape import MONITORING_NAMESPACE, Batch, Family, SeriesRef, Target
+from sregym.twin.telemetry.exposition import MONITORING_NAMESPACE, Batch, Family, SeriesRef, Target
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin

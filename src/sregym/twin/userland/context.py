@@ -227,7 +227,7 @@ def _log_oom_kill(ctx: ExecContext, argv: list[str]) -> None:
     """The kernel's line for an exec'd process killed at the container's memory limit, in the
     node's kernel log as `dmesg` shows it. Not when the server's own cap was what stopped it:
     that is a twin budget, which a real node would not have logged."""
-    from sregym.twin.controllers.kubelet import _oom_score_adj
+    from sregym.twin.controllers.kubelet import oom_score_adj
 
     meter, twin = ctx.memory, ctx.twin
     logs = twin.services.logs if twin is not None else None
@@ -238,7 +238,7 @@ def _log_oom_kill(ctx: ExecContext, argv: list[str]) -> None:
     logs.node_append(ctx.node, "kernel", twin.clock.now,
                      f"Memory cgroup out of memory: Killed process {EXEC_PID} ({name}) "
                      f"total-vm:{kib + 4096}kB, anon-rss:{kib}kB, file-rss:0kB, shmem-rss:0kB, "
-                     f"UID:0 pgtables:{kib // 1024 + 40}kB oom_score_adj:{_oom_score_adj(ctx.pod)}")
+                     f"UID:0 pgtables:{kib // 1024 + 40}kB oom_score_adj:{oom_score_adj(ctx.pod)}")
 
 
 def keep_writes(ctx: ExecContext) -> None:

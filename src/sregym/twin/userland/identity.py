@@ -20,7 +20,7 @@ def _busybox(call: Invocation) -> bool:
     return call.ctx.shell_flavour in ("ash", "")
 
 
-def _table(call: Invocation, path: str) -> dict[int, str]:
+def passwd_table(call: Invocation, path: str) -> dict[int, str]:
     """uid/gid → name from /etc/passwd or /etc/group."""
     out: dict[int, str] = {}
     for line in (call.ctx.files.get(path) or "").splitlines():
@@ -30,7 +30,7 @@ def _table(call: Invocation, path: str) -> dict[int, str]:
     return out
 
 
-def _security(call: Invocation) -> tuple[int, int | None, list[int]]:
+def process_ids(call: Invocation) -> tuple[int, int | None, list[int]]:
     """(uid, gid or None for the user's primary group, supplementary groups) of the process."""
     pod: dict[str, Any] = call.ctx.pod or {}
     container = next((c for group in ("containers", "initContainers", "ephemeralContainers")
@@ -63,9 +63,9 @@ def _named(number: int, names: dict[int, str]) -> str:
 
 @command("id")
 def id_(call: Invocation) -> int:
-    users = _table(call, "/etc/passwd")
-    groups = _table(call, "/etc/group")
-    uid, gid, extra = _security(call)
+    users = passwd_table(call, "/etc/passwd")
+    groups = passwd_table(call, "/etc/group")
+    uid, gid, extra = process_ids(call)
     if gid is None:
         gid = 0
     if not extra and gid == 0 and uid in users:
@@ -89,8 +89,8 @@ def id_(call: Invocation) -> int:
 
 @command("whoami")
 def whoami(call: Invocation) -> int:
-    users = _table(call, "/etc/passwd")
-    uid, _gid, _extra = _security(call)
+    users = passwd_table(call, "/etc/passwd")
+    uid, _gid, _extra = process_ids(call)
     if uid in users:
         call.write(users[uid] + "\n")
         return 0

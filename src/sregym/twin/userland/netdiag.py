@@ -130,9 +130,9 @@ def nslookup(call: Invocation) -> Program:
         return 1
     name = words[0]
     server = words[1] if len(words) > 1 else None
-    from sregym.twin.dataplane.dns import _is_ipv4
+    from sregym.twin.dataplane.dns import is_ipv4
 
-    reverse = _is_ipv4(name)
+    reverse = is_ipv4(name)
     answer = lookup(call, name, record="PTR" if reverse else record, use_hosts=False, server=server)
     yield from sleep_ms(answer.latency_ms)
     bb = busybox(call)

@@ -156,10 +156,10 @@ def _conninfo_key(opts: Options, key: str, value: str) -> None:
 
 def os_user(call: Invocation) -> str:
     """The process's user name, libpq's default role (root in most images)."""
-    from sregym.twin.userland.identity import _security, _table
+    from sregym.twin.userland.identity import passwd_table, process_ids
 
-    uid, _gid, _extra = _security(call)
-    return _table(call, "/etc/passwd").get(uid, "root" if uid == 0 else str(uid))
+    uid, _gid, _extra = process_ids(call)
+    return passwd_table(call, "/etc/passwd").get(uid, "root" if uid == 0 else str(uid))
 
 
 # ------------------------------------------------------------------------------ connecting

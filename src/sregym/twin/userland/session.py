@@ -10,13 +10,13 @@ terminal is in raw mode) and returns the bytes to send back.
 from __future__ import annotations
 
 from sregym.twin.node.shell import (
+    Exit,
+    LoopControl,
     Output,
     OutputSink,
     Process,
     Shell,
     ShellSyntaxError,
-    _Exit,
-    _LoopControl,
     parse,
 )
 from sregym.twin.userland.context import ExecContext
@@ -120,10 +120,10 @@ class TtySession:
             return 2
         try:
             yield from shell.run_sequence(tree)
-        except _Exit as stop:
+        except Exit as stop:
             self.exit_code = stop.code
             return stop.code
-        except _LoopControl:
+        except LoopControl:
             pass
         except ShellSyntaxError as exc:
             yield Output("stderr", f"{exc}\n")

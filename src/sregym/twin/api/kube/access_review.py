@@ -21,9 +21,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from sregym.errors import BadRequest, MethodNotAllowed
-from sregym.twin.api.kube import authz
 from sregym.twin.api.kube.handlers import RequestContext, virtual
 from sregym.twin.api.kube.limits import read_request_body
+from sregym.twin.machinery import authz
 
 # Groups every authenticated user belongs to, as the real authenticators report them.
 _GROUPS = {

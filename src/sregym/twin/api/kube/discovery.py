@@ -13,8 +13,8 @@ import hashlib
 import re
 from typing import Any
 
-from sregym.twin.api.kube.authz import hidden_groups
 from sregym.twin.api.kube.encoding import media_types
+from sregym.twin.machinery.authz import hidden_groups
 from sregym.twin.machinery.kinds import KindRegistry, ResourceKind
 from sregym.twin.topology import KUBERNETES_VERSION
 

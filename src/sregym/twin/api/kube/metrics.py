@@ -25,9 +25,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from sregym.errors import ApiError, Forbidden, MethodNotAllowed, NotFound
-from sregym.twin.api.kube import authz
 from sregym.twin.api.kube.handlers import RequestContext, virtual
 from sregym.twin.clock import format_time, parse_time
+from sregym.twin.machinery import authz
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.selectors import parse_field_selector, parse_label_selector
 

@@ -50,9 +50,10 @@ from sregym.errors import ApiError, BadRequest, InternalError, not_found
 from sregym.twin.api.kube.encoding import error_response
 from sregym.twin.api.kube.handlers import RequestContext, subresource, websocket_subresource
 from sregym.twin.machinery.objects import get_path
+from sregym.twin.userland.exec_target import container_running, exec_start_error, resolve_container
 
 if TYPE_CHECKING:
-    from sregym.twin.twin import Twin
+    pass
 
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 EXEC_START_SECONDS = 0.15  # wall time before the first frame (see `handle_exec`)
@@ -96,32 +97,6 @@ def parse_options(params: Any) -> ExecOptions:
     return opts
 
 
-def _names(containers: list[dict[str, Any]]) -> str:
-    return " ".join(str(c.get("name")) for c in containers)
-
-
-def resolve_container(pod: dict[str, Any], name: str, requested: str) -> str:
-    """The container an exec targets, or the API server's 400."""
-    spec = pod.get("spec") or {}
-    containers = [c for c in spec.get("containers") or [] if isinstance(c, dict)]
-    inits = [c for c in spec.get("initContainers") or [] if isinstance(c, dict)]
-    ephemeral = [c for c in spec.get("ephemeralContainers") or [] if isinstance(c, dict)]
-    if not requested:
-        if len(containers) == 1:
-            return str(containers[0].get("name"))
-        if not containers:
-            raise BadRequest(f"a container name must be specified for pod {name}")
-        message = f"a container name must be specified for pod {name}, choose one of: [{_names(containers)}]"
-        if inits:
-            message += f" or one of the init containers: [{_names(inits)}]"
-        if ephemeral:
-            message += f" or one of the ephemeral containers: [{_names(ephemeral)}]"
-        raise BadRequest(message)
-    if not any(c.get("name") == requested for c in [*containers, *inits, *ephemeral]):
-        raise BadRequest(f"container {requested} is not valid for pod {name}")
-    return requested
-
-
 def preflight(ctx: RequestContext, namespace: str | None, name: str,
               params: Any) -> tuple[dict[str, Any], ExecOptions]:
     """Everything the API server checks before it upgrades the connection."""
@@ -133,13 +108,6 @@ def preflight(ctx: RequestContext, namespace: str | None, name: str,
     if not get_path(pod, "spec", "nodeName"):
         raise BadRequest(f"pod {name} does not have a host assigned")
     return pod, opts
-
-
-def container_running(pod: dict[str, Any], container: str) -> bool:
-    from sregym.twin.userland.context import container_status
-
-    status = container_status(pod, container) or {}
-    return bool(get_path(status, "state", "running"))
 
 
 def status_success() -> dict[str, Any]:
@@ -163,26 +131,6 @@ def status_internal(message: str) -> dict[str, Any]:
     status.pop("kind", None)
     status.pop("apiVersion", None)
     return status
-
-
-def exec_start_error(twin: Twin, pod: dict[str, Any], container: str, executable: str) -> str:
-    """containerd's message when the executable does not exist in the image."""
-    exec_id = _exec_id(twin)
-    if executable.startswith("/"):
-        cause = f'exec: "{executable}": stat {executable}: no such file or directory'
-    else:
-        cause = f'exec: "{executable}": executable file not found in $PATH'
-    inner = (f'error executing command in container: failed to exec in container: failed to start '
-             f'exec "{exec_id}": OCI runtime exec failed: exec failed: unable to start container '
-             f'process: {cause}: unknown')
-    # The kubelet wraps it in an InternalError; the API server's stream translator wraps again.
-    return f"Internal error occurred: {inner}"
-
-
-def _exec_id(twin: Twin) -> str:
-    """A containerd exec id (64 hex), deterministic per twin and exec."""
-    rng = twin.rng.stream("exec-ids")
-    return "".join(f"{rng.getrandbits(32):08x}" for _ in range(8))
 
 
 # ----------------------------------------------------------------------------- framing

@@ -17,13 +17,13 @@ from starlette.datastructures import QueryParams
 from starlette.responses import Response
 
 from sregym.errors import ApiError, BadRequest, Forbidden, Gone, Invalid, NotFound, Timeout, invalid
-from sregym.twin.api.kube.authz import authorize, forbidden_message, hidden_namespaces
 from sregym.twin.api.kube.encoding import patch_type_of, respond, success_status, wants_table
 from sregym.twin.api.kube.handlers import RequestContext
 from sregym.twin.api.kube.limits import check_json_patch, check_object
 from sregym.twin.api.kube.listing import field_selector_for, label_selector_for, list_page
 from sregym.twin.api.kube.paths import ResourcePath
 from sregym.twin.api.kube.tables import INCLUDE_OBJECT, table
+from sregym.twin.machinery.authz import authorize, forbidden_message, hidden_namespaces
 from sregym.twin.machinery.conversion import converter_for, served_form
 from sregym.twin.machinery.kinds import ResourceKind
 from sregym.twin.machinery.objects import clone

@@ -24,12 +24,12 @@ from starlette.websockets import WebSocket
 
 from sregym.errors import ApiError, BadRequest, Forbidden, InternalError, NotFound, Unauthorized
 from sregym.twin.api.kube import discovery, handlers, openapi, paths, rest
-from sregym.twin.api.kube.authz import authorize, forbidden_message, hidden_groups
 from sregym.twin.api.kube.encoding import decode_body, error_response, respond
 from sregym.twin.api.kube.handlers import RequestContext
 from sregym.twin.api.kube.limits import read_request_body
 from sregym.twin.api.kube.rest import Call, unknown_resource
 from sregym.twin.api.kube.watch import WatchRegistry, watch
+from sregym.twin.machinery.authz import authorize, forbidden_message, hidden_groups
 from sregym.twin.machinery.kinds import ResourceKind
 
 if TYPE_CHECKING:

@@ -21,10 +21,10 @@ from typing import Any
 from starlette.responses import Response, StreamingResponse
 
 from sregym.errors import BadRequest, Gone
-from sregym.twin.api.kube.authz import hidden_namespaces
 from sregym.twin.api.kube.encoding import encode_json, wants_table
 from sregym.twin.api.kube.listing import field_selector_for, iter_visible, label_selector_for
 from sregym.twin.api.kube.rest import Call
+from sregym.twin.machinery.authz import hidden_namespaces
 from sregym.twin.machinery.selectors import FieldSelector
 
 DEFAULT_TIMEOUT = 1800.0

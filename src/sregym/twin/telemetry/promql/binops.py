@@ -10,7 +10,17 @@ import promql_parser as pp
 
 from sregym.twin.telemetry.promql import gomath
 from sregym.twin.telemetry.promql.errors import PromQLError
-from sregym.twin.telemetry.promql.values import Ctx, Labels, Scal, Str, Vec, VSeries, key_of, without_name
+from sregym.twin.telemetry.promql.values import (
+    Ctx,
+    Labels,
+    Scal,
+    Str,
+    Vec,
+    VSeries,
+    check_duplicates,
+    key_of,
+    without_name,
+)
 
 if TYPE_CHECKING:
     from sregym.twin.telemetry.promql.engine import Engine
@@ -61,8 +71,6 @@ def evaluate(engine: Engine, node: pp.BinaryExpr, ctx: Ctx) -> Vec | Scal:
                 v = 1.0 if keep else 0.0
             out.append(v)
         return Scal(out)
-    from sregym.twin.telemetry.promql.engine import check_duplicates
-
     if isinstance(lhs, Vec) and isinstance(rhs, Scal):
         out = _vector_scalar(op, lhs, rhs, swap=False, return_bool=return_bool)
         check_duplicates(out, ctx)

@@ -18,7 +18,7 @@ from sregym.twin.telemetry.promql.aggregations import aggregate
 from sregym.twin.telemetry.promql.budget import Budget, too_many_samples
 from sregym.twin.telemetry.promql.errors import PromQLError
 from sregym.twin.telemetry.promql.functions import call_function
-from sregym.twin.telemetry.promql.parse import parse, regex_failure
+from sregym.twin.telemetry.promql.parse import parse, regex_failure, unwrap
 from sregym.twin.telemetry.promql.result import Result, Sample, SeriesPoints
 from sregym.twin.telemetry.promql.values import (
     Ctx,
@@ -29,6 +29,7 @@ from sregym.twin.telemetry.promql.values import (
     Vec,
     VSeries,
     Windows,
+    check_duplicates,
     key_of,
     without_name,
 )
@@ -50,11 +51,6 @@ def td_ms(td: timedelta | None) -> int:
         return 0
     return td.days * 86_400_000 + td.seconds * 1000 + td.microseconds // 1000
 
-
-def unwrap(node: pp.Expr) -> pp.Expr:
-    while isinstance(node, pp.ParenExpr):
-        node = node.expr
-    return node
 
 
 class Engine:
@@ -311,30 +307,3 @@ class Engine:
         return self._windows(raw, refs, range_ms, drop_stale=False)
 
 
-def check_duplicates(vec: Vec, ctx: Ctx) -> None:
-    """Prometheus refuses a result vector holding two series with one labelset at one step."""
-    if len(vec.series) < 2:
-        return
-    keys = [key_of(s.labels) for s in vec.series]
-    if len(set(keys)) == len(keys):
-        return
-    by_key: dict[tuple[tuple[str, str], ...], list[VSeries]] = {}
-    for k, s in zip(keys, vec.series, strict=True):
-        by_key.setdefault(k, []).append(s)
-    for group in by_key.values():
-        if len(group) < 2:
-            continue
-        for i in range(ctx.n):
-            if sum(1 for s in group if s.vals[i] is not None) > 1:
-                raise PromQLError("execution", "vector cannot contain metrics with the same labelset")
-    merged: list[VSeries] = []
-    seen: dict[tuple[tuple[str, str], ...], VSeries] = {}
-    for k, s in zip(keys, vec.series, strict=True):
-        if k in seen:
-            base = seen[k]
-            base.vals = [a if a is not None else b for a, b in zip(base.vals, s.vals, strict=True)]
-        else:
-            copy = VSeries(s.labels, list(s.vals))
-            seen[k] = copy
-            merged.append(copy)
-    vec.series = merged

@@ -17,7 +17,18 @@ import promql_parser as pp
 from sregym.twin.telemetry.promql import gomath
 from sregym.twin.telemetry.promql.aggregations import LABEL_NAME, quantile
 from sregym.twin.telemetry.promql.errors import PromQLError
-from sregym.twin.telemetry.promql.values import Ctx, Labels, Scal, Str, Vec, VSeries, Windows, without_name
+from sregym.twin.telemetry.promql.parse import unwrap
+from sregym.twin.telemetry.promql.values import (
+    Ctx,
+    Labels,
+    Scal,
+    Str,
+    Vec,
+    VSeries,
+    Windows,
+    check_duplicates,
+    without_name,
+)
 from sregym.twin.telemetry.regex import RegexError, compile_anchored
 
 if TYPE_CHECKING:
@@ -199,8 +210,6 @@ def _utc(v: float) -> datetime:
 
 def _map_vec(vec: Vec, fn: Callable[[float, int], float], ctx: Ctx) -> Vec:
     """Apply fn to every sample; like every such Prometheus function, drop the metric name."""
-    from sregym.twin.telemetry.promql.engine import check_duplicates
-
     out = []
     for s in vec.series:
         vals = [None if v is None else fn(v, i) for i, v in enumerate(s.vals)]
@@ -380,8 +389,6 @@ def _apply_range(function: Function, windows: Windows, scalars: list[list[float]
 
 
 def absent_labels(node: pp.Expr) -> Labels:
-    from sregym.twin.telemetry.promql.engine import unwrap
-
     node = unwrap(node)
     if isinstance(node, pp.MatrixSelector):
         node = node.vector_selector

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sregym.twin.telemetry.promql.errors import PromQLError
+
 Labels = dict[str, str]
 LabelKey = tuple[tuple[str, str], ...]
 
@@ -78,3 +80,31 @@ class Windows:
     starts: list[int]
     ends: list[int]
     range_ms: int
+
+def check_duplicates(vec: Vec, ctx: Ctx) -> None:
+    """Prometheus refuses a result vector holding two series with one labelset at one step."""
+    if len(vec.series) < 2:
+        return
+    keys = [key_of(s.labels) for s in vec.series]
+    if len(set(keys)) == len(keys):
+        return
+    by_key: dict[tuple[tuple[str, str], ...], list[VSeries]] = {}
+    for k, s in zip(keys, vec.series, strict=True):
+        by_key.setdefault(k, []).append(s)
+    for group in by_key.values():
+        if len(group) < 2:
+            continue
+        for i in range(ctx.n):
+            if sum(1 for s in group if s.vals[i] is not None) > 1:
+                raise PromQLError("execution", "vector cannot contain metrics with the same labelset")
+    merged: list[VSeries] = []
+    seen: dict[tuple[tuple[str, str], ...], VSeries] = {}
+    for k, s in zip(keys, vec.series, strict=True):
+        if k in seen:
+            base = seen[k]
+            base.vals = [a if a is not None else b for a, b in zip(base.vals, s.vals, strict=True)]
+        else:
+            copy = VSeries(s.labels, list(s.vals))
+            seen[k] = copy
+            merged.append(copy)
+    vec.series = merged

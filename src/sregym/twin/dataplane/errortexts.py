@@ -1,0 +1,69 @@
+"""The error texts a calling program gets for a failed call, by client kind (gRPC, HTTP, MongoDB,
+memcached), and which failures its retry policy retries: shared by the fluid outcomes and the
+exemplar traces so both say the same thing."""
+
+from __future__ import annotations
+
+from sregym.twin.dataplane.connect import ConnectResult
+from sregym.twin.dataplane.programs import DependencyConfig
+from sregym.twin.dataplane.spec import Call
+from sregym.twin.dataplane.state import OpResult
+
+
+def retryable(dep: DependencyConfig, cls: str) -> bool:
+    """Whether the caller's policy retries this class of failure (DNS errors surface as
+    Unavailable in gRPC and are retried like it)."""
+    if cls in ("nxdomain", "servfail", "no_route", "unreachable"):
+        cls = "unavailable"
+    return cls in dep.retry_on
+
+
+def client_error(dep: DependencyConfig, call: Call, res: ConnectResult) -> str:
+    """The error text the calling program gets for a failed connection."""
+    if dep.kind == "grpc":
+        if res.error == "timeout" and res.stage != "dns":
+            return "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
+        return f'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: ' \
+               f'{res.message}"'
+    if dep.kind == "http":
+        url = f"http://{dep.host}:{dep.port}{dep.path}"
+        if res.error == "timeout" and res.stage != "dns":
+            return f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+        return f'Get "{url}": {res.message}'
+    if dep.kind == "mongodb":
+        if res.error in ("nxdomain", "servfail"):
+            return f"no reachable servers ({res.message})"
+        return f"server selection error: server selection timeout, current topology: {{ Type: Unknown, Servers: " \
+               f"[{{ Addr: {dep.host}:{dep.port}, Type: Unknown, Last error: {res.message} }}, ] }}"
+    if dep.kind == "memcached":
+        return "memcache: no servers configured or available" if res.error in ("nxdomain", "servfail") \
+            else res.message
+    return res.message
+
+
+def deadline_error(dep: DependencyConfig, call: Call) -> str:
+    if dep.kind == "grpc":
+        return "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
+    url = f"http://{dep.host}:{dep.port}{dep.path}"
+    return f'Get "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+
+
+def unimplemented_error(dep: DependencyConfig, call: Call) -> str:
+    if dep.kind == "grpc":
+        service, _, method = call.operation.strip("/").partition("/")
+        return f"rpc error: code = Unimplemented desc = unknown method {method} for service {service}"
+    return f"unexpected status 404 from http://{dep.host}:{dep.port}{call.operation}"
+
+
+def propagated_error(dep: DependencyConfig, call: Call, res: OpResult) -> str:
+    if dep.kind == "grpc":
+        if res.error.startswith("rpc error:"):
+            return res.error
+        return f"rpc error: code = Unknown desc = {res.error or 'internal error'}"
+    return f"unexpected status 500 from http://{dep.host}:{dep.port}{call.operation}: {res.error}"
+
+
+def store_timeout_error(dep: DependencyConfig) -> str:
+    if dep.kind == "mongodb":
+        return "context deadline exceeded"
+    return f"memcache: connect timeout to {dep.host}:{dep.port}" if dep.kind == "memcached" else "i/o timeout"

@@ -1,0 +1,117 @@
+"""What a command sees (`ShellContext`, `Invocation`) and the registry commands are found in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sregym.twin.node.shell.effects import Effect, Output, Program
+from sregym.twin.node.shell.limits import MemoryMeter
+
+if TYPE_CHECKING:
+    from sregym.twin.node.shell.interpreter import Shell
+
+@dataclass
+class ShellContext:
+    """Everything a command can see: the container's environment and files, and who it is.
+
+    `files` maps absolute paths to contents (mounted ConfigMap/Secret keys, projected service
+    account files, files the program wrote). `resolve(name)` may return a command for an image's
+    own binaries. `start_time` is the simulated epoch second the process started (for `date`).
+    """
+
+    env: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    pod: dict[str, Any] | None = None
+    container: str = ""
+    twin: Any = None
+    node: str = ""
+    hostname: str = ""
+    cwd: str = "/"
+    start_time: float = 0.0
+    shell_flavour: str = "ash"  # "ash" (busybox/alpine), "dash" (Debian), "bash", "" (no shell)
+    resolve: Callable[[str], CommandFn | None] | None = None
+    # False for images without a userland (distroless): only `resolve` finds commands.
+    userland: bool = True
+    extras: dict[str, Any] = field(default_factory=dict)
+    # The process tree's memory; one is made on first use (see `MemoryMeter`).
+    memory: MemoryMeter | None = None
+
+    def meter(self) -> MemoryMeter:
+        if self.memory is None:
+            self.memory = MemoryMeter()
+        return self.memory
+
+    def directories(self) -> set[str]:
+        """Directories implied by the files (for `test -d`, `cat DIR`, `ls`)."""
+        dirs = {"/"}
+        for path in self.files:
+            parts = path.strip("/").split("/")[:-1]
+            for i in range(1, len(parts) + 1):
+                dirs.add("/" + "/".join(parts[:i]))
+        return dirs
+
+
+@dataclass
+class Invocation:
+    """One command call: argv, stdin, the shell state, and a buffer for simple writers."""
+
+    argv: list[str]
+    ctx: ShellContext
+    shell: Shell
+    stdin: str = ""
+    pending: list[Effect] = field(default_factory=list)
+    pending_bytes: int = 0  # text in `pending`, held in the process's memory until flushed
+
+    @property
+    def name(self) -> str:
+        return self.argv[0].rsplit("/", 1)[-1] if self.argv else ""
+
+    @property
+    def args(self) -> list[str]:
+        return self.argv[1:]
+
+    def write(self, text: str, stream: str = "stdout") -> None:
+        if text:
+            self.pending_bytes += len(text)
+            self.ctx.meter().need(self.pending_bytes)
+            self.pending.append(Output(stream, text))
+
+    def error(self, text: str) -> None:
+        self.write(text if text.endswith("\n") else text + "\n", "stderr")
+
+    @property
+    def now(self) -> float:
+        """Simulated epoch seconds at this point of the program."""
+        return self.ctx.start_time + self.shell.offset
+
+    def read_file(self, path: str) -> str | None:
+        return self.ctx.files.get(self.shell.abspath(path))
+
+
+CommandFn = Callable[[Invocation], "int | Program | None"]
+COMMANDS: dict[str, CommandFn] = {}
+
+
+def command(*names: str) -> Callable[[CommandFn], CommandFn]:
+    """Register a command under one or more names (the basename is looked up: `/bin/echo` ⇒
+    `echo`). Later registrations replace earlier ones, so a richer module can override a builtin."""
+
+    def wrap(fn: CommandFn) -> CommandFn:
+        for name in names:
+            COMMANDS[name] = fn
+        return fn
+
+    return wrap
+
+
+def lookup_command(name: str, ctx: ShellContext | None = None) -> CommandFn | None:
+    base = name.rsplit("/", 1)[-1]
+    if ctx is not None and ctx.resolve is not None:
+        found = ctx.resolve(base)
+        if found is not None:
+            return found
+    if ctx is not None and not ctx.userland:
+        return None
+    return COMMANDS.get(base)
