@@ -18,7 +18,8 @@ from sregym.twin.telemetry.promql.aggregations import aggregate
 from sregym.twin.telemetry.promql.budget import Budget, too_many_samples
 from sregym.twin.telemetry.promql.errors import PromQLError
 from sregym.twin.telemetry.promql.functions import call_function
-from sregym.twin.telemetry.promql.parse import parse, regex_failure, unwrap
+from sregym.twin.telemetry.promql.nodes import unwrap
+from sregym.twin.telemetry.promql.parse import parse, regex_failure
 from sregym.twin.telemetry.promql.result import Result, Sample, SeriesPoints
 from sregym.twin.telemetry.promql.values import (
     Ctx,

@@ -17,7 +17,7 @@ import promql_parser as pp
 from sregym.twin.telemetry.promql import gomath
 from sregym.twin.telemetry.promql.aggregations import LABEL_NAME, quantile
 from sregym.twin.telemetry.promql.errors import PromQLError
-from sregym.twin.telemetry.promql.parse import unwrap
+from sregym.twin.telemetry.promql.nodes import unwrap
 from sregym.twin.telemetry.promql.values import (
     Ctx,
     Labels,
@@ -230,8 +230,6 @@ def call_function(engine: Engine, node: pp.Call, ctx: Ctx) -> Vec | Scal:
 # ---- how each kind of function is evaluated: (engine, its row, argument nodes, ctx) -------------
 
 def _range_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
-    from sregym.twin.telemetry.promql.engine import check_duplicates
-
     matrix_index = fn.arg_types.index(MATRIX)
     scalars = [_scalar_arg(engine, a, ctx) for i, a in enumerate(args) if i != matrix_index]
     windows = engine.eval_range_arg(args[matrix_index], ctx)
@@ -264,8 +262,6 @@ def _scalar_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) ->
 
 
 def _timestamp_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
-    from sregym.twin.telemetry.promql.engine import unwrap
-
     arg = unwrap(args[0])
     if isinstance(arg, pp.VectorSelector):
         return engine.sample_timestamps(arg, ctx)
@@ -305,16 +301,12 @@ def _sort_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> V
 
 
 def _label_replace_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
-    from sregym.twin.telemetry.promql.engine import check_duplicates
-
     out = _label_replace(engine, args, ctx)
     check_duplicates(out, ctx)
     return out
 
 
 def _label_join_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
-    from sregym.twin.telemetry.promql.engine import check_duplicates
-
     out = _label_join(engine, args, ctx)
     check_duplicates(out, ctx)
     return out
@@ -330,8 +322,6 @@ def _absent_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) ->
 
 
 def _histogram_quantile_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
-    from sregym.twin.telemetry.promql.engine import check_duplicates
-
     q = _scalar_arg(engine, args[0], ctx)
     vec = _vector_arg(engine, args[1], ctx)
     out = _histogram_quantile(q, vec, ctx)

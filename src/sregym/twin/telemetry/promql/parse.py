@@ -61,9 +61,3 @@ def regex_failure(query: str, exc: Exception) -> PromQLError:
     a parse error at the matcher's position, which `diagnose` locates."""
     located = diagnose(query)
     return PromQLError("bad_data", located or f"1:1: parse error: {exc}")
-
-def unwrap(node: promql_parser.Expr) -> promql_parser.Expr:
-    """The expression inside any parentheses."""
-    while isinstance(node, promql_parser.ParenExpr):
-        node = node.expr
-    return node
