@@ -390,9 +390,11 @@ class Conductor:
             return
         if "diagnosis" in self.phases and self._submission is not None:
             from sregym.oracles.diagnosis import score_diagnosis
+            from sregym.problems.vocabulary import vocabulary_of
 
             self._diag_score = score_diagnosis(self._problem.ground_truth, self._submission, judge=self._judge,
-                                               judge_name=self._judge_name, judge_model=self._judge_model)
+                                               judge_name=self._judge_name, judge_model=self._judge_model,
+                                               vocabulary=vocabulary_of(self._problem.id))
         if "mitigation" in self.phases and self._declared_done:
             self._mitig_score = self._run.verify(self.verify_window_s)
         self._wall_total = time.perf_counter() - self._wall0
@@ -539,19 +541,14 @@ def gold_commands(session: ToolSession) -> list[str]:
 
 def gold_diagnosis(session: ToolSession) -> dict[str, Any]:
     """`submit_diagnosis` arguments written from the ground truth (for the `gold` agent only)."""
-    from sregym.oracles.mechanisms import MECHANISMS
+    from sregym.problems.gold_diagnosis import gold_diagnosis_args
+    from sregym.problems.vocabulary import vocabulary_of
 
     backend = session._backend
     if not isinstance(backend, Backend):
         raise TypeError("gold_diagnosis needs a session made by a Conductor")
-    truth = backend._c._problem.ground_truth
-    cues = MECHANISMS.get(truth.mechanism, ())
-    mechanism = f"{truth.mechanism.replace('_', ' ')} ({cues[0]})" if cues else truth.mechanism
-    impact = truth.impact_keywords[0] if truth.impact_keywords else "failing"
-    return {"root_cause_entities": [str(rc.entity) for rc in truth.root_causes],
-            "mechanism": mechanism,
-            "affected_entities": [str(a.entity) for a in truth.affected],
-            "explanation": f"{truth.detail}. {truth.description} Impact: requests {impact}."}
+    problem = backend._c._problem
+    return gold_diagnosis_args(problem.ground_truth, vocabulary_of(problem.id))
 
 
 __all__ = ["PHASES", "ClockMode", "Conductor", "EnvironmentFailure", "gold_commands", "gold_diagnosis",

@@ -5,7 +5,7 @@ dimension each "yes" counts a third. A diagnosis passes at 0.70 or more.
 
 The deterministic judge answers from the structured submission only, so it is reproducible and
 needs no model: entities are compared with the ground truth (aliases included), the mechanism
-text is mapped to canonical mechanisms (`mechanisms.classify`), and the concrete detail and impact
+text is mapped to canonical mechanisms (the problem's `mechanisms.Vocabulary`), and the concrete detail and impact
 are looked for by keyword. An empty submission answers "no" everywhere.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sregym.oracles.mechanisms import RELATED, classify
+from sregym.oracles.mechanisms import BUILTIN, Vocabulary
 from sregym.types import ChecklistAnswer, DiagnosisSubmission, Dimension, EntityRef, GroundTruth
 
 WEIGHTS: dict[str, float] = {"localization": 0.33, "characterization": 0.33, "scope": 0.34}
@@ -69,8 +69,10 @@ def _names(refs: Sequence[EntityRef]) -> str:
     return ", ".join(str(r) for r in refs) or "none"
 
 
-def deterministic_judge(truth: GroundTruth, sub: DiagnosisSubmission) -> list[ChecklistAnswer]:
-    """Answer the nine questions from the structured submission."""
+def deterministic_judge(truth: GroundTruth, sub: DiagnosisSubmission, *,
+                        vocabulary: Vocabulary = BUILTIN) -> list[ChecklistAnswer]:
+    """Answer the nine questions from the structured submission; mechanisms are read with the
+    problem's `vocabulary` (the built-in one unless its problem set added mechanisms)."""
     def in_root(ref: EntityRef) -> bool:
         return any(c.matches(ref) for c in truth.root_causes)
 
@@ -94,12 +96,12 @@ def deterministic_judge(truth: GroundTruth, sub: DiagnosisSubmission) -> list[Ch
     answers["L3"] = (bool(sub.root_causes) and not wrong,
                      f"root causes not at fault: {_names(wrong)}")
 
-    named = classify(sub.mechanism)
+    named = vocabulary.classify(sub.mechanism)
     answers["C1"] = (truth.mechanism in named, f"mechanism read as {sorted(named) or 'nothing'}; "
                                                f"expected {truth.mechanism}")
     keywords = [k for k in truth.detail_keywords if k.lower() in text]
     answers["C2"] = (bool(keywords), f"concrete details mentioned: {keywords or 'none'}")
-    allowed = {truth.mechanism, *RELATED.get(truth.mechanism, frozenset())}
+    allowed = vocabulary.allowed(truth.mechanism)
     others = sorted(named - allowed)
     answers["C3"] = (bool(named) and not others, f"other fault types claimed: {others or 'none'}")
 

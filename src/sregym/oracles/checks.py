@@ -12,7 +12,9 @@ Checks fail closed: data that is missing, stale (outside the check's window) or 
 a failure with the reason, never a pass — "no samples" cannot tell a fixed system from one that
 no longer receives traffic.
 
-A check is `fn(ctx, **params) -> (passed, detail)`, registered with `@check("name")`.
+A check is `fn(ctx, **params) -> (passed, detail)`, registered with `@check("name")`. The registry
+discovers every module of `sregym.oracles`, so a problem file needs no import to make the checks it
+names exist; a check's keyword parameters are its parameter model (`sregym.problems.validation`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from sregym.cluster.base import Cluster, EntryStats
 
 CheckFn = Callable[..., tuple[bool, str]]
-CHECKS: Registry[CheckFn] = Registry("check")
+CHECKS: Registry[CheckFn] = Registry("check", ("sregym.oracles",))
 
 
 def check(name: str) -> Callable[[CheckFn], CheckFn]:

@@ -13,8 +13,10 @@ LLM judge (`llm_judge.LLMJudge`); both return the same `ChecklistAnswer`s.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from sregym.oracles.checklist import PASS_THRESHOLD, aggregate, deterministic_judge
+from sregym.oracles.mechanisms import Vocabulary
 from sregym.types import (
     ChecklistAnswer,
     DiagnosisScore,
@@ -55,9 +57,13 @@ def root_cause_score(truth: GroundTruth, submission: DiagnosisSubmission) -> tup
 
 def score_diagnosis(truth: GroundTruth, submission: DiagnosisSubmission, *,
                     judge: Judge | None = None, judge_name: str = "deterministic",
-                    judge_model: str | None = None) -> DiagnosisScore:
+                    judge_model: str | None = None, vocabulary: Vocabulary | None = None) -> DiagnosisScore:
+    """Score `submission`; the deterministic judge reads mechanisms with `vocabulary` (the
+    problem's, from `sregym.problems.vocabulary_of`; the built-in one when None)."""
     score, recall, precision = root_cause_score(truth, submission)
-    answers = tuple((judge or deterministic_judge)(truth, submission))
+    if judge is None:
+        judge = deterministic_judge if vocabulary is None else partial(deterministic_judge, vocabulary=vocabulary)
+    answers = tuple(judge(truth, submission))
     total, per_dimension = aggregate(answers)
     return DiagnosisScore(root_cause_score=round(score, 6), recall=round(recall, 6),
                           precision=round(precision, 6), checklist=answers,

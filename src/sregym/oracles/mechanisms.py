@@ -4,11 +4,18 @@ An agent writes a mechanism in its own words ("the image tag doesn't exist", "Im
 from a bad tag"); the deterministic judge maps the text to canonical mechanisms by their cue
 phrases. A ground truth names one canonical mechanism; a submission "names the right mechanism"
 when its text maps to it, and "names a wrong fault type" when it maps only to others.
+
+`BUILTIN` is the vocabulary every problem is judged with. A third-party problem set may extend it
+(`Vocabulary.extend`, through `sregym.problems.mechanisms`): the extension is a new `Vocabulary`
+used for that set's problems only, so adding a mechanism never changes how other problems are
+judged in the same process.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 # canonical mechanism -> cue phrases (lower-case; matched as whole words/phrases)
 MECHANISMS: dict[str, tuple[str, ...]] = {
@@ -43,6 +50,10 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                       "attach error"),
     "sidecar_lifecycle": ("sidecar", "restartpolicy: always", "restartpolicy always", "never complete",
                           "never finish", "never exits", "does not exit", "doesn't exit", "keeps running"),
+    # Hotel Reservation's app-config problems.
+    "feature_flag": ("feature flag", "flag", "search_backend_version", "latent bug", "code path", "unimplemented"),
+    "env_shadowing": ("duplicate env", "duplicated env", "shadow", "defined twice", "duplicate definition",
+                      "second definition", "env var", "environment variable"),
 }
 
 
@@ -69,12 +80,61 @@ def _cue(text: str, phrase: str) -> bool:
     return re.search(rf"(?<![a-z0-9]){re.escape(phrase)}", text) is not None
 
 
+@dataclass(frozen=True)
+class Vocabulary:
+    """Mechanisms (name -> cue phrases) and the related-mechanism links a diagnosis is judged with."""
+
+    cues: Mapping[str, tuple[str, ...]]
+    related: Mapping[str, frozenset[str]]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.cues
+
+    def names(self) -> list[str]:
+        return list(self.cues)
+
+    def classify(self, text: str) -> set[str]:
+        """Canonical mechanisms the text names (possibly several, possibly none)."""
+        lowered = text.lower()
+        if not lowered.strip():
+            return set()
+        exact = lowered.strip().replace("-", "_").replace(" ", "_")
+        if exact in self.cues:
+            return {exact}
+        return {name for name, cues in self.cues.items() if any(_cue(lowered, c) for c in cues)}
+
+    def allowed(self, mechanism: str) -> set[str]:
+        """What a submission may name alongside `mechanism` without claiming a wrong fault type."""
+        return {mechanism, *self.related.get(mechanism, frozenset())}
+
+    def extend(self, cues: Mapping[str, Iterable[str]],
+               related: Mapping[str, Iterable[str]] | None = None) -> Vocabulary:
+        """A new vocabulary with extra mechanisms and links; this one is left unchanged.
+
+        New mechanisms may not reuse a name this vocabulary has (a built-in keeps its meaning);
+        declaring the same mechanism with the same cues again is allowed (a file loaded twice).
+        Links may join new mechanisms to each other or to existing ones (one direction each).
+        """
+        merged = dict(self.cues)
+        for name, phrases in cues.items():
+            words = tuple(str(p).lower() for p in phrases)
+            if not words:
+                raise ValueError(f"mechanism {name!r} needs at least one cue phrase")
+            if name in merged and merged[name] != words:
+                raise ValueError(f"mechanism {name!r} already exists with other cues; choose another name")
+            merged[name] = words
+        links = dict(self.related)
+        for name, others in (related or {}).items():
+            unknown = sorted({name, *others} - merged.keys())
+            if unknown:
+                raise ValueError(f"related mechanisms name unknown mechanisms: {', '.join(unknown)}")
+            links[name] = frozenset({*links.get(name, frozenset()), *others})
+        return Vocabulary(merged, links)
+
+
+BUILTIN = Vocabulary(MECHANISMS, RELATED)
+
+
 def classify(text: str) -> set[str]:
-    """Canonical mechanisms the text names (possibly several, possibly none)."""
-    lowered = text.lower()
-    if not lowered.strip():
-        return set()
-    exact = lowered.strip().replace("-", "_").replace(" ", "_")
-    if exact in MECHANISMS:
-        return {exact}
-    return {name for name, cues in MECHANISMS.items() if any(_cue(lowered, c) for c in cues)}
+    """Canonical mechanisms the text names in the built-in vocabulary."""
+    return BUILTIN.classify(text)

@@ -20,6 +20,9 @@ from sregym.problems.registry import (
     problem,
     select,
 )
+from sregym.problems.validation import ProblemValidationError
+from sregym.problems.vocabulary import mechanisms, vocabulary_of
 
-__all__ = ["PROBLEMS", "Action", "CheckSpec", "FaultSpec", "Limits", "MitigationSpec", "Problem", "Tags",
-           "all_problem_ids", "get_problem", "load_problems_dir", "problem", "select"]
+__all__ = ["PROBLEMS", "Action", "CheckSpec", "FaultSpec", "Limits", "MitigationSpec", "Problem",
+           "ProblemValidationError", "Tags", "all_problem_ids", "get_problem", "load_problems_dir", "mechanisms",
+           "problem", "select", "vocabulary_of"]

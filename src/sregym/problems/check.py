@@ -4,7 +4,10 @@ For one problem and seed, on fresh twins:
 1. noop — after injection every `must_fix` check fails, and doing nothing fails mitigation;
 2. gold — the reference solution (agent credential) makes every check pass;
 3. recover — the faults' `recover` returns the app's configuration to the pre-fault baseline;
-4. determinism — a second gold run with the same seed has identical telemetry and scores.
+4. determinism — a second gold run with the same seed has identical telemetry and scores;
+5. gold diagnosis — the diagnosis the gold agent submits (written from the ground truth) passes the
+   diagnosis oracle the runner scores with, so an inconsistent ground truth fails here, not only
+   in a full run (no cluster needed: `problems/gold_diagnosis.py`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sregym.cluster.twin import TwinCluster
+from sregym.problems.gold_diagnosis import score_gold_diagnosis
 from sregym.problems.model import Problem
 from sregym.problems.run import ProblemRun
 from sregym.problems.warm import can_fork, in_fork, prepare, warm_start
@@ -128,6 +132,9 @@ def check_problem(problem: Problem, seed: int = 0, *, factory: ClusterFactory | 
     report.gold_digest = hashlib.sha256(f"{first[0]}\n{first[1]}".encode()).hexdigest()
     report.add("same seed, identical telemetry", first[0] == second[0])
     report.add("same seed, identical scores", first[1] == second[1])
+    # 5. the gold diagnosis earns the diagnosis.
+    passed, detail, _ = score_gold_diagnosis(problem)
+    report.add("gold diagnosis passes the diagnosis oracle", passed, detail)
     return report
 
 

@@ -14,6 +14,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from sregym.problems.model import Problem
+from sregym.problems.validation import validate_problem
+from sregym.problems.vocabulary import assign, scope_vocabulary
 from sregym.registry import Registry, load_plugin_dir
 
 ENTRY_POINT_GROUP = "sregym.problems"
@@ -24,14 +26,22 @@ Builder = Callable[[], "Problem | Iterable[Problem]"]
 
 
 def problem(fn: Builder) -> Builder:
-    """Register what `fn()` returns; its docstring becomes the card of problems without one."""
+    """Register what `fn()` returns; its docstring becomes the card of problems without one.
+
+    Each problem is validated first (`validation.validate_problem`: fault and check names and
+    parameters, the mechanism against its problem set's vocabulary), so a mistake fails here, with
+    the builder's file and line, instead of registering silently."""
     built = fn()
     items = [built] if isinstance(built, Problem) else list(built)
     card = inspect.cleandoc(fn.__doc__ or "")
+    vocabulary = scope_vocabulary(fn.__module__)
+    for item in items:
+        validate_problem(item, vocabulary, fn)
     for item in items:
         if not item.card and card:
             item = item.model_copy(update={"card": card})
         PROBLEMS.register(item.id, item, replace=True)
+        assign(item.id, vocabulary)
     return fn
 
 
@@ -48,7 +58,8 @@ def load_entry_points() -> None:
 def load_problems_dir(directory: str | Path) -> list[str]:
     """Import every `*.py` in `directory` (sorted); returns the ids registered by them. Raises
     `FileNotFoundError`/`NotADirectoryError` for a bad directory and `PluginLoadError` (file, line,
-    exception) for a file that does not import."""
+    exception) for a file that does not import or registers an invalid problem. Mechanisms the
+    directory's files declare (`sregym.problems.mechanisms`) apply to its problems only."""
     before = set(all_problem_ids())
     load_plugin_dir(directory, "sregym_user_problems", "problems directory")
     return sorted(set(all_problem_ids()) - before)

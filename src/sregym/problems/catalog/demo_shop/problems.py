@@ -3,31 +3,32 @@ truth, semantic checks, gold, recover) without needing the data plane or a real 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
+from sregym.problems.builders import (
+    deployment_cause,
+    keep,
+    object_cause,
+    pod_recreation,
+    service_serves,
+    workload_ready,
+)
 from sregym.problems.catalog.demo_shop.app import NAMESPACE
-from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.problems.model import Action, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
-from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
+from sregym.types import GroundTruth
 
 APP = "demo-shop"
 IMPACT = ("unavailable", "not ready", "fail", "error", "down", "pending", "no endpoints", "refused",
           "cannot", "can't", "blocked", "outage")
 
 
-def _deploy_cause(name: str) -> RootCause:
-    return RootCause(entity=EntityRef(kind="Deployment", namespace=NAMESPACE, name=name),
-                     aliases=workload_aliases("Deployment", NAMESPACE, name))
-
-
-def _cause(kind: str, name: str, namespace: str | None = NAMESPACE) -> RootCause:
-    return RootCause(entity=EntityRef(kind=kind, namespace=namespace, name=name))
-
-
-CATALOG_READY = CheckSpec(check="workload_ready", params={"name": "catalog"})
-CATALOG_SERVES = CheckSpec(check="service_serves", params={"service": "catalog", "port": 8080, "backend": "catalog"})
-CATALOG_RECREATE = CheckSpec(check="pod_recreation", params={"deployment": "catalog"})
-KEEP = BASELINE_KEEP
+_deploy_cause = partial(deployment_cause, NAMESPACE)
+_cause = partial(object_cause, NAMESPACE)
+CATALOG_READY = workload_ready("catalog")
+CATALOG_SERVES = service_serves("catalog", 8080, "catalog")
+CATALOG_RECREATE = pod_recreation("catalog")
 
 
 def _variant(image: str) -> Problem:
@@ -45,7 +46,7 @@ def _variant(image: str) -> Problem:
             description="A release pointed the catalog Deployment at a non-existent image tag; new pods "
                         "sit in ErrImagePull/ImagePullBackOff and the rollout never completes."),
         # Old pods keep serving during the stuck rollout, so serving is a must_keep here.
-        mitigation=MitigationSpec(must_fix=(CATALOG_READY,), must_keep=(*KEEP, CATALOG_SERVES)),
+        mitigation=MitigationSpec(must_fix=(CATALOG_READY,), must_keep=keep(CATALOG_SERVES)),
         gold=(Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="catalog",
                      patch={"spec": {"template": {"spec": {"containers": [{"name": "catalog",
                                                                            "image": "nginx:1.27"}]}}}}),),
@@ -85,7 +86,7 @@ def service_selector_mismatch() -> Problem:
             affected=(_cause("Deployment", "frontend"),), impact_keywords=IMPACT,
             description="The Service selector matches nothing, so it has no endpoints and every "
                         "connection to it is refused."),
-        mitigation=MitigationSpec(must_fix=(CATALOG_SERVES,), must_keep=KEEP),
+        mitigation=MitigationSpec(must_fix=(CATALOG_SERVES,)),
         gold=(Action(op="patch", kind="Service", namespace=NAMESPACE, name="catalog", patch_type="json",
                      patch=[{"op": "replace", "path": "/spec/selector", "value": {"app": "catalog"}}]),),
     )
@@ -111,7 +112,7 @@ def nonexistent_node_selector() -> Problem:
             detail_keywords=("disktype", "ssd"),
             affected=(), impact_keywords=IMPACT,
             description="Pods of the new ReplicaSet stay Pending: no node carries disktype=ssd."),
-        mitigation=MitigationSpec(must_fix=(CATALOG_READY,), must_keep=KEEP),
+        mitigation=MitigationSpec(must_fix=(CATALOG_READY,)),
         gold=(Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="catalog", patch_type="json",
                      patch=[{"op": "remove", "path": "/spec/template/spec/nodeSelector"}]),),
     )
@@ -140,7 +141,7 @@ def missing_configmap_key() -> Problem:
             affected=(_deploy_cause("catalog"), _cause("Service", "catalog")), impact_keywords=IMPACT,
             description="catalog's env references a ConfigMap key that no longer exists; new "
                         "containers cannot be created."),
-        mitigation=MitigationSpec(must_fix=(CATALOG_READY, CATALOG_SERVES), must_keep=KEEP),
+        mitigation=MitigationSpec(must_fix=(CATALOG_READY, CATALOG_SERVES)),
         gold=(Action(op="patch", kind="ConfigMap", namespace=NAMESPACE, name="catalog-config",
                      patch={"data": {"CATALOG_MODE": "full"}}),),
     )
@@ -174,7 +175,7 @@ def resourcequota_blocks_recreation() -> Problem:
             detail_keywords=("limits.memory", "limits.cpu", "compute-resources", "must specify"),
             affected=(_deploy_cause("catalog"),), impact_keywords=IMPACT,
             description="Quota admission rejects every new catalog pod because it declares no limits."),
-        mitigation=MitigationSpec(must_fix=(CATALOG_READY, CATALOG_SERVES), must_keep=KEEP,
+        mitigation=MitigationSpec(must_fix=(CATALOG_READY, CATALOG_SERVES),
                                   durability=(CATALOG_RECREATE,)),
         gold=(Action(op="delete", kind="ResourceQuota", namespace=NAMESPACE, name="compute-resources"),),
     )
@@ -214,7 +215,7 @@ def validating_webhook_outage() -> Problem:
                     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "policy-system"}}, WEBHOOK]}),
                 FaultSpec(fault="delete_pods", params={"namespace": NAMESPACE, "label_selector": "app=catalog"})),
         ground_truth=GroundTruth(
-            root_causes=(_cause("ValidatingWebhookConfiguration", "pod-policy.platform.io", None),),
+            root_causes=(object_cause(None, "ValidatingWebhookConfiguration", "pod-policy.platform.io"),),
             mechanism="admission_webhook",
             detail="ValidatingWebhookConfiguration pod-policy.platform.io calls the missing Service "
                    "policy-system/pod-policy-webhook with failurePolicy Fail",
@@ -222,7 +223,7 @@ def validating_webhook_outage() -> Problem:
             affected=(_deploy_cause("catalog"),), impact_keywords=IMPACT,
             description="Every pod CREATE outside kube-system fails admission, so catalog cannot "
                         "replace its pods."),
-        mitigation=MitigationSpec(must_fix=(CATALOG_READY, CATALOG_SERVES), must_keep=KEEP,
+        mitigation=MitigationSpec(must_fix=(CATALOG_READY, CATALOG_SERVES),
                                   durability=(CATALOG_RECREATE,)),
         gold=(Action(op="delete", kind="ValidatingWebhookConfiguration", name="pod-policy.platform.io"),),
     )

@@ -10,16 +10,22 @@ spans and error rates, and in what changed in its configuration.
 from __future__ import annotations
 
 import copy
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
-import sregym.oracles.checks_app_config  # noqa: F401 - registers service_error_free, workloads_ready
 from sregym.apps.hotel_reservation import NAMESPACE
-from sregym.oracles.mechanisms import MECHANISMS
-from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.problems.builders import (
+    deployment_cause,
+    keep,
+    object_cause,
+    patch_container,
+    rollout_restart,
+    service_serves,
+)
+from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.twin.machinery.yamldocs import load_documents
-from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
+from sregym.types import GroundTruth
 
 APP = "hotel-reservation"
 IMAGE = "yinfangchen/hotelreservation:latest"
@@ -28,16 +34,9 @@ PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081, "rate":
          "recommendation": 8085, "reservation": 8087, "user": 8086}
 IMPACT = ("unavailable", "fail", "error", "errors", "500", "crash", "crashloopbackoff", "not ready",
           "outage", "down", "refused", "unauthorized", "not authorized", "authentication failed")
-KEEP = BASELINE_KEEP
 WINDOW_S = 180.0
 SETTLE_S = 60.0
 RESTARTED_AT = "2025-06-01T00:00:00Z"  # what `kubectl rollout restart` stamps (any value restarts)
-
-# Mechanisms this module's problems need beyond the shared vocabulary (registered additively).
-MECHANISMS.setdefault("feature_flag", ("feature flag", "flag", "search_backend_version", "latent bug",
-                                       "code path", "unimplemented"))
-MECHANISMS.setdefault("env_shadowing", ("duplicate env", "duplicated env", "shadow", "defined twice",
-                                        "duplicate definition", "second definition", "env var", "environment variable"))
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -53,13 +52,9 @@ def _manifest(kind: str, name: str) -> dict[str, Any]:
     return copy.deepcopy(found)
 
 
-def _deploy(name: str) -> RootCause:
-    return RootCause(entity=EntityRef(kind="Deployment", namespace=NAMESPACE, name=name),
-                     aliases=workload_aliases("Deployment", NAMESPACE, name))
-
-
-def _obj(kind: str, name: str) -> RootCause:
-    return RootCause(entity=EntityRef(kind=kind, namespace=NAMESPACE, name=name))
+_deploy = partial(deployment_cause, NAMESPACE)
+_obj = partial(object_cause, NAMESPACE)
+_restart = partial(rollout_restart, NAMESPACE, stamp=RESTARTED_AT, patch_type="strategic")
 
 
 def _container(service: str) -> str:
@@ -78,20 +73,11 @@ def _error_free(service: str, span_name: str | None = None) -> CheckSpec:
 
 
 def _mitigation(*must_fix: CheckSpec) -> MitigationSpec:
-    return MitigationSpec(must_fix=must_fix, must_keep=KEEP, window_s=WINDOW_S)
+    return MitigationSpec(must_fix=must_fix, window_s=WINDOW_S)
 
 
 def _set_image(service: str, image: str) -> Action:
-    return Action(op="patch", kind="Deployment", namespace=NAMESPACE, name=service,
-                  patch={"spec": {"template": {"spec": {"containers": [{"name": _container(service),
-                                                                        "image": image}]}}}})
-
-
-def _restart(deployment: str) -> Action:
-    """`kubectl rollout restart deployment/<name>`."""
-    return Action(op="patch", kind="Deployment", namespace=NAMESPACE, name=deployment,
-                  patch={"spec": {"template": {"metadata": {"annotations": {
-                      "kubectl.kubernetes.io/restartedAt": RESTARTED_AT}}}}})
+    return patch_container(NAMESPACE, service, _container(service), {"image": image})
 
 
 def _mongo_admin(deployment: str, script: str) -> Action:
@@ -129,9 +115,8 @@ def _bad_image(service: str, image: str, crashing: bool) -> Problem:
             detail=detail, detail_keywords=(image, tag), affected=(), impact_keywords=IMPACT,
             description=description),
         # The old pod keeps serving during the stuck rollout: serving is a must_keep here.
-        mitigation=MitigationSpec(must_fix=(_ready(service),), window_s=WINDOW_S, must_keep=(
-            *KEEP, CheckSpec(check="service_serves", params={"service": service, "port": PORTS[service],
-                                                             "backend": service}))),
+        mitigation=MitigationSpec(must_fix=(_ready(service),), window_s=WINDOW_S,
+                                  must_keep=keep(service_serves(service, PORTS[service], service))),
         gold=(_set_image(service, IMAGE),),
         settle_s=SETTLE_S,
     )

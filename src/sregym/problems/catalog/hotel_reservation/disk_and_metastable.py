@@ -9,31 +9,23 @@ writes an agent could make.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-import sregym.oracles.checks_disk_and_metastable  # noqa: F401 - registers the checks these problems use
-from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.problems.builders import deployment_cause, object_cause, pod_recreation, rollout_restart
+from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
-from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
+from sregym.types import GroundTruth
 
 APP = "hotel-reservation"
 NS = "hotel-reservation"
 IMPACT = ("unavailable", "fail", "error", "down", "latency", "slow", "timeout", "cannot", "outage", "degraded",
           "collapse", "stuck", "i/o")
-KEEP = BASELINE_KEEP
-RESTART_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
 LOADGEN = {"namespace": "sregym-system", "name": "sregym-loadgen"}
 
 
-def _deploy(name: str) -> RootCause:
-    return RootCause(entity=EntityRef(kind="Deployment", namespace=NS, name=name),
-                     aliases=workload_aliases("Deployment", NS, name))
-
-
-def _restart(name: str, stamp: str = "2024-06-01T00:00:00Z") -> Action:
-    """`kubectl rollout restart deployment/<name>`."""
-    return Action(op="patch", kind="Deployment", namespace=NS, name=name, patch_type="merge",
-                  patch={"spec": {"template": {"metadata": {"annotations": {RESTART_ANNOTATION: stamp}}}}})
+_deploy = partial(deployment_cause, NS)
+_restart = partial(rollout_restart, NS, stamp="2024-06-01T00:00:00Z")
 
 
 # ============================================================ 9. latent sector errors
@@ -59,7 +51,7 @@ def disk_sector_errors_geo() -> Problem:
         faults=(FaultSpec(fault="disk_sector_errors", params={
             "namespace": NS, "labels": {"io.kompose.service": "mongodb-geo"}, "volume_path": "/data/db"}),),
         ground_truth=GroundTruth(
-            root_causes=(RootCause(entity=EntityRef(kind="PersistentVolumeClaim", namespace=NS, name="geo-pvc")),
+            root_causes=(object_cause(NS, "PersistentVolumeClaim", "geo-pvc"),
                          _deploy("mongodb-geo")),
             mechanism="disk",
             detail="the disk behind mongodb-geo's volume (PVC geo-pvc) has bad sectors: reads of /data/db fail "
@@ -72,8 +64,7 @@ def disk_sector_errors_geo() -> Problem:
         mitigation=MitigationSpec(
             # The entry SLO is a must_keep, sampled through the verification window.
             must_fix=(CheckSpec(check="service_calls_succeed", params={"service": "geo"}),),
-            must_keep=KEEP,
-            durability=(CheckSpec(check="pod_recreation", params={"deployment": "mongodb-geo"}),)),
+            durability=(pod_recreation("mongodb-geo"),)),
         gold=(Action(op="apply", manifest={
                   "apiVersion": "v1", "kind": "PersistentVolumeClaim",
                   "metadata": {"name": "geo-data", "namespace": NS},
@@ -143,7 +134,6 @@ def metastable_retry_collapse() -> Problem:
                         "multiply the load on rate, which stays saturated at normal traffic."),
         mitigation=MitigationSpec(
             must_fix=(CheckSpec(check="entry_slo"),),
-            must_keep=KEEP,
             durability=(CheckSpec(check="replayed_burst_recovers", params=trigger),),
             # Cancelled calls leave rate no backlog to drain: the entry recovers within seconds of
             # search's rollout (measured: ~3 s), and the SLO window (60 s) must then be clean at

@@ -8,46 +8,43 @@ policy → listening port — to find where it stops.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-import sregym.oracles.checks_network  # noqa: F401 - registers deployment_reaches, sustained_ready
 from sregym.apps.hotel_reservation import NAMESPACE
-from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.problems.builders import (
+    deployment_cause,
+    keep,
+    object_cause,
+    patch_container,
+    service_serves,
+    workload_ready,
+)
+from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
-from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
+from sregym.types import GroundTruth
 
 APP = "hotel-reservation"
 PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081, "rate": 8084,
          "recommendation": 8085, "reservation": 8087, "user": 8086}
 IMPACT = ("unavailable", "not ready", "fail", "error", "errors", "down", "pending", "refused", "timeout",
           "no endpoints", "cannot", "can't", "blocked", "outage", "500", "latency", "no such host")
-KEEP = BASELINE_KEEP
 SELECTOR_KEY = "io.kompose.service"
 WINDOW_S = 180.0
 SETTLE_S = 60.0
 
 
-def _deploy(name: str) -> RootCause:
-    return RootCause(entity=EntityRef(kind="Deployment", namespace=NAMESPACE, name=name),
-                     aliases=workload_aliases("Deployment", NAMESPACE, name))
-
-
-def _obj(kind: str, name: str, namespace: str | None = NAMESPACE) -> RootCause:
-    return RootCause(entity=EntityRef(kind=kind, namespace=namespace, name=name))
+_deploy = partial(deployment_cause, NAMESPACE)
+_obj = partial(object_cause, NAMESPACE)
 
 
 def _serves(service: str, backend: str | None = None) -> CheckSpec:
-    return CheckSpec(check="service_serves", params={"service": service, "port": PORTS[service],
-                                                     "backend": backend or service})
+    return service_serves(service, PORTS[service], backend or service)
 
 
-def _ready(name: str) -> CheckSpec:
-    return CheckSpec(check="workload_ready", params={"name": name})
-
-
-def _mitigation(*must_fix: CheckSpec, keep: tuple[CheckSpec, ...] = (),
+def _mitigation(*must_fix: CheckSpec, also_keep: tuple[CheckSpec, ...] = (),
                 durability: tuple[CheckSpec, ...] = ()) -> MitigationSpec:
-    return MitigationSpec(must_fix=must_fix, must_keep=(*KEEP, *keep), durability=durability, window_s=WINDOW_S)
+    return MitigationSpec(must_fix=must_fix, must_keep=keep(*also_keep), durability=durability, window_s=WINDOW_S)
 
 
 def _container(service: str) -> str:
@@ -56,8 +53,7 @@ def _container(service: str) -> str:
 
 def _patch_container(service: str, fields: dict[str, Any]) -> Action:
     """A strategic-merge patch of one container of the service's Deployment (kubectl patch)."""
-    return Action(op="patch", kind="Deployment", namespace=NAMESPACE, name=service,
-                  patch={"spec": {"template": {"spec": {"containers": [{"name": _container(service), **fields}]}}}})
+    return patch_container(NAMESPACE, service, _container(service), fields)
 
 
 # ------------------------------------------------------------------ 1. Service targetPort
@@ -196,7 +192,7 @@ def readiness_probe_wrong_port() -> Problem:
             description="The new frontend pod never passes its readiness probe, so it never joins the "
                         "Service and the rollout cannot finish."),
         # The old pod keeps serving during the stuck rollout: serving is kept, readiness is fixed.
-        mitigation=_mitigation(_ready("frontend"), keep=(_serves("frontend"),)),
+        mitigation=_mitigation(workload_ready("frontend"), also_keep=(_serves("frontend"),)),
         gold=(_patch_container("frontend", {"readinessProbe": {"tcpSocket": {"port": 5000}}}),),
         settle_s=SETTLE_S,
     )
@@ -227,7 +223,7 @@ def nonexistent_node() -> Problem:
             affected=(), impact_keywords=IMPACT,
             description="The user Deployment's new pod cannot be scheduled anywhere, so its rollout never "
                         "completes."),
-        mitigation=_mitigation(_ready("user"), keep=(_serves("user"),)),
+        mitigation=_mitigation(workload_ready("user"), also_keep=(_serves("user"),)),
         gold=(Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="user", patch_type="json",
                      patch=[{"op": "remove", "path": "/spec/template/spec/nodeSelector"}]),),
         settle_s=SETTLE_S,
@@ -256,7 +252,7 @@ def scaled_to_zero() -> Problem:
             affected=(_obj("Service", "search"), _deploy("frontend")), impact_keywords=IMPACT,
             description="search has no pods, so its Service has no endpoints and every /hotels request "
                         "fails at the frontend."),
-        mitigation=_mitigation(_ready("search"), _serves("search")),
+        mitigation=_mitigation(workload_ready("search"), _serves("search")),
         gold=(Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="search",
                      patch={"spec": {"replicas": 1}}, patch_type="merge"),),
         settle_s=SETTLE_S,
@@ -330,7 +326,7 @@ def coredns_nxdomain() -> Problem:
         tags=Tags(layers=("network",), difficulty="medium", suites=("lite",)),
         faults=(FaultSpec(fault="corefile_template", params={"names": [fqdn]}),),
         ground_truth=GroundTruth(
-            root_causes=(_obj("ConfigMap", "coredns", "kube-system"),), mechanism="dns",
+            root_causes=(object_cause("kube-system", "ConfigMap", "coredns"),), mechanism="dns",
             detail=f"Corefile template block answers NXDOMAIN for {fqdn}",
             detail_keywords=("template", "NXDOMAIN", "Corefile"),
             affected=(_deploy("search"), _obj("Service", "rate")), impact_keywords=IMPACT,

@@ -9,12 +9,22 @@ kubectl-equivalent writes an agent could make.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-import sregym.oracles.checks_platform  # noqa: F401 - registers the checks these problems use
-from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.problems.builders import (
+    deployment_cause,
+    keep,
+    object_cause,
+    pod_recreation,
+    rollout_restart,
+    service_serves,
+    workload_ready,
+)
+from sregym.problems.catalog.hotel_reservation.network import service_target_port
+from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
-from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
+from sregym.types import GroundTruth
 
 APP = "hotel-reservation"
 NS = "hotel-reservation"
@@ -22,45 +32,25 @@ PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081, "rate":
          "recommendation": 8085, "user": 8086, "reservation": 8087}
 IMPACT = ("unavailable", "not ready", "fail", "error", "down", "pending", "oom", "crash", "restart",
           "latency", "slow", "timeout", "blocked", "cannot", "outage", "stuck")
-KEEP = BASELINE_KEEP
-RESTART_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
 SYSTEM_NAMESPACES = ["kube-system", "kube-public", "kube-node-lease"]
 
 
 # ------------------------------------------------------------------------ helpers
-def _deploy(name: str) -> RootCause:
-    return RootCause(entity=EntityRef(kind="Deployment", namespace=NS, name=name),
-                     aliases=workload_aliases("Deployment", NS, name))
-
-
-def _obj(kind: str, name: str, namespace: str | None = NS) -> RootCause:
-    return RootCause(entity=EntityRef(kind=kind, namespace=namespace, name=name))
+_deploy = partial(deployment_cause, NS)
+_obj = partial(object_cause, NS)
+_restart = partial(rollout_restart, NS, stamp="2024-06-01T00:00:00Z")
 
 
 def _selector(service: str) -> str:
     return f"io.kompose.service={service}"
 
 
-def _ready(name: str) -> CheckSpec:
-    return CheckSpec(check="workload_ready", params={"name": name})
-
-
 def _serves(service: str) -> CheckSpec:
-    return CheckSpec(check="service_serves", params={"service": service, "port": PORTS[service], "backend": service})
+    return service_serves(service, PORTS[service], service)
 
 
 def _no_oom(name: str) -> CheckSpec:
     return CheckSpec(check="no_recent_oomkill", params={"deployment": name})
-
-
-def _recreate(name: str) -> CheckSpec:
-    return CheckSpec(check="pod_recreation", params={"deployment": name})
-
-
-def _restart(name: str, stamp: str = "2024-06-01T00:00:00Z") -> Action:
-    """`kubectl rollout restart deployment/<name>` (a pod-template annotation)."""
-    return Action(op="patch", kind="Deployment", namespace=NS, name=name, patch_type="merge",
-                  patch={"spec": {"template": {"metadata": {"annotations": {RESTART_ANNOTATION: stamp}}}}})
 
 
 def _recreating(objects: list[dict[str, Any]], recreate: tuple[str, ...], wait_ready: tuple[str, ...] = ()) -> FaultSpec:
@@ -105,7 +95,7 @@ def limitrange_oomkill() -> Problem:
                         "and are OOMKilled in a loop; frontend requests that need them fail."),
         mitigation=MitigationSpec(
             must_fix=(_no_oom("profile"), _no_oom("geo"), _serves("profile"), _serves("geo")),
-            must_keep=KEEP, durability=(_recreate("profile"),)),
+            must_keep=keep(), durability=(pod_recreation("profile"),)),
         gold=(Action(op="delete", kind="LimitRange", namespace=NS, name="mem-limit-range"),
               _restart("profile"), _restart("geo")),
     )
@@ -145,8 +135,8 @@ def rolling_update_misconfigured() -> Problem:
             description="The rollout removed all geo pods at once and the replacement never finishes its "
                         "init container; search cannot reach geo."),
         mitigation=MitigationSpec(
-            must_fix=(_ready("geo"), _serves("geo"), CheckSpec(check="rollout_keeps_capacity", params={"deployment": "geo"})),
-            must_keep=KEEP,
+            must_fix=(workload_ready("geo"), _serves("geo"), CheckSpec(check="rollout_keeps_capacity", params={"deployment": "geo"})),
+            must_keep=keep(),
             durability=(CheckSpec(check="restart_keeps_available", params={"deployment": "geo"}),)),
         gold=(Action(op="patch", kind="Deployment", namespace=NS, name="geo", patch_type="json", patch=[
             {"op": "remove", "path": "/spec/template/spec/initContainers"},
@@ -200,7 +190,7 @@ def duplicate_pvc_mounts() -> Problem:
             affected=(), impact_keywords=IMPACT,
             description="Only the pod on the node holding the volume can start; the rollout is stuck."),
         # Pods that did get the volume keep serving, so serving is a must_keep here.
-        mitigation=MitigationSpec(must_fix=(_ready("frontend"),), must_keep=(*KEEP, _serves("frontend"))),
+        mitigation=MitigationSpec(must_fix=(workload_ready("frontend"),), must_keep=keep(_serves("frontend"))),
         # Co-locate the replicas with the volume, and replace pods without overlap (a surge pod
         # on another node would wait for the volume forever).
         gold=(Action(op="patch", kind="Deployment", namespace=NS, name="frontend", patch_type="json", patch=[
@@ -236,7 +226,7 @@ def validating_webhook_outage_problem() -> Problem:
         faults=(_recreating([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "policy-system"}},
                              VALIDATING_WEBHOOK], ("recommendation",)),),
         ground_truth=GroundTruth(
-            root_causes=(_obj("ValidatingWebhookConfiguration", "pod-policy-validation", None),),
+            root_causes=(object_cause(None, "ValidatingWebhookConfiguration", "pod-policy-validation"),),
             mechanism="admission_webhook",
             detail="ValidatingWebhookConfiguration pod-policy-validation calls the missing Service "
                    "policy-system/pod-policy-webhook with failurePolicy Fail",
@@ -245,8 +235,8 @@ def validating_webhook_outage_problem() -> Problem:
             affected=(_deploy("recommendation"), _deploy("frontend")), impact_keywords=IMPACT,
             description="Pod creation fails admission in the namespace, so the deleted recommendation "
                         "pod is never replaced and recommendations fail."),
-        mitigation=MitigationSpec(must_fix=(_ready("recommendation"), _serves("recommendation")), must_keep=KEEP,
-                                  durability=(_recreate("recommendation"),)),
+        mitigation=MitigationSpec(must_fix=(workload_ready("recommendation"), _serves("recommendation")), must_keep=keep(),
+                                  durability=(pod_recreation("recommendation"),)),
         gold=(Action(op="delete", kind="ValidatingWebhookConfiguration", name="pod-policy-validation"),),
     )
 
@@ -329,7 +319,7 @@ def mutating_webhook_memory_limits() -> Problem:
         tags=Tags(layers=("control-plane",), difficulty="hard", suites=("lite",)),
         faults=(_recreating(_defaulter_objects(memory), ("rate",), wait_ready=(f"{DEFAULTER_NS}/resource-defaulter",)),),
         ground_truth=GroundTruth(
-            root_causes=(_obj("MutatingWebhookConfiguration", "resource-defaults", None),),
+            root_causes=(object_cause(None, "MutatingWebhookConfiguration", "resource-defaults"),),
             mechanism="admission_webhook",
             detail=f"MutatingWebhookConfiguration resource-defaults (platform-policy/resource-defaulter) "
                    f"overrides container memory limits to {memory} on pod CREATE",
@@ -337,8 +327,8 @@ def mutating_webhook_memory_limits() -> Problem:
             affected=(_deploy("rate"), _deploy("search"), _deploy("frontend")), impact_keywords=IMPACT,
             description="Every recreated pod in hotel-reservation gets a tiny memory limit from the "
                         "webhook; rate is OOMKilled in a loop and searches fail."),
-        mitigation=MitigationSpec(must_fix=(_no_oom("rate"), _serves("rate")), must_keep=KEEP,
-                                  durability=(_recreate("rate"),)),
+        mitigation=MitigationSpec(must_fix=(_no_oom("rate"), _serves("rate")), must_keep=keep(),
+                                  durability=(pod_recreation("rate"),)),
         gold=(Action(op="delete", kind="MutatingWebhookConfiguration", name="resource-defaults"), _restart("rate")),
     )
 
@@ -373,8 +363,8 @@ def resourcequota_blocks_recreation() -> Problem:
             detail_keywords=("memory-limit-quota", "limits.memory", "requests.memory", "must specify"),
             affected=(_deploy("search"), _deploy("frontend")), impact_keywords=IMPACT,
             description="Quota admission rejects the new search pod; searches fail."),
-        mitigation=MitigationSpec(must_fix=(_ready("search"), _serves("search")), must_keep=KEEP,
-                                  durability=(_recreate("search"),)),
+        mitigation=MitigationSpec(must_fix=(workload_ready("search"), _serves("search")), must_keep=keep(),
+                                  durability=(pod_recreation("search"),)),
         gold=(Action(op="delete", kind="ResourceQuota", namespace=NS, name="memory-limit-quota"),),
     )
 
@@ -425,7 +415,7 @@ def cronjob_sidecar_blocks_completion() -> Problem:
             description="The CronJob's pods keep running after the archiver exits; Jobs stay active."),
         mitigation=MitigationSpec(
             must_fix=(CheckSpec(check="cronjob_runs_complete"),),
-            must_keep=(*KEEP, CheckSpec(check="cronjob_kept", params={
+            must_keep=keep(CheckSpec(check="cronjob_kept", params={
                 "name": "audit-log-archiver", "keep_images": ["fluent-bit", "busybox"]}))),
         gold=(Action(op="patch", kind="CronJob", namespace=NS, name="audit-log-archiver", patch_type="json", patch=[
             {"op": "remove", "path": "/spec/jobTemplate/spec/template/spec/containers/1"},
@@ -471,7 +461,7 @@ def cfs_cpu_throttling() -> Problem:
                         "requests through the frontend slow down and fail."),
         mitigation=MitigationSpec(must_fix=(CheckSpec(check="cpu_not_throttled", params={"deployment": "geo"}),
                                             CheckSpec(check="entry_slo")),
-                                  must_keep=KEEP),
+                                  must_keep=keep()),
         gold=(Action(op="patch", kind="Deployment", namespace=NS, name="geo",
                      patch={"spec": {"template": {"spec": {"containers": [{
                          "name": "hotel-reserv-geo", "resources": {"limits": {"cpu": "1000m"}}}]}}}}),),
@@ -515,9 +505,6 @@ def concurrent_target_port_and_webhook_outage() -> Problem:
     frontend. Fixing one leaves the other; both must be found and fixed. The faults are those
     of `service-target-port-geo-v1` and `validating-webhook-outage-v1`.
     """
-    from sregym.problems.catalog.hotel_reservation import network  # noqa: F401 - registers it
-    from sregym.problems.registry import PROBLEMS
-
     return _merge("hotel-reservation/concurrent-target-port-and-webhook-outage-v1",
                   "searches and recommendations both fail",
-                  PROBLEMS.get("hotel-reservation/service-target-port-geo-v1"), validating_webhook_outage_problem())
+                  service_target_port(), validating_webhook_outage_problem())
