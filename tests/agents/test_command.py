@@ -60,7 +60,7 @@ def test_command_agent_fixes_and_submits_end_to_end(tmp_path: Path) -> None:
     assert agent.clock == "realtime"
     with Conductor(PROBLEM, seed=2, clock="realtime", realtime_speed=5.0, agent_name="command") as conductor:
         brief = conductor.start()
-        agent.run(conductor.session, brief)
+        conductor.run_agent(agent, brief)
         result = conductor.result()
         trajectory = conductor.trajectory
     assert "instructions ok" in agent.stdout and "mcp config ok" in agent.stdout
@@ -87,7 +87,7 @@ def test_command_agent_time_limit_kills_and_truncates(tmp_path: Path) -> None:
     agent = make_agent("command", command=str(script), time_limit_s=2, mcp=False)
     with Conductor(PROBLEM, seed=2, clock="realtime", agent_name="command") as conductor:
         brief = conductor.start()
-        agent.run(conductor.session, brief)
+        conductor.run_agent(agent, brief)
         result = conductor.result()
         trajectory = conductor.trajectory
     assert [e.tool for e in trajectory] == ["command"]
@@ -104,7 +104,7 @@ def test_command_agent_needs_realtime_clock_and_a_command(tmp_path: Path) -> Non
     with Conductor(PROBLEM, seed=2, agent_name="command") as conductor:
         brief = conductor.start()
         with pytest.raises(RuntimeError, match="realtime clock"):
-            agent.run(conductor.session, brief)
+            conductor.run_agent(agent, brief)
 
 
 def test_submit_client_without_an_attempt(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -176,7 +176,7 @@ def test_command_agent_serves_the_same_attempt_over_mcp(tmp_path: Path) -> None:
     (tmp_path / "mcp_agent.py").write_text(MCP_AGENT)
     agent = make_agent("command", command=[sys.executable, str(tmp_path / "mcp_agent.py")], time_limit_s=120)
     with Conductor(PROBLEM, seed=2, clock="realtime", phases=("diagnosis",), agent_name="command") as conductor:
-        agent.run(conductor.session, conductor.start())
+        conductor.run_agent(agent, conductor.start())
         result = conductor.result()
         trajectory = conductor.trajectory
     assert agent.exit_code == 0, agent.stderr
@@ -224,7 +224,7 @@ def test_presets_run_in_the_sandbox_with_only_their_variables(tmp_path: Path, mo
     agent = make_agent("claude-code", time_limit_s=60,
                        env={"SREGYM_TEST_PARENT": str(os.getpid())})
     with Conductor(PROBLEM, seed=2, clock="realtime", phases=("diagnosis",), agent_name="claude-code") as conductor:
-        agent.run(conductor.session, conductor.start())
+        conductor.run_agent(agent, conductor.start())
         result = conductor.result()
     out = agent.stdout
     assert agent.exit_code == 0, agent.stderr

@@ -34,7 +34,7 @@ def _run(tmp_path: Path, body: str, **options: Any) -> tuple[Any, Any, list[Any]
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     agent = make_agent("command", command=[str(script)], mcp=False, **options)
     with Conductor(PROBLEM, seed=2, clock="realtime", realtime_speed=5.0, agent_name="command") as conductor:
-        agent.run(conductor.session, conductor.start())
+        conductor.run_agent(agent, conductor.start())
         return agent, conductor.result(), conductor.trajectory
 
 
@@ -130,6 +130,6 @@ def test_a_program_that_cannot_start_inside_is_a_setup_error(tmp_path: Path) -> 
     with Conductor(PROBLEM, seed=2, clock="realtime", agent_name="command") as conductor:
         brief = conductor.start()
         with pytest.raises(SetupError, match=r"could not be run \(exit code 12[67]\)"):
-            agent.run(conductor.session, brief)
+            conductor.run_agent(agent, brief)
         trajectory = conductor.trajectory
     assert trajectory[-1].tool == "command" and trajectory[-1].args["exit_code"] in (126, 127)

@@ -15,7 +15,7 @@ HOTEL = "hotel-reservation/mongodb-role-revoked-geo-v1"
 def test_gold_passes_and_acts_only_through_tools(problem: str) -> None:
     with Conductor(problem, seed=1, noise="low", agent_name="gold") as conductor:
         brief = conductor.start()
-        make_agent("gold").run(conductor.session, brief)
+        conductor.run_agent(make_agent("gold"), brief)
         result = conductor.result()
         trajectory = conductor.trajectory
     assert result.passed, result.model_dump_json()

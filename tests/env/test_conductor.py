@@ -20,7 +20,7 @@ NODE_SELECTOR = "demo-shop/nonexistent-node-selector-v1"
 def attempt(problem: str, agent: str, **options):
     with Conductor(problem, seed=3, agent_name=agent, **options) as conductor:
         brief = conductor.start()
-        make_agent(agent).run(conductor.session, brief)
+        conductor.run_agent(make_agent(agent), brief)
         return conductor.result(), conductor.trajectory
 
 

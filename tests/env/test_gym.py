@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 import sregym
-from sregym.env import Limits, Session
-from sregym.env.conductor import gold_commands, gold_diagnosis
+from sregym.env import Capability, Limits, Session
 
 SELECTOR = "demo-shop/service-selector-mismatch-v1"
 
@@ -26,11 +25,12 @@ def test_reset_returns_the_page_and_the_tools() -> None:
 def test_solving_terminates_with_the_score() -> None:
     with sregym.make(SELECTOR, seed=5) as env:
         env.reset()
-        session = env.conductor.session  # the gold hook needs the session; an agent would use tools only
+        gold = env.conductor.grants({Capability.GOLD}).gold  # what the self-test agent is handed
+        assert gold is not None
         obs, reward, terminated, truncated, info = env.step({"tool": "submit_diagnosis",
-                                                             "args": gold_diagnosis(session)})
+                                                             "args": gold.diagnosis()})
         assert (reward, terminated, truncated) == (0.0, False, False) and info["phase"] == "mitigation"
-        for command in gold_commands(session):
+        for command in gold.commands():
             assert env.step({"tool": "kubectl", "args": {"command": command}})[1] == 0.0
         obs, reward, terminated, truncated, info = env.step({"tool": "submit_mitigation_done", "args": {}})
         assert terminated and not truncated and reward == 1.0

@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sregym.cli.main import app
+from sregym.env import AttemptConfig
 from sregym.runner import run
 
 PROBLEMS = ["demo-shop/bad-image-tag-v1", "demo-shop/service-selector-mismatch-v1"]
@@ -214,7 +215,8 @@ def test_sigterm_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
 
 
 def test_diagnosis_only_run_reports_no_mitigation(tmp_path: Path) -> None:
-    summary = run([PROBLEMS[1]], agent="gold", phases=("diagnosis",), out_dir=tmp_path, progress=False)
+    summary = run([PROBLEMS[1]], agent="gold", attempt=AttemptConfig(phases=("diagnosis",)), out_dir=tmp_path,
+                  progress=False)
     (line,) = _lines(tmp_path)
     assert line["phases"] == ["diagnosis"] and line["mitigation"] is None and line["passed"]
     assert summary.overall.diagnosis == 1.0 and summary.overall.mitigation is None

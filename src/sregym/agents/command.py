@@ -48,14 +48,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sregym.agents import prompts
-from sregym.agents.base import Agent
+from sregym.agents.base import Agent, Capability
 from sregym.agents.registry import agent
 from sregym.errors import SetupError
 from sregym.sandbox import SAFE_PATH, SYSTEM_DIRS, Sandbox, require_sandbox
 from sregym.tools.output import compact
 
 if TYPE_CHECKING:
-    from sregym.env.conductor import Conductor
+    from sregym.env.capabilities import ShellAccess
     from sregym.env.models import Brief
     from sregym.tools.session import ToolSession
 
@@ -85,23 +85,16 @@ _SHELL_WORDS = frozenset({"!", ".", ":", "[", "[[", "{", "case", "cd", "command"
                           "unset", "until", "wait", "while", "echo", "printf", "read"})
 
 
-def conductor_of(session: ToolSession) -> Conductor:
-    """The conductor behind `session`: a command agent needs the attempt's kubeconfig and URLs
-    (what a shell agent is given instead of tools), never the problem."""
-    from sregym.env.conductor import Backend
-
-    backend = session._backend
-    if not isinstance(backend, Backend):
-        raise TypeError("the command agent needs a session made by a Conductor")
-    return backend._c
-
-
 @agent
 class CommandAgent(Agent):
     """Runs `-o command=...` against the attempt; see the module docstring for its environment."""
 
     name = "command"
     clock: ClassVar[str | None] = "realtime"
+    # The program gets the attempt's kubeconfig, URLs and token (SHELL); its submissions and the
+    # MCP server go through the session (TOOLS).
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.TOOLS, Capability.SHELL})
+    offline_driver: ClassVar[str | None] = "command"
     known_options: ClassVar[dict[str, Any]] = DEFAULTS
 
     def __init__(self, **options: Any) -> None:
@@ -137,8 +130,8 @@ class CommandAgent(Agent):
 
     # --------------------------------------------------------------- run
     def run(self, session: ToolSession, brief: Brief) -> None:
-        conductor = conductor_of(session)
-        if conductor.clock != "realtime":
+        shell = self.shell
+        if shell.clock != "realtime":
             raise RuntimeError(f"the {self.name} agent needs the realtime clock (simulated time must flow "
                                "while an external program works); run it with clock='realtime'")
         own_dir = Path(tempfile.mkdtemp(prefix=f"sregym-{self.name}-"))
@@ -147,10 +140,10 @@ class CommandAgent(Agent):
         try:
             submit.start()
             mcp_url = mcp.start() if mcp is not None else None
-            files, instructions = self._write_files(own_dir / "agent", conductor, brief, mcp_url)
+            files, instructions = self._write_files(own_dir / "agent", shell, brief, mcp_url)
             argv = self.argv(instructions, files)
             command = ["/bin/sh", "-c", argv] if isinstance(argv, str) else list(argv)
-            env = self._environment(conductor, submit, files, brief)
+            env = self._environment(shell, submit, files, brief)
             sandbox = self._sandbox(files, command)
             cwd = own_dir  # the sandbox changes into its own working directory
             if sandbox is not None:
@@ -162,10 +155,10 @@ class CommandAgent(Agent):
                 env = {**os.environ, **env}
                 cwd = Path(self.options["workdir"] or own_dir / "work")
                 cwd.mkdir(parents=True, exist_ok=True)
-            phase = conductor.phase
+            phase = session.phase
             started = time.monotonic()
-            status = self._supervise(session, conductor, command, env, cwd)
-            self._record_output(conductor, argv, phase, status, time.monotonic() - started)
+            status = self._supervise(session, shell, command, env, cwd)
+            self._record_output(shell, argv, phase, status, time.monotonic() - started)
         finally:
             submit.stop()
             if mcp is not None:
@@ -177,17 +170,17 @@ class CommandAgent(Agent):
                              f"{detail} — its sandbox sees the system directories, sregym's Python, the "
                              "program's own files and what -o share=PATH names")
 
-    def _write_files(self, root: Path, conductor: Conductor, brief: Brief,
+    def _write_files(self, root: Path, shell: ShellAccess, brief: Brief,
                      mcp_url: str | None) -> tuple[dict[str, Path], str]:
         """What the program is given, in one directory it sees read-only: the instructions, the
         MCP client config, a copy of the agent kubeconfig and the standalone `sregym-submit`."""
         root.mkdir(mode=0o755)
         files = {"instructions": root / "INSTRUCTIONS.md", "mcp": root / "mcp.json", "bin": root / "bin",
                  "kubeconfig": root / "kubeconfig"}
-        if conductor.kubeconfig is not None:
-            shutil.copyfile(conductor.kubeconfig, files["kubeconfig"])
+        if shell.kubeconfig is not None:
+            shutil.copyfile(shell.kubeconfig, files["kubeconfig"])
             files["kubeconfig"].chmod(0o600)
-        urls = conductor.urls
+        urls = shell.urls
         namespace = brief.namespaces[0] if brief.namespaces else "default"
         mcp_line = (f"- The same tools are also served over MCP (streamable HTTP) at {mcp_url}; the client "
                     f"config is in $SREGYM_MCP_CONFIG.\n" if mcp_url else "")
@@ -202,19 +195,19 @@ class CommandAgent(Agent):
         write_submit_script(files["bin"] / "sregym-submit")
         return files, text
 
-    def _environment(self, conductor: Conductor, submit: SubmitServer, files: dict[str, Path],
+    def _environment(self, shell: ShellAccess, submit: SubmitServer, files: dict[str, Path],
                      brief: Brief) -> dict[str, str]:
         """The program's environment: what an on-call engineer's shell would hold, the variables
         named by `pass_env` (and the proxy/CA settings), nothing else of ours."""
         env = {name: os.environ[name] for name in (*PASSED_ALWAYS, *self.passed_env()) if name in os.environ}
-        urls = conductor.urls
+        urls = shell.urls
         path = [str(files["bin"]), *self.program_dirs(), str(Path(sys.executable).parent), SAFE_PATH]
         env.update({
             "KUBECONFIG": str(files["kubeconfig"]),
             "PROMETHEUS_URL": urls.get("prometheus", ""),
             "LOKI_URL": urls.get("loki", ""),
             "JAEGER_URL": urls.get("jaeger", ""),
-            "SREGYM_AGENT_TOKEN": conductor.agent_token,
+            "SREGYM_AGENT_TOKEN": shell.token,
             "SREGYM_INSTRUCTIONS": str(files["instructions"]),
             "SREGYM_MCP_CONFIG": str(files["mcp"]),
             "SREGYM_SUBMIT_URL": submit.url,
@@ -249,7 +242,7 @@ class CommandAgent(Agent):
         return Sandbox(scratch_mb=int(self.options["scratch_mb"]), workdir=workdir,
                        read_only=tuple(dict.fromkeys(shared)), writable=(workdir,) if workdir else ())
 
-    def _supervise(self, session: ToolSession, conductor: Conductor, argv: list[str],
+    def _supervise(self, session: ToolSession, shell: ShellAccess, argv: list[str],
                    env: dict[str, str], workdir: Path) -> str:
         """Run the program until it exits, the attempt ends or its time runs out; returns how
         it ended."""
@@ -268,7 +261,7 @@ class CommandAgent(Agent):
         status = "exited"
         while proc.poll() is None:
             with session._lock:  # a submission may be finishing the attempt on another thread
-                finished = conductor.poll()
+                finished = shell.poll()
             now = time.monotonic()
             if finished and ended_at is None:
                 ended_at = now
@@ -288,21 +281,15 @@ class CommandAgent(Agent):
         self.stderr = b"".join(err).decode(errors="replace")
         return status
 
-    def _record_output(self, conductor: Conductor, argv: list[str] | str, phase: str, status: str,
+    def _record_output(self, shell: ShellAccess, argv: list[str] | str, phase: str, status: str,
                        wall_s: float) -> None:
         """Append the program's output to the trajectory as a final `command` entry."""
-        from sregym.env.models import TrajectoryEntry
-
         limit = int(self.options["output_chars"])
         text = (f"exit code {self.exit_code} ({status}) after {wall_s:.1f}s wall time\n"
                 f"--- stdout ---\n{compact(self.stdout, limit)}\n--- stderr ---\n{compact(self.stderr, limit)}")
         shown = argv if isinstance(argv, str) else shlex.join(argv)
-        sim = conductor._sim_elapsed() if conductor._run is not None else 0.0
-        entries = conductor._trajectory
-        entries.append(TrajectoryEntry(index=len(entries), phase=phase, kind="program", tool="command",
-                                       args={"command": compact(shown, 2_000), "exit_code": self.exit_code,
-                                             "status": status},
-                                       observation=text, is_error=self.exit_code != 0, sim_time=round(sim, 3)))
+        shell.record_program(phase, {"command": compact(shown, 2_000), "exit_code": self.exit_code, "status": status},
+                             text, self.exit_code != 0)
 
 
 def _absolute(program: str) -> str:
@@ -586,5 +573,5 @@ def _behind(prefix: str, app: Any) -> Any:
     return guarded
 
 
-__all__ = ["DEFAULTS", "CommandAgent", "SubmitServer", "check_program", "conductor_of", "shared_program_paths",
+__all__ = ["DEFAULTS", "CommandAgent", "SubmitServer", "check_program", "shared_program_paths",
            "write_submit_script"]

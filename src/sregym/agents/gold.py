@@ -1,16 +1,18 @@
 """`gold`: applies the problem's reference solution through the tools (self-test only).
 
-It is the one agent allowed to read ground truth, through the conductor's `gold_commands` hook;
-it still acts like any agent — real kubectl with the agent credential, one tool call at a time —
-so a gold pass proves the problem is solvable through the catalogue, and the submitted diagnosis
-is derived from the ground truth's own entities and words (so scoring is exercised too).
+It is the one agent allowed to read ground truth: it declares the GOLD capability, so the
+conductor hands it `GoldHooks`. It still acts like any agent — real kubectl with the agent
+credential, one tool call at a time — so a gold pass proves the problem is solvable through the
+catalogue, and the submitted diagnosis is derived from the ground truth's own entities and words
+(so scoring is exercised too).
 """
 
 from __future__ import annotations
 
-from sregym.agents.base import Agent
+from typing import ClassVar
+
+from sregym.agents.base import Agent, Capability
 from sregym.agents.registry import agent
-from sregym.env.conductor import gold_commands, gold_diagnosis
 from sregym.env.models import Brief
 from sregym.tools.session import ToolSession
 
@@ -20,15 +22,16 @@ class GoldAgent(Agent):
     """Looks, diagnoses from the ground truth, applies the gold solution, declares done."""
 
     name = "gold"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.TOOLS, Capability.GOLD})
 
     def run(self, session: ToolSession, brief: Brief) -> None:
         namespace = brief.namespaces[0] if brief.namespaces else "default"
         session.call("kubectl", {"command": f"get pods -n {namespace}"})
         if session.phase == "diagnosis":
-            session.call("submit_diagnosis", gold_diagnosis(session))
+            session.call("submit_diagnosis", self.gold.diagnosis())
         if session.phase != "mitigation":
             return
-        for command in gold_commands(session):
+        for command in self.gold.commands():
             session.call("kubectl", {"command": command})
             if session.done:
                 return

@@ -13,6 +13,7 @@ class NoopAgent(Agent):
     """Returns at once without calling a tool."""
 
     name = "noop"
+    offline_driver = "noop"
 
     def run(self, session: ToolSession, brief: Brief) -> None:
         return None

@@ -63,6 +63,7 @@ class ReactAgent(Agent):
 
     name = "react"
     clock: ClassVar[str | None] = None  # either clock works; the run's choice stands
+    offline_driver: ClassVar[str | None] = "react"
     known_options: ClassVar[dict[str, Any]] = DEFAULTS
     extras: ClassVar[tuple[str, ...]] = ("llm",)
 

@@ -22,6 +22,7 @@ import typer
 
 from sregym.cli import exitcodes
 from sregym.cli.validate import Args
+from sregym.env.config import AttemptConfig
 
 if TYPE_CHECKING:
     from sregym.env import Conductor
@@ -38,10 +39,12 @@ def mcp_command(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (http)."),
     port: int = typer.Option(0, "--port", help="Port to listen on (http; 0, the default: a free port, printed). "
                                                "The endpoint is /mcp."),
-    noise: str = typer.Option("none", "--noise", help="Noise profile: none, low or high."),
-    clock: str = typer.Option("stepped", "--clock", help="stepped (per tool call) or realtime."),
-    seconds_per_call: float = typer.Option(15.0, "--seconds-per-call", help="Simulated seconds per tool call."),
-    phases: str = typer.Option("diagnosis,mitigation", "--phases", help="Phases to run, comma-separated."),
+    noise: str = typer.Option(AttemptConfig.default("noise"), "--noise", help="Noise profile: none, low or high."),
+    clock: str = typer.Option(AttemptConfig.default("clock"), "--clock", help="stepped (per tool call) or realtime."),
+    seconds_per_call: float = typer.Option(AttemptConfig.default("seconds_per_call"), "--seconds-per-call",
+                                           help="Simulated seconds per tool call."),
+    phases: str = typer.Option(",".join(AttemptConfig.default("phases")), "--phases",
+                               help="Phases to run, comma-separated."),
     max_steps: int = typer.Option(None, "--max-steps", help="Step limit per phase (default: the problem's)."),
     result: Path = typer.Option(None, "--result", help="Write the scored attempt (JSON) here."),
     problems_dir: list[Path] = typer.Option(None, "--problems-dir", help="Load extra problem files (*.py)."),
@@ -68,9 +71,9 @@ def mcp_command(
         args.fail(str(err), exitcodes.ENVIRONMENT)
     sock = _listen(args, host, port) if transport == "http" else None
     try:
-        conductor = Conductor(problem, seed=seed, noise=noise, clock=clock,  # type: ignore[arg-type]
-                              seconds_per_call=seconds_per_call, phases=phase_list,
-                              limits=Limits(max_steps=max_steps), agent_name="mcp")
+        attempt = AttemptConfig(noise=noise, clock=clock, seconds_per_call=seconds_per_call,  # type: ignore[arg-type]
+                                phases=phase_list, limits=Limits(max_steps=max_steps))
+        conductor = Conductor(problem, attempt, seed=seed, agent_name="mcp")
     except (KeyError, ValueError) as err:
         args.fail(err.args[0] if isinstance(err, KeyError) and err.args else str(err))
     try:

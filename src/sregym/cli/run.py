@@ -15,6 +15,8 @@ from typing import Any
 
 import typer
 
+from sregym.env.config import ATTEMPT_TIMEOUT_S, AttemptConfig
+
 
 def agent_options(model: str | None, base_url: str | None, api_key_env: str | None,
                    options: list[str] | None) -> dict[str, Any]:
@@ -45,16 +47,18 @@ def run_command(
     api_key_env: str = typer.Option(None, "--api-key-env", help="Environment variable holding the API key."),
     option: list[str] = typer.Option(None, "--option", "-o", help="Extra agent option KEY=VALUE (JSON value)."),
     seeds: int = typer.Option(1, "--seeds", help="Attempts per problem, with seeds 0..N-1."),
-    noise: str = typer.Option("none", "--noise", help="Noise profile: none, low or high."),
+    noise: str = typer.Option(AttemptConfig.default("noise"), "--noise", help="Noise profile: none, low or high."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Parallel worker processes."),
     out: Path = typer.Option(None, "--out", help="Results directory (default runs/<timestamp>)."),
     resume: Path = typer.Option(None, "--resume", help="Finish an earlier run in DIR (its own settings)."),
     max_steps: int = typer.Option(None, "--max-steps", help="Step limit per phase (default: the problem's)."),
-    seconds_per_call: float = typer.Option(15.0, "--seconds-per-call", help="Simulated seconds per tool call."),
-    attempt_timeout: float = typer.Option(7200.0, "--attempt-timeout",
+    seconds_per_call: float = typer.Option(AttemptConfig.default("seconds_per_call"), "--seconds-per-call",
+                                           help="Simulated seconds per tool call."),
+    attempt_timeout: float = typer.Option(ATTEMPT_TIMEOUT_S, "--attempt-timeout",
                                           help="Wall seconds before a stuck attempt is stopped (an environment "
                                                "failure; the run goes on)."),
-    phases: str = typer.Option("diagnosis,mitigation", "--phases", help="Phases to run, comma-separated."),
+    phases: str = typer.Option(",".join(AttemptConfig.default("phases")), "--phases",
+                               help="Phases to run, comma-separated."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar or per-attempt lines "
                                                                    "(environment failures are still reported)."),
     progress_mode: str = typer.Option("auto", "--progress", help="auto (a bar on a terminal, one line per "
@@ -80,12 +84,15 @@ def run_command(
     if resume is not None and (problem or suite or tag or out):
         typer.echo("note: --resume runs the stored settings of that run; --problem/--suite/--tag/--out are "
                    "ignored", err=True)
+    from sregym.env.models import Limits
+
+    attempt = AttemptConfig(noise=noise, seconds_per_call=seconds_per_call, phases=phase_list,
+                            limits=Limits(max_steps=max_steps) if max_steps is not None else Limits())
     try:
         summary = run(problem or [], agent=agent, agent_options=agent_options(model, base_url, api_key_env, option),
-                      seeds=seeds, noise=noise, jobs=jobs, out_dir=out, resume=resume, suite=suite, tag=tag,
-                      problems_dirs=problems_dir or [], agents_dirs=agents_dir or [],
-                      seconds_per_call=seconds_per_call, attempt_timeout_s=attempt_timeout,
-                      limits={"max_steps": max_steps} if max_steps is not None else {}, phases=phase_list,
+                      seeds=seeds, jobs=jobs, out_dir=out, resume=resume, suite=suite, tag=tag,
+                      problems_dirs=problems_dir or [], agents_dirs=agents_dir or [], attempt=attempt,
+                      attempt_timeout_s=attempt_timeout,
                       progress="none" if no_progress else progress_mode,  # type: ignore[arg-type]
                       invocation={"argv": sys.argv[1:], "jobs": jobs, "progress": progress_mode})
     except SetupError as err:

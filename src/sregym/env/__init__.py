@@ -1,18 +1,43 @@
-"""Running one attempt: the conductor, its limits, the incident brief and the attempt result,
-and the Gymnasium-style session over them."""
+"""Running one attempt: the conductor, its configuration and limits, what an agent may be
+granted, the incident brief and the attempt result, and the Gymnasium-style session over them.
+
+The conductor (which pulls in the twin) is imported lazily, so that the light modules here —
+`config`, `capabilities`, `models` — can be imported by the command line and the agent base
+class without it.
+"""
 
 from __future__ import annotations
 
-from sregym.env.conductor import PHASES, Conductor, EnvironmentFailure, gold_commands, gold_diagnosis
-from sregym.env.gym import Session, make, reward_of
-from sregym.env.models import (
-           AttemptResult,
-           Brief,
-           DiagnosisOutcome,
-           Limits,
-           MitigationOutcome,
-           TrajectoryEntry,
-)
+from typing import Any
 
-__all__ = ["PHASES", "AttemptResult", "Brief", "Conductor", "DiagnosisOutcome", "EnvironmentFailure", "Limits",
-           "MitigationOutcome", "Session", "TrajectoryEntry", "gold_commands", "gold_diagnosis", "make", "reward_of"]
+_LAZY = {
+    "Capability": "sregym.env.capabilities",
+    "GoldHooks": "sregym.env.capabilities",
+    "Grants": "sregym.env.capabilities",
+    "ShellAccess": "sregym.env.capabilities",
+    "PHASES": "sregym.env.config",
+    "AttemptConfig": "sregym.env.config",
+    "Conductor": "sregym.env.conductor",
+    "EnvironmentFailure": "sregym.env.conductor",
+    "Session": "sregym.env.gym",
+    "make": "sregym.env.gym",
+    "reward_of": "sregym.env.gym",
+    "AttemptResult": "sregym.env.models",
+    "Brief": "sregym.env.models",
+    "DiagnosisOutcome": "sregym.env.models",
+    "Limits": "sregym.env.models",
+    "MitigationOutcome": "sregym.env.models",
+    "TrajectoryEntry": "sregym.env.models",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sregym.env' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = sorted(_LAZY)

@@ -13,23 +13,26 @@ that holds only the agent credential, and the query tools go through the same HT
 the agent token. In `stepped` mode the simulated clock advances `seconds_per_call` after every
 tool call, so an attempt is fully deterministic for a given seed and sequence of calls.
 
-The agent only ever gets the `ToolSession` and the `Brief`; this object (which holds the
+The agent only ever gets the `ToolSession`, the `Brief` and what its declared capabilities
+entitle it to (`grants`, `run_agent`: shell access, gold hooks); this object (which holds the
 problem) stays with whoever runs the attempt.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from sregym.cluster.twin import TwinCluster
 from sregym.env.agent_access import AgentAccess
+from sregym.env.capabilities import Capability, GoldHooks, Grantee, Grants, ShellAccess
+from sregym.env.config import PHASES, AttemptConfig, ClockMode
 from sregym.env.models import (
     AttemptResult,
     Brief,
     DiagnosisOutcome,
-    Limits,
     MitigationOutcome,
     TrajectoryEntry,
 )
@@ -39,8 +42,6 @@ from sregym.tools.session import AppContext, Phase, QueryApi, ToolError, ToolSes
 from sregym.tools.spec import ToolResult
 from sregym.types import DiagnosisSubmission, EntityRef, MitigationScore
 
-ClockMode = Literal["stepped", "realtime"]
-PHASES = ("diagnosis", "mitigation")
 BASELINE_CHECKS = (CheckSpec(check="baseline_intact"), CheckSpec(check="entry_slo"))
 
 
@@ -50,35 +51,35 @@ class EnvironmentFailure(RuntimeError):
 
 
 class Conductor:
-    """Runs one attempt. Use: `brief = c.start()`, give `c.session` and `brief` to the agent,
-    then `c.result()` (which finishes the attempt if the agent stopped early) and `c.close()`."""
+    """Runs one attempt. Use: `brief = c.start()`, then `c.run_agent(agent, brief)` (or give
+    `c.session` and `brief` to a tools-only agent), then `c.result()` (which finishes the attempt
+    if the agent stopped early) and `c.close()`.
 
-    def __init__(self, problem: str | Problem, *, seed: int = 0, noise: str = "none",
-                 clock: ClockMode = "stepped", seconds_per_call: float = 15.0, limits: Limits | None = None,
-                 phases: tuple[str, ...] = PHASES, baseline_s: float = 300.0, realtime_speed: float = 1.0,
-                 agent_name: str = "", model: str | None = None, verify_window_s: float | None = None,
-                 judge: Any = None, judge_name: str = "deterministic", judge_model: str | None = None) -> None:
+    `config` says how the attempt runs; keyword `settings` (`noise=`, `clock=`, `limits=` ...,
+    the fields of `AttemptConfig`) change single fields of it, the form tests and the Gym
+    session use."""
+
+    def __init__(self, problem: str | Problem, config: AttemptConfig | None = None, *, seed: int = 0,
+                 agent_name: str = "", model: str | None = None, judge: Any = None,
+                 judge_name: str = "deterministic", judge_model: str | None = None, **settings: Any) -> None:
         if isinstance(problem, str):
             from sregym.problems import get_problem
 
             problem = get_problem(problem)
-        bad = [p for p in phases if p not in PHASES]
-        if bad or not phases:
-            raise ValueError(f"phases must be a non-empty subset of {PHASES}, got {phases}")
-        if clock not in ("stepped", "realtime"):
-            raise ValueError(f"clock must be 'stepped' or 'realtime', got {clock!r}")
+        config = (config or AttemptConfig()).replace(**settings)
+        self.config = config
         self._problem = problem
         self.seed = int(seed)
-        self.noise = noise
-        self.clock: ClockMode = clock
-        self.seconds_per_call = float(seconds_per_call)
-        self.limits = limits or Limits()
-        self.phases = tuple(p for p in PHASES if p in phases)
-        self.baseline_s = float(baseline_s)
-        self.realtime_speed = float(realtime_speed)
+        self.noise = config.noise
+        self.clock: ClockMode = config.clock
+        self.seconds_per_call = float(config.seconds_per_call)
+        self.limits = config.limits
+        self.phases = tuple(p for p in PHASES if p in config.phases)
+        self.baseline_s = float(config.baseline_s)
+        self.realtime_speed = float(config.realtime_speed)
         self.agent_name = agent_name
         self.model = model
-        self.verify_window_s = verify_window_s
+        self.verify_window_s = config.verify_window_s
         self._judge = judge
         self._judge_name = judge_name
         self._judge_model = judge_model
@@ -158,6 +159,33 @@ class Conductor:
             raise EnvironmentFailure(self._env_failure) from exc
         self._open_phase(self.phases[0])  # type: ignore[arg-type]
         return self._brief()
+
+    def grants(self, capabilities: Iterable[Capability]) -> Grants:
+        """Exactly the objects `capabilities` entitle an agent to, for this attempt: a
+        `ShellAccess` for SHELL (while the attempt is served), `GoldHooks` for GOLD."""
+        wanted = frozenset(capabilities)
+        shell = gold = None
+        if Capability.SHELL in wanted:
+            if self._access is None:
+                raise RuntimeError("shell access exists only while the attempt is served (after start())")
+            shell = ShellAccess(kubeconfig=self.kubeconfig, urls=self.urls, token=self.agent_token,
+                                clock=self.clock, poll=self.poll, record_program=self.record_program)
+        if Capability.GOLD in wanted:
+            gold = GoldHooks(commands=self._gold_commands, diagnosis=self._gold_diagnosis)
+        return Grants(shell=shell, gold=gold)
+
+    def run_agent(self, agent: Grantee, brief: Brief) -> None:
+        """Hand `agent` what its class declares (`capabilities`), then run it on this attempt."""
+        agent.grant(self.grants(type(agent).capabilities))
+        agent.run(self.session, brief)
+
+    def record_program(self, phase: str, args: dict[str, Any], observation: str, is_error: bool) -> None:
+        """Append an external program's run (its command line, exit code, output) to the
+        trajectory; it is not a tool call, so no time passes and no limit is charged."""
+        sim = self._sim_elapsed() if self._run is not None else 0.0
+        self._trajectory.append(TrajectoryEntry(index=len(self._trajectory), phase=phase, kind="program",
+                                                tool="command", args=args, observation=observation,
+                                                is_error=is_error, sim_time=round(sim, 3)))
 
     def poll(self) -> bool:
         """Enforce the limits without a tool call (for shell agents in realtime mode, which act
@@ -437,13 +465,20 @@ class Conductor:
         started = format_time(self._on_loop(self._run.cluster.now)) if self._run else ""  # type: ignore[union-attr]
         return incident_brief(alerts, ctx, started, self.phases)
 
-    # ========================================================== gold hook
+    # ========================================================= gold hooks
     def _gold_commands(self) -> list[str]:
-        """The problem's gold solution as kubectl commands (only for `gold_commands`)."""
+        """The problem's gold solution as kubectl commands (handed out only as `GoldHooks`)."""
         from sregym.env.gold_commands import action_to_command
 
         assert self._access is not None
         return [action_to_command(a, self._access.home, i) for i, a in enumerate(self._problem.gold)]
+
+    def _gold_diagnosis(self) -> dict[str, Any]:
+        """`submit_diagnosis` arguments written from the ground truth (handed out only as `GoldHooks`)."""
+        from sregym.problems.gold_diagnosis import gold_diagnosis_args
+        from sregym.problems.vocabulary import vocabulary_of
+
+        return gold_diagnosis_args(self._problem.ground_truth, vocabulary_of(self._problem.id))
 
 
 class Backend:
@@ -530,26 +565,4 @@ def incident_brief(alerts: tuple[int, Any], ctx: AppContext, started: str, phase
                  started_at=started)
 
 
-def gold_commands(session: ToolSession) -> list[str]:
-    """The gold solution of the attempt `session` belongs to, as kubectl commands. Only the
-    `gold` agent may call this (it exists to self-test problems end to end)."""
-    backend = session._backend
-    if not isinstance(backend, Backend):
-        raise TypeError("gold_commands needs a session made by a Conductor")
-    return backend._c._gold_commands()
-
-
-def gold_diagnosis(session: ToolSession) -> dict[str, Any]:
-    """`submit_diagnosis` arguments written from the ground truth (for the `gold` agent only)."""
-    from sregym.problems.gold_diagnosis import gold_diagnosis_args
-    from sregym.problems.vocabulary import vocabulary_of
-
-    backend = session._backend
-    if not isinstance(backend, Backend):
-        raise TypeError("gold_diagnosis needs a session made by a Conductor")
-    problem = backend._c._problem
-    return gold_diagnosis_args(problem.ground_truth, vocabulary_of(problem.id))
-
-
-__all__ = ["PHASES", "ClockMode", "Conductor", "EnvironmentFailure", "gold_commands", "gold_diagnosis",
-           "incident_brief"]
+__all__ = ["PHASES", "AttemptConfig", "ClockMode", "Conductor", "EnvironmentFailure", "incident_brief"]

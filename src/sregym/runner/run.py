@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sregym.env.config import ATTEMPT_TIMEOUT_S, AttemptConfig
 from sregym.runner.plan import load_problem_dirs, plan_attempts, seed_list, select_problem_ids
 from sregym.runner.pool import AttemptPool
 from sregym.runner.progress import ProgressMode, Reporter
@@ -30,7 +31,6 @@ from sregym.runner.summary import Summary, phase_passed, summarize
 from sregym.runner.worker import AttemptOutcome, WorkerConfig, resolve_dirs
 
 RUN_FORMAT = 1
-DEFAULT_ATTEMPT_TIMEOUT_S = 7200.0  # wall seconds; only a stuck attempt should ever reach it
 
 
 @dataclass
@@ -62,15 +62,17 @@ def default_out_dir() -> Path:
 
 
 def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: dict[str, Any] | None = None,
-        seeds: int | Iterable[int] = 1, noise: str = "none", jobs: int = 1, out_dir: str | Path | None = None,
+        seeds: int | Iterable[int] = 1, jobs: int = 1, out_dir: str | Path | None = None,
         resume: str | Path | None = None, suite: str | None = None, tag: str | None = None,
         problems_dirs: Iterable[str | Path] = (), agents_dirs: Iterable[str | Path] = (),
-        clock: str = "stepped", seconds_per_call: float = 15.0, limits: dict[str, Any] | None = None,
-        attempt_timeout_s: float | None = DEFAULT_ATTEMPT_TIMEOUT_S,
-        phases: Iterable[str] = ("diagnosis", "mitigation"), progress: bool | ProgressMode = "auto",
+        attempt: AttemptConfig | None = None, attempt_timeout_s: float | None = ATTEMPT_TIMEOUT_S,
+        progress: bool | ProgressMode = "auto",
         on_result: Callable[[AttemptOutcome], None] | None = None,
         invocation: dict[str, Any] | None = None) -> Summary:
     """Run (or resume) a benchmark; returns its `Summary` (also written to `summary.json`).
+
+    `attempt` says how each attempt runs (noise, clock, limits, phases ...; the defaults of
+    `AttemptConfig` when None).
 
     Before anything is written, `preflight` checks what every attempt needs (the agent and its
     options, its extras and endpoint, kubectl): a `SetupError` then stops the run at once.
@@ -89,9 +91,8 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
                                                  "invocation": dict(invocation or {})})
         store.write_config(stored)
     else:
-        config = WorkerConfig(agent=agent, agent_options=dict(agent_options or {}), noise=noise, clock=clock,
-                              seconds_per_call=seconds_per_call, limits=dict(limits or {}),
-                              phases=tuple(phases), problems_dirs=resolve_dirs(list(problems_dirs)),
+        config = WorkerConfig(agent=agent, agent_options=dict(agent_options or {}),
+                              attempt=attempt or AttemptConfig(), problems_dirs=resolve_dirs(list(problems_dirs)),
                               agents_dirs=resolve_dirs(list(agents_dirs)), attempt_timeout_s=attempt_timeout_s)
         load_problem_dirs(config.problems_dirs)
         ids = select_problem_ids(problem_ids, suite=suite, tag=tag)
@@ -141,7 +142,7 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
     model = next((ln["model"] for ln in results if ln.get("model")), config.agent_options.get("model"))
     summary = summarize(results, layers={pid: p.tags.layers for pid, p in problems.items()},
                         difficulties={pid: p.tags.difficulty for pid, p in problems.items()},
-                        agent=config.agent, model=model, noise=config.noise, seeds=seed_values,
+                        agent=config.agent, model=model, noise=config.attempt.noise, seeds=seed_values,
                         planned=len(plan))
     summary = summary.model_copy(update={"ran": ran, "interrupted": interrupted, "out_dir": str(store.dir)})
     store.write_summary(summary.model_dump(mode="json", exclude={"ran", "interrupted", "out_dir"}))

@@ -21,27 +21,49 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf, model_serializer, model_validator
 
+from sregym.env.config import FIELDS, AttemptConfig
 from sregym.runner.plan import AttemptSpec, load_problem_dirs
+
+# Attempt settings no flag of `sregym run` sets: stored in `run.json` only when they differ from
+# the default, so the file keeps the fields it always had.
+_STORED_WHEN_SET = ("baseline_s", "realtime_speed", "verify_window_s")
 
 
 class WorkerConfig(BaseModel):
-    """Everything about a run that is the same for each of its attempts (picklable, and stored
-    in `run.json` so that `--resume` runs the same configuration)."""
+    """Everything about a run that is the same for each of its attempts: the agent, how each
+    attempt runs (`attempt`), where extra problems and agents come from. Picklable, and stored in
+    `run.json` (the attempt's fields beside the run's, flat) so that `--resume` runs the same
+    configuration."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     agent: str
     agent_options: dict[str, Any] = Field(default_factory=dict)
-    noise: str = "none"
-    clock: str = "stepped"
-    seconds_per_call: float = 15.0
-    limits: dict[str, Any] = Field(default_factory=dict)
-    phases: tuple[str, ...] = ("diagnosis", "mitigation")
+    attempt: InstanceOf[AttemptConfig] = Field(default_factory=AttemptConfig)
     problems_dirs: tuple[str, ...] = ()
     agents_dirs: tuple[str, ...] = ()
     attempt_timeout_s: float | None = None  # wall seconds before the watchdog stops an attempt
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_flat(cls, data: Any) -> Any:
+        """`run.json` (and the JSON sent to workers) holds the attempt's fields flat."""
+        if isinstance(data, dict) and "attempt" not in data:
+            data = dict(data)
+            data["attempt"] = AttemptConfig.from_json({k: data.pop(k) for k in FIELDS if k in data})
+        return data
+
+    @model_serializer(mode="plain")
+    def _write_flat(self) -> dict[str, Any]:
+        attempt = self.attempt.to_json()
+        for name in _STORED_WHEN_SET:
+            if attempt[name] == AttemptConfig.default(name):
+                del attempt[name]
+        return {"agent": self.agent, "agent_options": dict(self.agent_options), **attempt,
+                "problems_dirs": list(self.problems_dirs), "agents_dirs": list(self.agents_dirs),
+                "attempt_timeout_s": self.attempt_timeout_s}
 
 
 class AttemptOutcome(BaseModel):
@@ -79,7 +101,7 @@ def make_agent(name: str, options: dict[str, Any]) -> Any:
 
 def run_attempt(config: WorkerConfig, spec: AttemptSpec) -> AttemptOutcome:
     """Run one attempt; never raises for an environment or agent failure."""
-    from sregym.env import Conductor, EnvironmentFailure, Limits
+    from sregym.env import Conductor, EnvironmentFailure
     from sregym.errors import SetupError
 
     prepare(config)
@@ -88,10 +110,9 @@ def run_attempt(config: WorkerConfig, spec: AttemptSpec) -> AttemptOutcome:
     try:
         agent = make_agent(config.agent, config.agent_options)  # options were checked before the run
         # An agent may require a clock (external programs need `realtime`); otherwise the run's.
-        clock = getattr(agent, "clock", None) or config.clock
-        conductor = Conductor(spec.problem_id, seed=spec.seed, noise=config.noise, clock=clock,  # type: ignore[arg-type]
-                              seconds_per_call=config.seconds_per_call, limits=Limits(**config.limits),
-                              phases=tuple(config.phases), agent_name=config.agent,
+        clock = getattr(agent, "clock", None) or config.attempt.clock
+        conductor = Conductor(spec.problem_id, config.attempt.replace(clock=clock), seed=spec.seed,
+                              agent_name=config.agent,
                               model=getattr(agent, "model", None) or config.agent_options.get("model"))
         try:
             brief = conductor.start()
@@ -100,7 +121,7 @@ def run_attempt(config: WorkerConfig, spec: AttemptSpec) -> AttemptOutcome:
         agent_error = None
         if brief is not None and not conductor.finished:
             try:
-                agent.run(conductor.session, brief)
+                conductor.run_agent(agent, brief)  # with what its class declares, nothing more
             except SetupError:
                 raise  # the machine, not the agent: an environment failure (below)
             except Exception as exc:
@@ -138,8 +159,8 @@ def environment_failure(config: WorkerConfig, spec: AttemptSpec, reason: str, wa
     version = spec.problem_id.rsplit("-v", 1)[-1]
     return AttemptResult(
         problem_id=spec.problem_id, problem_version=int(version) if version.isdigit() else 0, seed=spec.seed,
-        agent=config.agent, model=config.agent_options.get("model"), noise=config.noise,
-        clock=config.clock, phases=tuple(config.phases), passed=False, steps=0, tool_calls=0,  # type: ignore[arg-type]
+        agent=config.agent, model=config.agent_options.get("model"), noise=config.attempt.noise,
+        clock=config.attempt.clock, phases=config.attempt.phases, passed=False, steps=0, tool_calls=0,
         wall_seconds=round(wall_s, 3), environment_failure=True, environment_failure_reason=_clip(reason),
     ).model_dump(mode="json")
 

@@ -73,32 +73,33 @@ class NoopDriver(Driver):
         return AgentResult(None)
 
 
+# The drivers by the name an agent class declares in `offline_driver` (module, class), imported
+# only when chosen.
+DRIVERS = {
+    "noop": ("sregym.snapshot.driver", "NoopDriver"),
+    "baseline": ("sregym.snapshot.baseline_driver", "BaselineDriver"),
+    "command": ("sregym.snapshot.command_driver", "CommandDriver"),
+    "react": ("sregym.snapshot.react_driver", "ReactDriver"),
+}
+
+
 def make_driver(agent: str, options: dict[str, Any], *, time_limit_s: float | None = None,
                 hide: tuple[Path, ...] = ()) -> Driver:
-    """The driver of a registered agent that can work offline, options checked."""
-    from sregym.agents.command import CommandAgent
-    from sregym.agents.react import ReactAgent
+    """The driver of a registered agent that can work offline (the one its class declares in
+    `offline_driver`; subclasses inherit it), options checked."""
+    import importlib
+
     from sregym.agents.registry import get_agent
 
-    if agent == "noop":
-        return NoopDriver(agent, options, time_limit_s, hide)
-    if agent == "baseline":
-        from sregym.snapshot.baseline_driver import BaselineDriver
-
-        return BaselineDriver(agent, options, time_limit_s, hide)
     try:
         cls = get_agent(agent)
     except KeyError:  # the registry lists live-only agents too: name the ones that work here
         raise KeyError(f"unknown agent {agent!r}; offline agents: {OFFLINE_AGENTS}") from None
-    if issubclass(cls, CommandAgent):
-        from sregym.snapshot.command_driver import CommandDriver
-
-        return CommandDriver(agent, options, time_limit_s, hide)
-    if issubclass(cls, ReactAgent):
-        from sregym.snapshot.react_driver import ReactDriver
-
-        return ReactDriver(agent, options, time_limit_s, hide)
-    raise ValueError(f"the {agent} agent cannot run on snapshots; offline agents: {OFFLINE_AGENTS}")
+    if cls.offline_driver not in DRIVERS:
+        raise ValueError(f"the {agent} agent cannot run on snapshots; offline agents: {OFFLINE_AGENTS}")
+    module, name = DRIVERS[cls.offline_driver]
+    driver: type[Driver] = getattr(importlib.import_module(module), name)
+    return driver(agent, options, time_limit_s, hide)
 
 
-__all__ = ["OFFLINE_AGENTS", "AgentResult", "Driver", "NoopDriver", "Trajectory", "make_driver"]
+__all__ = ["DRIVERS", "OFFLINE_AGENTS", "AgentResult", "Driver", "NoopDriver", "Trajectory", "make_driver"]

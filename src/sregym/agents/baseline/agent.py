@@ -33,6 +33,7 @@ class BaselineAgent(Agent):
     """A deterministic runbook agent that needs no model."""
 
     name = "baseline"
+    offline_driver = "baseline"  # over a replay of the snapshot (snapshot/baseline_driver)
 
     def run(self, session: ToolSession, brief: Brief) -> None:
         namespace = brief.namespaces[0] if brief.namespaces else "default"
