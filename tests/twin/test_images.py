@@ -57,8 +57,7 @@ def test_catalogue_covers_required_images():
                 "registry.k8s.io/pause:3.10", "registry.k8s.io/coredns/coredns:v1.11.3",
                 "registry.k8s.io/kube-proxy:v1.32.2", "registry.k8s.io/etcd:3.5.16-0",
                 "registry.k8s.io/kube-apiserver:v1.32.2", "fluent/fluent-bit:3.2",
-                "jaegertracing/all-in-one:1.62.0", "prom/prometheus:v2.55.1", "hashicorp/consul:1.20",
-                "deathstarbench/hotel-reservation:latest"):
+                "jaegertracing/all-in-one:1.62.0", "prom/prometheus:v2.55.1", "hashicorp/consul:1.20"):
         assert resolve_pull(ref).ok, ref
 
 

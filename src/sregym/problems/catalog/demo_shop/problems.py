@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sregym.problems.catalog.demo_shop.app import NAMESPACE
+from sregym.apps.demo_shop import NAMESPACE
 from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases

@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 import sregym.oracles.checks_app_config  # noqa: F401 - registers service_error_free, workloads_ready
-from sregym.apps.hotel_reservation import NAMESPACE
+from sregym.apps.hotel_reservation import NAMESPACE, PORTS
 from sregym.oracles.mechanisms import MECHANISMS
 from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
@@ -24,8 +24,6 @@ from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
 APP = "hotel-reservation"
 IMAGE = "yinfangchen/hotelreservation:latest"
 SERVICES = ("frontend", "search", "geo", "profile", "rate", "recommendation", "reservation", "user")
-PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081, "rate": 8084,
-         "recommendation": 8085, "reservation": 8087, "user": 8086}
 IMPACT = ("unavailable", "fail", "error", "errors", "500", "crash", "crashloopbackoff", "not ready",
           "outage", "down", "refused", "unauthorized", "not authorized", "authentication failed")
 KEEP = BASELINE_KEEP

@@ -11,14 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 import sregym.oracles.checks_network  # noqa: F401 - registers deployment_reaches, sustained_ready
-from sregym.apps.hotel_reservation import NAMESPACE
+from sregym.apps.hotel_reservation import NAMESPACE, PORTS
 from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
 
 APP = "hotel-reservation"
-PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081, "rate": 8084,
-         "recommendation": 8085, "reservation": 8087, "user": 8086}
 IMPACT = ("unavailable", "not ready", "fail", "error", "errors", "down", "pending", "refused", "timeout",
           "no endpoints", "cannot", "can't", "blocked", "outage", "500", "latency", "no such host")
 KEEP = BASELINE_KEEP

@@ -12,14 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 import sregym.oracles.checks_platform  # noqa: F401 - registers the checks these problems use
+from sregym.apps.hotel_reservation import PORTS
 from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import EntityRef, GroundTruth, RootCause, workload_aliases
 
 APP = "hotel-reservation"
 NS = "hotel-reservation"
-PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081, "rate": 8084,
-         "recommendation": 8085, "user": 8086, "reservation": 8087}
 IMPACT = ("unavailable", "not ready", "fail", "error", "down", "pending", "oom", "crash", "restart",
           "latency", "slow", "timeout", "blocked", "cannot", "outage", "stuck")
 KEEP = BASELINE_KEEP
