@@ -46,11 +46,14 @@ def load_entry_points() -> None:
 
 
 def load_problems_dir(directory: str | Path) -> list[str]:
-    """Import every `*.py` in `directory` (sorted); returns the ids registered by them. Raises
-    `FileNotFoundError`/`NotADirectoryError` for a bad directory and `PluginLoadError` (file, line,
-    exception) for a file that does not import."""
+    """Import the app folders of `directory` (subfolders with an `app.py`, see
+    `sregym.apps.load_apps_dir`), then every `*.py` in it (sorted); returns the ids registered by
+    them. Raises `FileNotFoundError`/`NotADirectoryError` for a bad directory and `PluginLoadError`
+    (file, line, exception) for a file that does not import."""
+    from sregym.apps import load_apps_dir
+
     before = set(all_problem_ids())
-    load_plugin_dir(directory, "sregym_user_problems", "problems directory")
+    load_plugin_dir(directory, "sregym_user_problems", "problems directory", before=load_apps_dir)
     return sorted(set(all_problem_ids()) - before)
 
 
