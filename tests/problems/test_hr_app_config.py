@@ -19,7 +19,9 @@ NS = "hotel-reservation"
 @pytest.fixture
 def cluster() -> TwinCluster:
     c = TwinCluster.new(0)
-    for obj in get_app("hotel-reservation").objects():
+    app = get_app("hotel-reservation")
+    app.push_images(c)
+    for obj in app.objects():
         c.apply(obj)
     c.advance(90)
     return c

@@ -19,7 +19,9 @@ NS = "hotel-reservation"
 @pytest.fixture(scope="module")
 def hr() -> TwinCluster:
     cluster = TwinCluster.new(7)
-    for obj in get_app("hotel-reservation").objects():
+    app = get_app("hotel-reservation")
+    app.push_images(cluster)
+    for obj in app.objects():
         cluster.apply(obj)
     cluster.advance(90)
     return cluster
