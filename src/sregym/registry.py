@@ -122,8 +122,10 @@ class PluginLoadError(ValueError):
         super().__init__(f"cannot load {where}: {type(error).__name__}" + (f": {detail}" if detail else ""))
 
 
-def load_plugin_dir(directory: str | Path, namespace: str, what: str) -> None:
-    """Import every `*.py` of `directory` (sorted) as `namespace.<dir>.<stem>`, once each.
+def load_plugin_dir(directory: str | Path, namespace: str, what: str,
+                    before: Callable[[Path], object] | None = None) -> None:
+    """Import every `*.py` of `directory` (sorted) as `namespace.<dir>.<stem>`, once each
+    (after `before(directory)`, once the directory is known to exist: problems load apps first).
 
     `what` names the directory in errors ("problems directory"). A missing directory or a file
     raises `FileNotFoundError` / `NotADirectoryError`; a file that fails to import raises
@@ -135,6 +137,8 @@ def load_plugin_dir(directory: str | Path, namespace: str, what: str) -> None:
         raise FileNotFoundError(f"{what} {given} does not exist")
     if not root.is_dir():
         raise NotADirectoryError(f"{what} {given} is a file, not a directory: give the directory that holds it")
+    if before is not None:
+        before(root)
     for path in sorted(root.glob("*.py")):
         module_name = f"{namespace}.{root.name}.{path.stem}"
         if module_name in sys.modules:

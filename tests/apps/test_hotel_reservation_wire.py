@@ -145,7 +145,9 @@ def _assert_geo_answers(hr: HrHarness) -> None:
 
 
 def test_curl_and_nslookup_from_frontend_reflect_the_fault_state(hr: HrHarness) -> None:
-    # Deploy the way a user would: the app's manifests through `kubectl apply`.
+    # Deploy the way a user would: the app's images in this twin's registry, then its manifests
+    # through `kubectl apply`.
+    hr.call(get_app(APP).push_images, hr.twin)
     applied = hr.ok("apply", "-f", "-", user="admin", input=get_app(APP).manifests())
     assert "deployment.apps/geo created" in applied
     hr.advance(90)

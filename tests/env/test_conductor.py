@@ -7,9 +7,9 @@ import pytest
 import yaml
 
 from sregym.agents import make_agent
+from sregym.apps.catalog import AppSpec, register
 from sregym.env import Conductor, EnvironmentFailure, Limits
 from sregym.problems import get_problem
-from sregym.problems.apps import ProblemApp, register_app
 from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.types import EntityRef, GroundTruth, RootCause
 
@@ -151,7 +151,7 @@ def test_simulated_time_limit() -> None:
 
 
 def test_unhealthy_baseline_is_an_environment_failure() -> None:
-    register_app(ProblemApp(name="never-ready", namespace="never-ready", objects=lambda: [
+    register(AppSpec(name="never-ready", namespace="never-ready", objects_fn=lambda: [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "never-ready"}},
         {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "never-ready"},
          "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from sregym.apps import get_app
 from sregym.cluster.twin import TwinCluster
 from sregym.faults.base import make_fault
 from sregym.oracles.checks import CheckContext
 from sregym.oracles.checks_app_config import service_error_free
-from sregym.problems.apps import resolve_app
 from sregym.twin.dataplane.spec import Call
 
 NS = "hotel-reservation"
@@ -19,7 +19,9 @@ NS = "hotel-reservation"
 @pytest.fixture
 def cluster() -> TwinCluster:
     c = TwinCluster.new(0)
-    for obj in resolve_app("hotel-reservation").objects():
+    app = get_app("hotel-reservation")
+    app.push_images(c)
+    for obj in app.objects():
         c.apply(obj)
     c.advance(90)
     return c

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from sregym.apps import get_app
 from sregym.cluster.twin import TwinCluster
 from sregym.faults.base import make_fault
 from sregym.oracles.checks import CheckContext
 from sregym.oracles.checks_network import deployment_reaches
-from sregym.problems.apps import resolve_app
 from sregym.twin.node.probes import run_probe
 from sregym.twin.node.runtime import ContainerInstance
 from sregym.twin.node.shell import Listen
@@ -19,7 +19,9 @@ NS = "hotel-reservation"
 @pytest.fixture(scope="module")
 def hr() -> TwinCluster:
     cluster = TwinCluster.new(7)
-    for obj in resolve_app("hotel-reservation").objects():
+    app = get_app("hotel-reservation")
+    app.push_images(cluster)
+    for obj in app.objects():
         cluster.apply(obj)
     cluster.advance(90)
     return cluster

@@ -57,8 +57,7 @@ def test_catalogue_covers_required_images():
                 "registry.k8s.io/pause:3.10", "registry.k8s.io/coredns/coredns:v1.11.3",
                 "registry.k8s.io/kube-proxy:v1.32.2", "registry.k8s.io/etcd:3.5.16-0",
                 "registry.k8s.io/kube-apiserver:v1.32.2", "fluent/fluent-bit:3.2",
-                "jaegertracing/all-in-one:1.62.0", "prom/prometheus:v2.55.1", "hashicorp/consul:1.20",
-                "deathstarbench/hotel-reservation:latest"):
+                "jaegertracing/all-in-one:1.62.0", "prom/prometheus:v2.55.1", "hashicorp/consul:1.20"):
         assert resolve_pull(ref).ok, ref
 
 
@@ -129,3 +128,18 @@ def test_declarative_images_registered_by_others_serve():
     assert Listen(8443, http_paths=("/validate",)) in effects
     assert Output("stdout", "serving on :8443\n") in effects
     assert resolve_pull("sregymtest/webhook:v2").error.endswith("not found")
+
+
+def test_each_twin_has_its_own_registry_over_the_base_images() -> None:
+    from sregym.twin.node.images import catalogue_of
+    from sregym.twin.twin import Twin
+
+    a, b = Twin(seed=0, bootstrap=False), Twin(seed=0, bootstrap=False)
+    base_tags = lookup("nginx:1.27")[0].tags
+    # A push of a new tag to a base repository extends that twin's copy only.
+    catalogue_of(a).register(ImageSpec("docker.io/library/nginx", ("9.9.9",)))
+    assert resolve_pull("nginx:9.9.9", a).ok and resolve_pull("nginx:1.27", a).ok
+    assert "not found" in resolve_pull("nginx:9.9.9", b).error
+    assert lookup("nginx:1.27")[0].tags == base_tags
+    catalogue_of(a).register(ImageSpec("ghcr.io/acme/shop", ("1.0",)))
+    assert resolve_pull("ghcr.io/acme/shop:1.0", a).ok and not resolve_pull("ghcr.io/acme/shop:1.0", b).ok

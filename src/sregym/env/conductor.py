@@ -389,19 +389,15 @@ class Conductor:
         return self._access.query(api, path, params)
 
     def _app_context(self) -> AppContext:
-        app = self._run.app if self._run is not None else None
+        from sregym.apps import APPS, get_app
+
         name = self._problem.app
         namespace = self._problem.namespace
-        description = ""
-        try:
-            from sregym.apps import get_app
-
-            description = get_app(name).description
-        except (KeyError, ImportError, ValueError):
-            description = getattr(app, "description", "") or ""
+        app = self._run.app if self._run is not None else (get_app(name) if name in APPS else None)
+        description = app.description if app is not None else ""
         if not description:
             description = (f"The {name} application runs in namespace {namespace}; its entry point is the "
-                           f"{app.entry_service if app else '?'} Service. A load generator sends it "
+                           f"{app.entry[0] if app else '?'} Service. A load generator sends it "
                            f"steady traffic.")
         return AppContext(app=name, namespaces=(namespace,), description=" ".join(description.split()))
 

@@ -6,9 +6,10 @@ delete an object, flip a value in a ConfigMap, append an env entry to a pod temp
 password in the database and its Secret. Pods are deleted where a real change would only take
 effect after a restart (the programs read their settings at start), never to script a symptom.
 
-Two faulty builds are pushed to the image catalogue (the registry) when this module is imported:
-an AIOpsLab-style `geo` image whose binary cannot reach its database and panics, and a broken
-all-services image whose binaries crash with a nil dereference at start.
+Two faulty builds exist in the registry of a twin a fault is injected into (`FAULTY_BUILDS`,
+pushed by `set_image` when it points a workload at one): an AIOpsLab-style `geo` image whose binary
+cannot reach its database and panics, and a broken all-services image whose binaries crash with a
+nil dereference at start. Until then a pull of either fails like any unknown image.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.faults.base import Fault, FaultParams, fault
 from sregym.faults.objects import required, restore_field, template_spec_path
-from sregym.twin.node.images import ImageSpec, register_image
+from sregym.twin.node.images import ImageSpec
 from sregym.twin.node.shell import Invocation, Program, Sleep, Usage
 
 if TYPE_CHECKING:
@@ -66,12 +67,31 @@ def _nil_dereference(binary: str) -> Any:
     return run
 
 
-register_image(ImageSpec("docker.io/yinfangchen/geo", ("app3",), size_mb=338.2, shell="dash",
-                         description="geo service build with a hard-coded database address",
-                         cmd=("geo",), commands={"geo": _unreachable_db_geo}))
-register_image(ImageSpec("docker.io/jackcuii/hotel-reservation", ("latest",), size_mb=340.9, shell="dash",
-                         description="hotelReservation services (broken build)", cmd=("frontend",),
-                         commands={name: _nil_dereference(name) for name in HR_BINARIES}))
+def _faulty_builds() -> list[ImageSpec]:
+    return [ImageSpec("docker.io/yinfangchen/geo", ("app3",), size_mb=338.2, shell="dash",
+                      description="geo service build with a hard-coded database address",
+                      cmd=("geo",), commands={"geo": _unreachable_db_geo}),
+            ImageSpec("docker.io/jackcuii/hotel-reservation", ("latest",), size_mb=340.9, shell="dash",
+                      description="hotelReservation services (broken build)", cmd=("frontend",),
+                      commands={name: _nil_dereference(name) for name in HR_BINARIES})]
+
+
+FAULTY_BUILDS: dict[str, ImageSpec] = {spec.repository: spec for spec in _faulty_builds()}
+
+
+def push_faulty_build(cluster: Cluster, image: str) -> None:
+    """Twin-only hook: push the faulty build `image` names (if it is one) to the registry of the
+    twin behind `cluster`, as the bad CI job would have. A real cluster pulls the real image."""
+    from sregym.twin.node.images import ImageRef, catalogue_of
+
+    try:
+        ref = ImageRef.parse(image)
+    except ValueError:
+        return
+    build = FAULTY_BUILDS.get(ref.base)
+    twin = getattr(cluster, "twin", None)
+    if build is not None and twin is not None and ref.tag in build.tags:
+        catalogue_of(twin).register(build)
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -68,6 +68,9 @@ class SetImage(Fault):
         obj = required(cluster, p.kind, p.namespace, p.name)
         containers = obj["spec"]["template"]["spec"]["containers"]
         index = next((i for i, c in enumerate(containers) if c["name"] == p.container), 0) if p.container else 0
+        from sregym.faults.app_config import push_faulty_build
+
+        push_faulty_build(cluster, p.image)
         cluster.patch(p.kind, p.namespace, p.name,
                       [{"op": "replace", "path": f"{template_spec_path(p.kind)}/containers/{index}/image",
                         "value": p.image}], patch_type="json")

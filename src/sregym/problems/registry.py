@@ -56,12 +56,15 @@ def load_entry_points() -> None:
 
 
 def load_problems_dir(directory: str | Path) -> list[str]:
-    """Import every `*.py` in `directory` (sorted); returns the ids registered by them. Raises
-    `FileNotFoundError`/`NotADirectoryError` for a bad directory and `PluginLoadError` (file, line,
-    exception) for a file that does not import or registers an invalid problem. Mechanisms the
-    directory's files declare (`sregym.problems.mechanisms`) apply to its problems only."""
+    """Import the app folders of `directory` (subfolders with an `app.py`, see
+    `sregym.apps.load_apps_dir`), then every `*.py` in it (sorted); returns the ids registered by
+    them. Raises `FileNotFoundError`/`NotADirectoryError` for a bad directory and `PluginLoadError`
+    (file, line, exception) for a file that does not import or registers an invalid problem.
+    Mechanisms the directory's files declare (`sregym.problems.mechanisms`) apply to its problems only."""
+    from sregym.apps import load_apps_dir
+
     before = set(all_problem_ids())
-    load_plugin_dir(directory, "sregym_user_problems", "problems directory")
+    load_plugin_dir(directory, "sregym_user_problems", "problems directory", before=load_apps_dir)
     return sorted(set(all_problem_ids()) - before)
 
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sregym.apps import AppSpec, get_app
 from sregym.cluster.base import AGENT, Cluster
 from sregym.faults.base import Fault, make_fault
 from sregym.noise.schedule import NoiseScheduler
 from sregym.oracles import baseline as healthy_baseline
 from sregym.oracles.checks import CheckContext, workload_status
 from sregym.oracles.mitigation import evaluate, verify
-from sregym.problems.apps import ProblemApp, resolve_app
 from sregym.problems.model import Action, Problem
 from sregym.types import CheckResult, MitigationScore
 
@@ -38,7 +38,7 @@ class ProblemRun:
         self.problem = problem
         self.cluster = cluster
         self.seed = seed
-        self.app: ProblemApp = resolve_app(problem.app)
+        self.app: AppSpec = get_app(problem.app)
         self.baseline: dict[str, int] = {}
         self.healthy: healthy_baseline.HealthyBaseline | None = None
         self.faults: list[tuple[Fault, dict[str, Any]]] = []
@@ -47,6 +47,7 @@ class ProblemRun:
 
     # ----------------------------------------------------------------- setup
     def deploy(self, timeout_s: float = 300.0) -> None:
+        self.app.push_images(self.cluster)
         for obj in self.app.objects():
             self.cluster.apply(obj)
         waited = 0.0
@@ -69,8 +70,8 @@ class ProblemRun:
         and the load generators, entry rate and safeguards (`oracles.baseline`)."""
         self.baseline = {f"{o['kind']}/{self.app.namespace}/{o['metadata']['name']}":
                          int((o.get("spec") or {}).get("replicas", 1) or 0) for o in self._workloads()}
-        self.healthy = healthy_baseline.record(self.cluster, self.app.namespace, self.app.load_generators,
-                                               self.app.slo_window_s)
+        self.healthy = healthy_baseline.record(self.cluster, self.app.namespace, self.app.generators,
+                                               self.app.slo.window_s)
         return self.baseline
 
     def inject(self) -> None:
@@ -117,10 +118,11 @@ class ProblemRun:
 
     # ---------------------------------------------------------------- oracles
     def check_context(self) -> CheckContext:
+        entry_service, entry_port = self.app.entry
         return CheckContext(cluster=self.cluster, namespace=self.app.namespace, baseline=dict(self.baseline),
-                            entry_service=self.app.entry_service, entry_port=self.app.entry_port,
-                            slo_success_ratio=self.app.slo_success_ratio, slo_p95_ms=self.app.slo_p95_ms,
-                            slo_window_s=self.app.slo_window_s, healthy=self.healthy)
+                            entry_service=entry_service, entry_port=entry_port,
+                            slo_success_ratio=self.app.slo.success_ratio, slo_p95_ms=self.app.slo.p95_latency_ms,
+                            slo_window_s=self.app.slo.window_s, healthy=self.healthy)
 
     def must_fix_now(self) -> list[CheckResult]:
         return evaluate(self.check_context(), self.problem.mitigation.must_fix, "must_fix")

@@ -178,20 +178,14 @@ def app_doc(incident: Incident, namespaces: list[str], architecture: list[dict[s
     """What the on-call engineer is told about the app (the conductor's `AppContext`), plus the
     entry point, the app's Services and the call graph seen while it was healthy."""
     run = incident.run
-    description = ""
-    try:
-        from sregym.apps import get_app
-
-        description = get_app(run.app.name).description
-    except (KeyError, ImportError, ValueError):
-        description = ""
-    if not description:
-        description = (f"The {run.app.name} application runs in namespace {run.app.namespace}; its entry point is "
-                       f"the {run.app.entry_service} Service on port {run.app.entry_port}.")
+    entry_service, entry_port = run.app.entry
+    description = run.app.description or (
+        f"The {run.app.name} application runs in namespace {run.app.namespace}; its entry point is "
+        f"the {entry_service} Service on port {entry_port}.")
     services = sorted({o["metadata"]["name"] for o in incident.baseline_objects
                        if o.get("kind") == "Service" and o["metadata"].get("namespace") in namespaces})
     doc: dict[str, Any] = {"app": run.app.name, "namespaces": namespaces, "description": description,
-                           "entry_point": {"service": run.app.entry_service, "port": run.app.entry_port},
+                           "entry_point": {"service": entry_service, "port": entry_port},
                            "services": services}
     edges = [{"source": c["source"], "target": c["target"]} for c in architecture]
     if edges:

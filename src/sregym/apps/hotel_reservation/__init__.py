@@ -5,14 +5,16 @@ The manifests in `manifests/` are what a user would `kubectl apply -f`: one `con
 ConfigMap per service, MongoDB init scripts and credentials Secrets, PVCs for the six databases,
 consul and jaeger as in the original. The load generator (wrk2 with the original mixed workload:
 search 60 %, recommend 39 %, user login 0.5 %, reserve 0.5 %, ~100 req/s open loop) runs in the
-hidden `sregym-system` namespace.
+hidden `sregym-system` namespace. The services' ports are the one table in `ports.py`; the
+all-services image and the wrk2 client are pushed to each twin the app is deployed into.
 """
 
 from __future__ import annotations
 
-from sregym.apps.catalog import AppSpec, RequestClass, Slo, Workload, app
+from sregym.apps.catalog import AppSpec, OpenLoop, RequestClass, Slo, app
 from sregym.apps.hotel_reservation import loadgen
-from sregym.apps.hotel_reservation import programs as _programs  # noqa: F401 - registers programs
+from sregym.apps.hotel_reservation.ports import PORTS
+from sregym.apps.hotel_reservation.programs import hotel_images, hotel_programs
 
 NAMESPACE = "hotel-reservation"
 DESCRIPTION = (
@@ -37,8 +39,9 @@ MIX = (
                  "/reservation?inDate={in_date}&outDate={out_date}&lat={lat}&lon={lon}&hotelId={hotel}"
                  "&customerName={user}&username={user}&password={password}&number=1", "/reservation"),
 )
-WORKLOAD = Workload(target=f"http://frontend.{NAMESPACE}.svc.cluster.local:5000", rate=100.0, mix=MIX,
-                    connections=100, threads=3, distribution="exp")
+WORKLOAD = OpenLoop(target=f"http://frontend.{NAMESPACE}.svc.cluster.local:{PORTS['frontend']}", rate=100.0,
+                    mix=MIX, connections=100, threads=3, distribution="exp", script=loadgen.lua_script,
+                    script_name=loadgen.SCRIPT)
 SLO = Slo(success_ratio=0.995, p95_latency_ms=500.0, window_s=60.0, entry_service="frontend")
 BASELINE = {name: 1 for name in (
     "frontend", "search", "geo", "profile", "rate", "recommendation", "reservation", "user",
@@ -49,8 +52,8 @@ BASELINE = {name: 1 for name in (
 @app
 def hotel_reservation() -> AppSpec:
     return AppSpec(name="hotel-reservation", namespace=NAMESPACE, description=DESCRIPTION,
-                   manifest_package=__name__, workload=WORKLOAD, slo=SLO, baseline=BASELINE,
-                   extra_manifests=lambda: loadgen.manifests("hotel-reservation", WORKLOAD))
+                   manifest_package=__name__, load=WORKLOAD, slo=SLO, baseline=BASELINE, ports=PORTS,
+                   images=hotel_images(), programs=hotel_programs)
 
 
-__all__ = ["BASELINE", "DESCRIPTION", "MIX", "NAMESPACE", "SLO", "WORKLOAD", "hotel_reservation"]
+__all__ = ["BASELINE", "DESCRIPTION", "MIX", "NAMESPACE", "PORTS", "SLO", "WORKLOAD", "hotel_reservation"]

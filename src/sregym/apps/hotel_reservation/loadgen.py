@@ -1,34 +1,19 @@
-"""The wrk2 load generator Deployment, in the hidden `sregym-system` namespace.
+"""DeathStarBench's mixed workload for Hotel Reservation: the wrk2 Lua script (`mixed-workload_type_1.lua`).
 
-Like SREGym's wrk2 job (image `deathstarbench/wrk2-client`, script `mixed-workload_type_1.lua`)
-but long-running: a shell loop restarts `wrk` every hour, as people run wrk2 as a Deployment. The
-`wrk` binary is the data plane's wrk2 program (`twin/dataplane/loadgen.py`): it reads its rate
-(`-R`), distribution (`-D`), timeout and target URL from its args and the request mix from the
-Lua script mounted from the `sregym-loadgen-workload` ConfigMap, and sends traffic from its own pod
-while it runs. Scaling the Deployment to zero or deleting it stops the traffic.
-
-Every name of the generator is `sregym-loadgen` (Deployment, container, labels), one of the jobs
-the query APIs hide (`sregym.twin.telemetry.visibility.HIDDEN_JOBS`), on top of the hidden namespace.
+The generator itself is the generic open-loop one (`sregym.apps.loadgen.wrk2`); this module only
+holds the app's script, with the workload's ratios filled in by request class name.
 """
 
 from __future__ import annotations
 
-import yaml
+from typing import TYPE_CHECKING
 
-from sregym.apps.catalog import Workload
-from sregym.twin.dataplane.loadgen import wrk_command
-from sregym.twin.node.images import ImageSpec, register_image
+from sregym.apps.loadgen import wrk2
 
-LOADGEN_NAMESPACE = "sregym-system"
-LOADGEN_NAME = "sregym-loadgen"
-IMAGE = "deathstarbench/wrk2-client:latest"
+if TYPE_CHECKING:
+    from sregym.apps.loadgen.model import OpenLoop
+
 SCRIPT = "mixed-workload_type_1.lua"
-SCRIPT_DIR = "/scripts"
-RUN_DURATION = "1h"  # each wrk run; the loop starts the next one at once
-
-register_image(ImageSpec("docker.io/deathstarbench/wrk2-client", ("latest",), size_mb=62.3,
-                         description="wrk2 HTTP load generator (DeathStarBench fork)",
-                         entrypoint=("/usr/local/bin/wrk",), shell="dash", commands={"wrk": wrk_command}))
 
 # The mixed workload: the `request` function draws a coin against the ratios in the order they are
 # declared; each request function builds the method and the path from random users, dates and
@@ -134,7 +119,7 @@ end
 """
 
 
-def lua_script(workload: Workload) -> str:
+def lua_script(workload: OpenLoop) -> str:
     """The mixed-workload script with the workload's ratios (by request class name)."""
     weights = {m.name: m.weight for m in workload.mix}
     text = _LUA
@@ -143,30 +128,8 @@ def lua_script(workload: Workload) -> str:
     return text
 
 
-def wrk_args(workload: Workload, duration: str = RUN_DURATION) -> list[str]:
-    return ["-D", workload.distribution, f"-t{workload.threads}", f"-c{workload.connections}",
-            f"-d{duration}", "-L", "-s", f"{SCRIPT_DIR}/{SCRIPT}", workload.target, f"-R{workload.rate:g}"]
+def wrk_args(workload: OpenLoop) -> list[str]:
+    return wrk2.wrk_args(workload)
 
 
-def manifests(app_name: str, workload: Workload, *, name: str = LOADGEN_NAME) -> str:
-    """Namespace, script ConfigMap and wrk2 Deployment for `app_name`'s workload."""
-    labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/instance": app_name}
-    annotations = {"sregym.io/app": app_name}
-    loop = f"while true; do wrk {' '.join(wrk_args(workload))}; done"
-    docs = [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": LOADGEN_NAMESPACE}},
-        {"apiVersion": "v1", "kind": "ConfigMap",
-         "metadata": {"name": f"{name}-workload", "namespace": LOADGEN_NAMESPACE, "labels": labels},
-         "data": {SCRIPT: lua_script(workload)}},
-        {"apiVersion": "apps/v1", "kind": "Deployment",
-         "metadata": {"name": name, "namespace": LOADGEN_NAMESPACE, "labels": labels, "annotations": annotations},
-         "spec": {"replicas": 1, "selector": {"matchLabels": labels},
-                  "template": {"metadata": {"labels": labels, "annotations": annotations},
-                               "spec": {"containers": [{
-                                   "name": name, "image": IMAGE, "command": ["/bin/sh", "-c"], "args": [loop],
-                                   "volumeMounts": [{"name": "workload", "mountPath": SCRIPT_DIR}],
-                                   "resources": {"requests": {"cpu": "100m", "memory": "64Mi"},
-                                                 "limits": {"memory": "256Mi"}}}],
-                                   "volumes": [{"name": "workload", "configMap": {"name": f"{name}-workload"}}]}}}},
-    ]
-    return "\n---\n".join(yaml.safe_dump(d, sort_keys=False) for d in docs)
+__all__ = ["SCRIPT", "lua_script", "wrk_args"]

@@ -16,7 +16,10 @@ rate, profile and reservation read through memcached (cache-aside) into MongoDB.
 
 from __future__ import annotations
 
-from sregym.twin.dataplane.programs import bind_image
+from typing import TYPE_CHECKING
+
+from sregym.apps.hotel_reservation.ports import PORTS
+from sregym.twin.dataplane.programs import program_image
 from sregym.twin.dataplane.spec import (
     Call,
     Dependency,
@@ -28,16 +31,16 @@ from sregym.twin.dataplane.spec import (
     RetryPolicy,
     Setting,
     Startup,
-    register_program,
 )
+
+if TYPE_CHECKING:
+    from sregym.twin.node.images import ImageSpec
 
 IMAGE_REPOSITORY = "docker.io/yinfangchen/hotelreservation"
 CONFIG_PATH = "/go/src/github.com/harlow/go-micro-services/config.json"
 PORT_KEYS = {"frontend": "FrontendPort", "search": "SearchPort", "geo": "GeoPort", "profile": "ProfilePort",
              "rate": "RatePort", "recommendation": "RecommendPort", "reservation": "ReservePort",
              "user": "UserPort"}
-DEFAULT_PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081, "rate": 8084,
-                 "recommendation": 8085, "reservation": 8087, "user": 8086}
 MONGO_KEYS = {"geo": "GeoMongoAddress", "profile": "ProfileMongoAddress", "rate": "RateMongoAddress",
               "recommendation": "RecommendMongoAddress", "reservation": "ReserveMongoAddress",
               "user": "UserMongoAddress"}
@@ -52,7 +55,7 @@ GRPC_POLICY = RetryPolicy(timeout=Setting(env="GRPC_CLIENT_TIMEOUT", default="1s
 def _grpc(peer: str) -> Dependency:
     # `<PEER>_ADDR` ("profile:8081") overrides the Service name, as deployments may set it.
     return Dependency(name=peer, kind="grpc", address=Setting(env=f"{peer.upper()}_ADDR", default=peer),
-                      port=Setting(config=PORT_KEYS[peer], default=str(DEFAULT_PORTS[peer])), policy=GRPC_POLICY)
+                      port=Setting(config=PORT_KEYS[peer], default=str(PORTS[peer])), policy=GRPC_POLICY)
 
 
 def _mongo(service: str) -> Dependency:
@@ -100,7 +103,7 @@ def _spec(name: str, operations: tuple[Operation, ...], deps: tuple[Dependency, 
           protocol: str = "grpc", memory: float = 14.0, settings: dict[str, Setting] | None = None) -> ProgramSpec:
     return ProgramSpec(
         name=name, protocol=protocol,  # type: ignore[arg-type]
-        port=Setting(config=PORT_KEYS[name], default=str(DEFAULT_PORTS[name])),
+        port=Setting(config=PORT_KEYS[name], default=str(PORTS[name])),
         config_file=CONFIG_PATH, operations=operations, dependencies=deps,
         memory=MemoryModel(base_mib=memory, per_inflight_mib=0.05, per_rps_mib=0.02),
         startup=_startup(name, any(d.kind == "mongodb" for d in deps)),
@@ -163,10 +166,7 @@ def hotel_programs() -> list[ProgramSpec]:
     return [frontend, search, geo, rate, profile, recommendation, user, reservation]
 
 
-for _spec_obj in hotel_programs():
-    register_program(_spec_obj)
-
-bind_image(IMAGE_REPOSITORY, ("latest",), tuple(DEFAULT_PORTS), cmd=("frontend",), size_mb=341.7,
-           description="DeathStarBench hotelReservation services")
-bind_image("docker.io/deathstarbench/hotel-reservation", ("latest",), tuple(DEFAULT_PORTS), cmd=("frontend",),
-           size_mb=341.7)
+def hotel_images() -> tuple[ImageSpec, ...]:
+    """The two names the all-services image is published under; the container's command picks the binary."""
+    return tuple(program_image(repository, ("latest",), tuple(PORTS), cmd=("frontend",), size_mb=341.7)
+                 for repository in (IMAGE_REPOSITORY, "docker.io/deathstarbench/hotel-reservation"))

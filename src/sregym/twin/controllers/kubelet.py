@@ -132,7 +132,7 @@ class Kubelet(Controller):
             present = self._node_images.setdefault(name, set())
             entries = []
             for ref in preloaded_images():
-                result = resolve_pull(ref)
+                result = resolve_pull(ref, self.twin)
                 if not result.ok:
                     continue
                 present.add(result.ref.canonical)
@@ -394,7 +394,7 @@ class Kubelet(Controller):
         """The image when it is on the node; None while pulling or backing off (status set)."""
         image = container.get("image", "")
         policy = container.get("imagePullPolicy") or "IfNotPresent"
-        result = resolve_pull(image)
+        result = resolve_pull(image, self.twin)
         present = result.ref.canonical in self._node_images.setdefault(runtime.node, set())
         if record.pull_image and record.pull_image != image:
             # The spec's image changed: the pull back-off is per image and an in-flight pull of the

@@ -280,14 +280,23 @@ def _startup_query(call: Invocation, dataplane: Any, dep: Dependency, resolved: 
     return "" if outcome.ok else outcome.error or "server error"
 
 
+def program_image(repository: str, tags: Iterable[str], binaries: Iterable[str], *, cmd: tuple[str, ...] = (),
+                  entrypoint: tuple[str, ...] = (), size_mb: float = 40.0, shell: str = "dash",
+                  description: str = "") -> ImageSpec:
+    """An image whose binaries run registered programs (an app pushes it to the twins it is
+    deployed into; `bind_image` makes it a built-in base image instead)."""
+    commands = {name: program_command(name) for name in binaries}
+    return ImageSpec(repository, tuple(tags), size_mb=size_mb, description=description,
+                     cmd=cmd, entrypoint=entrypoint, shell=shell, commands=commands)
+
+
 def bind_image(repository: str, tags: Iterable[str], binaries: Iterable[str], *, cmd: tuple[str, ...] = (),
                entrypoint: tuple[str, ...] = (), size_mb: float = 40.0, shell: str = "dash",
                description: str = "") -> ImageSpec:
-    """Register (or extend) a catalogue image whose binaries run registered programs."""
-    commands = {name: program_command(name) for name in binaries}
-    return register_image(ImageSpec(repository, tuple(tags), size_mb=size_mb, description=description,
-                                    cmd=cmd, entrypoint=entrypoint, shell=shell, commands=commands))
+    """Register (or extend) a built-in image whose binaries run registered programs."""
+    return register_image(program_image(repository, tags, binaries, cmd=cmd, entrypoint=entrypoint,
+                                        size_mb=size_mb, shell=shell, description=description))
 
 
-__all__ = ["DependencyConfig", "ProgramInstance", "bind_image", "program_command", "render",
+__all__ = ["DependencyConfig", "ProgramInstance", "bind_image", "program_command", "program_image", "render",
            "resolve_dependency"]

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.dataplane.programs import bind_image
+from sregym.twin.dataplane.programs import program_image
 from sregym.twin.dataplane.spec import (
     Call,
     Dependency,
@@ -52,11 +52,15 @@ class SyntheticApp:
     edges: dict[str, list[str]] = field(default_factory=dict)
 
     def deploy(self, twin: Twin, *, workload: bool = True) -> None:
-        """Register programs and image, apply the manifests, start the workload."""
+        """Register programs, push the image to this twin's registry, apply the manifests, start
+        the workload."""
+        from sregym.twin.node.images import catalogue_of
+
         for spec in self.programs:
             register_program(spec)
-        bind_image(IMAGE_REPOSITORY, ("1.0", "latest"), [p.name for p in self.programs], size_mb=18.2,
-                   shell="ash", description="sregym synthetic microservice")
+        catalogue_of(twin).register(program_image(IMAGE_REPOSITORY, ("1.0", "latest"), [p.name for p in self.programs],
+                                                  size_mb=18.2, shell="ash",
+                                                  description="sregym synthetic microservice"))
         twin.apply(self.manifests)
         if workload:
             twin.services.dataplane.add_workload(self.workload)

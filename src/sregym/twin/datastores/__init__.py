@@ -34,11 +34,11 @@ if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
 
-def store_kind(image: str) -> str | None:
+def store_kind(image: str, twin: Any = None) -> str | None:
     """"mongodb" | "memcached" | "redis" for a store image reference, else None."""
     from sregym.twin.node.images import lookup
 
-    spec, _ = lookup(image)
+    spec, _ = lookup(image, twin)
     return spec.extras.get("datastore") if spec is not None else None
 
 
@@ -86,7 +86,7 @@ def server_for(twin: Twin, pod: dict[str, Any], container: str) -> DataStore | N
     instance = runtime_of(twin).instance(ns, name, container)
     if instance is None or not instance.running:
         return None
-    kind = store_kind(instance.image)
+    kind = store_kind(instance.image, twin)
     if kind is None:
         return None
     bank = bank_of(twin)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -134,30 +134,77 @@ class ImageSpec:
         return self.extras.get("main") or _declarative_server(self)
 
 
-_CATALOGUE: dict[str, ImageSpec] = {}
+_CATALOGUE: dict[str, ImageSpec] = {}  # the built-in base images every registry has
 
 
 def register_image(spec: ImageSpec) -> ImageSpec:
-    """Add (or extend with more tags) a repository of the catalogue."""
-    existing = _CATALOGUE.get(spec.repository)
-    if existing is not None and existing is not spec:
-        merged_tags = tuple(dict.fromkeys((*existing.tags, *spec.tags)))
-        existing.tags = merged_tags
-        existing.extras.update(spec.extras)
-        existing.commands.update(spec.commands)
-        return existing
-    _CATALOGUE[spec.repository] = spec
-    return spec
+    """Add (or extend with more tags) a built-in base repository, shared by every twin.
+
+    Only the twin's own images (base OS and server images, the control plane, datastores, chaos
+    and webhook helpers) belong here; an app's images go to the twin it is deployed into
+    (`catalogue_of(twin).register`), so one twin never sees another's pushes."""
+    return _merge(_CATALOGUE, spec, copy_existing=False)
 
 
-def lookup(ref: str) -> tuple[ImageSpec | None, ImageRef]:
-    """Find the catalogue entry for an image reference (None if the repository is unknown)."""
+def _merge(table: dict[str, ImageSpec], spec: ImageSpec, *, copy_existing: bool) -> ImageSpec:
+    """A push of more tags (and binaries) to a repository: tags add up, the first push's image
+    config stays. With `copy_existing` an inherited entry is copied, never changed in place."""
+    existing = table.get(spec.repository)
+    if existing is None or existing is spec:
+        table[spec.repository] = _copy(spec) if copy_existing else spec
+        return table[spec.repository]
+    if copy_existing:
+        existing = table[spec.repository] = _copy(existing)
+    existing.tags = tuple(dict.fromkeys((*existing.tags, *spec.tags)))
+    existing.extras.update(spec.extras)
+    existing.commands.update(spec.commands)
+    return existing
+
+
+def _copy(spec: ImageSpec) -> ImageSpec:
+    return replace(spec, extras=dict(spec.extras), commands=dict(spec.commands))
+
+
+class ImageCatalogue:
+    """One twin's registry: the built-in base images plus the images pushed to this twin (its
+    apps' images, a fault's faulty build). Lookups see this twin's pushes first."""
+
+    def __init__(self) -> None:
+        self.pushed: dict[str, ImageSpec] = {}
+
+    def register(self, spec: ImageSpec) -> ImageSpec:
+        """Push a repository (or more tags of one) to this twin's registry only."""
+        if spec.repository not in self.pushed and spec.repository in _CATALOGUE:
+            self.pushed[spec.repository] = _CATALOGUE[spec.repository]
+        return _merge(self.pushed, spec, copy_existing=True)
+
+    def get(self, repository: str) -> ImageSpec | None:
+        return self.pushed.get(repository) or _CATALOGUE.get(repository)
+
+    def entries(self) -> dict[str, ImageSpec]:
+        return {**_CATALOGUE, **self.pushed}
+
+
+def catalogue_of(twin: Any) -> ImageCatalogue:
+    """The twin's image registry (created empty of pushes on first use)."""
+    found = twin.services.get("images")
+    if not isinstance(found, ImageCatalogue):
+        found = twin.services["images"] = ImageCatalogue()
+    return found
+
+
+def lookup(ref: str, twin: Any = None) -> tuple[ImageSpec | None, ImageRef]:
+    """Find the catalogue entry for an image reference (None if the repository is unknown), in
+    `twin`'s registry when given, else among the built-in base images."""
     parsed = ImageRef.parse(ref)
-    return _CATALOGUE.get(f"{parsed.registry}/{parsed.repository}"), parsed
+    repository = f"{parsed.registry}/{parsed.repository}"
+    if twin is not None:
+        return catalogue_of(twin).get(repository), parsed
+    return _CATALOGUE.get(repository), parsed
 
 
-def catalogue() -> dict[str, ImageSpec]:
-    return dict(_CATALOGUE)
+def catalogue(twin: Any = None) -> dict[str, ImageSpec]:
+    return catalogue_of(twin).entries() if twin is not None else dict(_CATALOGUE)
 
 
 # ---------------------------------------------------------------------------------------- pulls
@@ -180,9 +227,9 @@ class PullResult:
         return f"{self.ref.base}@{self.digest}"
 
 
-def resolve_pull(image: str) -> PullResult:
-    """Resolve a pull the way containerd + the registry would."""
-    spec, ref = lookup(image)
+def resolve_pull(image: str, twin: Any = None) -> PullResult:
+    """Resolve a pull the way containerd + the registry (the twin's, when given) would."""
+    spec, ref = lookup(image, twin)
     canonical = ref.canonical
     prefix = f'failed to pull and unpack image "{canonical}": failed to resolve reference "{canonical}"'
     if ref.registry not in KNOWN_REGISTRIES and spec is None:
@@ -626,28 +673,6 @@ def _server(name: str, ports: tuple[int, ...], paths: tuple[str, ...] | None, me
     return run
 
 
-def _hotel_service(name: str, port: int) -> CommandFn:
-    def run(call: Invocation) -> Program:
-        ts = _stamp(call, "%Y-%m-%dT%H:%M:%SZ")
-        logs = [f"{ts} INF cmd/{name}/main.go:23 > Reading config...",
-                f"{ts} INF cmd/{name}/main.go:37 > Read database URL: mongodb-{name}:27017"
-                if name in ("geo", "profile", "rate", "recommendation", "reservation", "user") else
-                f"{ts} INF cmd/{name}/main.go:37 > Read consul address: consul:8500",
-                f"{ts} INF cmd/{name}/main.go:38 > Initializing DB connection...",
-                f"{ts} INF cmd/{name}/main.go:60 > Initializing jaeger agent [service name: {name} | host: jaeger:6831]...",
-                f"{ts} INF cmd/{name}/main.go:75 > Starting server..."]
-        paths: tuple[str, ...] | None = () if name == "frontend" else None
-        return (yield from serve(call, ports=(port,), http_paths=paths, startup_seconds=1.0,
-                                 memory_mb=14, logs=logs, ready_logs=[
-                                     f"{ts} INF services/{name}/server.go:90 > Successfully registered in consul"]))
-
-    return run
-
-
-_HOTEL = {"frontend": 5000, "geo": 8083, "profile": 8081, "rate": 8084, "recommendation": 8085,
-          "reservation": 8087, "search": 8082, "user": 8086}
-
-
 def _builtin_catalogue() -> list[ImageSpec]:
     from sregym.twin.topology import KUBERNETES_VERSION
 
@@ -663,7 +688,6 @@ def _builtin_catalogue() -> list[ImageSpec]:
     pg_cmds: dict[str, CommandFn] = {"postgres": _postgres,
                                      "docker-entrypoint.sh": _docker_entrypoint("postgres", _postgres)}
     py_cmds: dict[str, CommandFn] = {n: _python for n in ("python", "python3", "python3.12")}
-    hotel_cmds: dict[str, CommandFn] = {name: _hotel_service(name, port) for name, port in _HOTEL.items()}
     pause: dict[str, CommandFn] = {"pause": _server("pause", (), None, 0.3, 0)}
 
     def cp(name: str, ports: dict[int, tuple[str, ...]], mem: float, startup: float,
@@ -789,10 +813,6 @@ def _builtin_catalogue() -> list[ImageSpec]:
                        "           Client Addr: [0.0.0.0] (HTTP: 8500, HTTPS: -1, gRPC: 8502, DNS: 8600)",
                        "==> Log data will now stream in as it occurs:",
                        "[INFO]  agent: Consul agent running!"), udp=(8600,))}),
-        ImageSpec("docker.io/deathstarbench/hotel-reservation", ("latest",), size_mb=341.7, shell="dash",
-                  commands=hotel_cmds, cmd=("frontend",)),
-        ImageSpec("docker.io/yinfangchen/hotelreservation", ("latest",), size_mb=341.7, shell="dash",
-                  commands=hotel_cmds, cmd=("frontend",)),
     ]
 
 

@@ -107,7 +107,7 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
     files = fs.files()
     meter = MemoryMeter(exec_memory(twin, pod, container))
     meter.disk_used = sum(len(content) for content in (written or {}).values())
-    workdir = str(container.get("workingDir") or _image_extra(image, "workdir") or "/")
+    workdir = str(container.get("workingDir") or _image_extra(image, "workdir", twin) or "/")
     ctx = ExecContext(
         env=container_env(twin, pod, container, tty=tty,
                           resolved=dict(running.env) if running is not None else None),
@@ -158,11 +158,11 @@ def exec_memory(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> i
     return max(0, min(PROCESS_MEMORY_CAP, headroom))
 
 
-def _image_extra(image: str, key: str) -> Any:
+def _image_extra(image: str, key: str, twin: Any = None) -> Any:
     from sregym.twin.node.images import lookup
 
     try:
-        spec, _ref = lookup(image)
+        spec, _ref = lookup(image, twin)
     except Exception:  # unparsable references have no catalogue entry
         return None
     return spec.extras.get(key) if spec is not None else None
@@ -173,7 +173,7 @@ def executable_exists(ctx: ShellContext, name: str) -> bool:
     when the catalogue lists the image's binaries (`extras["binaries"]`)."""
     if lookup_command(name, ctx) is None:
         return False
-    shipped = _image_extra(str(ctx.extras.get("image", "")), "binaries")
+    shipped = _image_extra(str(ctx.extras.get("image", "")), "binaries", ctx.twin)
     if shipped:
         return name.rsplit("/", 1)[-1] in set(shipped)
     return True

@@ -24,13 +24,13 @@ if TYPE_CHECKING:
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-def image_env(image: str) -> list[tuple[str, str]]:
+def image_env(image: str, twin: Any = None) -> list[tuple[str, str]]:
     """`ENV` lines of the image (from the catalogue's `extras["env"]` when it declares them)."""
     from sregym.twin.node.images import lookup
 
     declared: Any = None
     try:
-        spec, _ref = lookup(image)
+        spec, _ref = lookup(image, twin)
     except Exception:  # an unparsable reference has no catalogue entry
         spec = None
     if spec is not None:
@@ -57,7 +57,7 @@ def container_env(twin: Twin, pod: dict[str, Any], container: dict[str, Any], *,
     `resolved` is the kubelet's view of the container's variables when the caller has it (the
     running instance's); otherwise it is resolved again from the store."""
     env: dict[str, str] = {}
-    pairs = image_env(str(container.get("image") or ""))
+    pairs = image_env(str(container.get("image") or ""), twin)
     env[pairs[0][0]] = pairs[0][1]
     env["HOSTNAME"] = pod_hostname(pod)
     for key, value in pairs[1:]:

@@ -625,7 +625,7 @@ def build_fs(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> Cont
     from sregym.twin.node.images import lookup
 
     try:
-        spec, _ref = lookup(str(container.get("image") or ""))
+        spec, _ref = lookup(str(container.get("image") or ""), twin)
     except Exception:  # an unparsable reference simply has no extra files
         spec = None
     extra_files = spec.extras.get("files") if spec is not None else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from sregym.apps.demo_shop import NAMESPACE
 from sregym.problems.builders import (
     deployment_cause,
     keep,
@@ -14,7 +15,6 @@ from sregym.problems.builders import (
     service_serves,
     workload_ready,
 )
-from sregym.problems.catalog.demo_shop.app import NAMESPACE
 from sregym.problems.model import Action, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import GroundTruth

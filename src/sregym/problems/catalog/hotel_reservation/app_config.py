@@ -13,7 +13,7 @@ import copy
 from functools import cache, partial
 from typing import Any
 
-from sregym.apps.hotel_reservation import NAMESPACE
+from sregym.apps.hotel_reservation import NAMESPACE, PORTS
 from sregym.problems.builders import (
     deployment_cause,
     keep,
@@ -30,8 +30,6 @@ from sregym.types import GroundTruth
 APP = "hotel-reservation"
 IMAGE = "yinfangchen/hotelreservation:latest"
 SERVICES = ("frontend", "search", "geo", "profile", "rate", "recommendation", "reservation", "user")
-PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081, "rate": 8084,
-         "recommendation": 8085, "reservation": 8087, "user": 8086}
 IMPACT = ("unavailable", "fail", "error", "errors", "500", "crash", "crashloopbackoff", "not ready",
           "outage", "down", "refused", "unauthorized", "not authorized", "authentication failed")
 WINDOW_S = 180.0

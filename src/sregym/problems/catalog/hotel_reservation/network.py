@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from sregym.apps.hotel_reservation import NAMESPACE
+from sregym.apps.hotel_reservation import NAMESPACE, PORTS
 from sregym.problems.builders import (
     deployment_cause,
     keep,
@@ -25,8 +25,6 @@ from sregym.problems.registry import problem
 from sregym.types import GroundTruth
 
 APP = "hotel-reservation"
-PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081, "rate": 8084,
-         "recommendation": 8085, "reservation": 8087, "user": 8086}
 IMPACT = ("unavailable", "not ready", "fail", "error", "errors", "down", "pending", "refused", "timeout",
           "no endpoints", "cannot", "can't", "blocked", "outage", "500", "latency", "no such host")
 SELECTOR_KEY = "io.kompose.service"

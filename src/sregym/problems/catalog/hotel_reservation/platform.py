@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from sregym.apps.hotel_reservation import PORTS
 from sregym.problems.builders import (
     deployment_cause,
     keep,
@@ -28,8 +29,6 @@ from sregym.types import GroundTruth
 
 APP = "hotel-reservation"
 NS = "hotel-reservation"
-PORTS = {"frontend": 5000, "search": 8082, "geo": 8083, "profile": 8081, "rate": 8084,
-         "recommendation": 8085, "user": 8086, "reservation": 8087}
 IMPACT = ("unavailable", "not ready", "fail", "error", "down", "pending", "oom", "crash", "restart",
           "latency", "slow", "timeout", "blocked", "cannot", "outage", "stuck")
 SYSTEM_NAMESPACES = ["kube-system", "kube-public", "kube-node-lease"]

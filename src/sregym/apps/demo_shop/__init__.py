@@ -3,14 +3,14 @@
 frontend (nginx, 2 replicas) → catalog (nginx on 8080 → 80, 2 replicas, configured from the
 `catalog-config` ConfigMap) and cache (Redis); a load generator polls the frontend. Small enough to
 deploy in a few simulated seconds, rich enough for image, Service, scheduling, config, quota and
-admission problems.
+admission problems. Its problems live in `problems/catalog/demo_shop/`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sregym.problems.apps import ProblemApp, register_app
+from sregym.apps.catalog import AppSpec, Slo, app
 
 NAMESPACE = "demo-shop"
 
@@ -67,6 +67,13 @@ def objects() -> list[dict[str, Any]]:
     ]
 
 
-APP = register_app(ProblemApp(name="demo-shop", namespace=NAMESPACE, objects=objects,
-                              entry_service="frontend", entry_port=80,
-                              load_generators=(f"Deployment/{NAMESPACE}/loadgenerator",)))
+PORTS = {"frontend": 80, "catalog": 8080, "cache": 6379}
+
+
+@app
+def demo_shop() -> AppSpec:
+    # No description: the brief says what every app without one gets (namespace, entry point).
+    return AppSpec(name="demo-shop", namespace=NAMESPACE, objects_fn=objects, ports=PORTS,
+                   slo=Slo(success_ratio=0.99, p95_latency_ms=1000.0, window_s=60.0, entry_service="frontend"),
+                   entry_service="frontend", entry_port=PORTS["frontend"],
+                   load_generators=(f"Deployment/{NAMESPACE}/loadgenerator",))
