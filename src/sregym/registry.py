@@ -152,10 +152,10 @@ def load_plugin_dir(directory: str | Path, namespace: str, what: str,
             spec.loader.exec_module(module)
         except Exception as exc:
             del sys.modules[module_name]
-            raise PluginLoadError(*_origin(exc, path, root), exc) from exc
+            raise PluginLoadError(*plugin_origin(exc, path, root), exc) from exc
 
 
-def _origin(exc: BaseException, path: Path, root: Path) -> tuple[Path, int | None]:
+def plugin_origin(exc: BaseException, path: Path, root: Path) -> tuple[Path, int | None]:
     """Where the user's code failed: a syntax error's own file and line, else the deepest frame
     inside the plug-in directory (a helper module it imports), else the file being loaded."""
     if isinstance(exc, SyntaxError) and exc.filename:

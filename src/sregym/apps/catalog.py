@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from sregym.apps.loadgen.model import ClosedLoop, OpenLoop, RequestClass, Workload
-from sregym.registry import PluginLoadError, Registry, _origin
+from sregym.registry import PluginLoadError, Registry, plugin_origin
 
 if TYPE_CHECKING:
     from sregym.twin.dataplane.spec import ProgramSpec
@@ -200,7 +200,7 @@ def load_apps_dir(directory: str | Path) -> list[str]:
             spec.loader.exec_module(module)
         except Exception as exc:
             del sys.modules[module_name]
-            raise PluginLoadError(*_origin(exc, path, root), exc) from exc
+            raise PluginLoadError(*plugin_origin(exc, path, root), exc) from exc
     return sorted(set(APPS.names()) - before)
 
 

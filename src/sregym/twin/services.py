@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from sregym.twin.dataplane.engine import DataPlaneEngine
     from sregym.twin.dataplane.netpolicy import _Index as NetpolicyIndex
     from sregym.twin.datastores.base import StateBank
+    from sregym.twin.node.images import ImageCatalogue
     from sregym.twin.node.logs import LogStore
     from sregym.twin.node.runtime import Runtime
     from sregym.twin.telemetry.alerts import RuleManager
@@ -72,6 +73,7 @@ class TwinServices:
     # node
     runtime: Runtime | ContainerView | None = None
     logs: LogStore | None = None
+    images: ImageCatalogue | None = None
     # data plane
     dataplane: DataPlaneEngine | None = None
     router: Router | None = None

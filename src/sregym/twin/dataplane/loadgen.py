@@ -269,7 +269,7 @@ def _fmt_ms(ms: float) -> str:
     return f"{ms / 1000.0:.2f}s" if ms >= 1000 else f"{ms:.2f}ms"
 
 
-def _resolve(twin: Twin, pod: dict[str, Any] | None, host: str) -> tuple[str | None, str]:
+def resolve_host(twin: Twin, pod: dict[str, Any] | None, host: str) -> tuple[str | None, str]:
     """(ip, gai error text) as getaddrinfo would answer inside the pod."""
     if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", host):
         return host, ""
@@ -308,7 +308,7 @@ def wrk_command(call: Invocation) -> Program:
             return 1
         mix = mix_from_script(text) or mix
     pod = ctx.pod
-    ip, gai_error = _resolve(twin, pod, parts.hostname) if twin is not None else (parts.hostname, "")
+    ip, gai_error = resolve_host(twin, pod, parts.hostname) if twin is not None else (parts.hostname, "")
     if ip is None:
         call.error(f"unable to resolve {parts.hostname}:{port} {gai_error}")
         return 1

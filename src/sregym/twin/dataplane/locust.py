@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from sregym.twin.dataplane.loadgen import APP_ANNOTATION, GeneratorWorkload, _resolve, detach_generator
+from sregym.twin.dataplane.loadgen import APP_ANNOTATION, GeneratorWorkload, detach_generator, resolve_host
 from sregym.twin.dataplane.workload import RequestMix, WorkloadSpec
 from sregym.twin.node.shell import FOREVER, Invocation, Program, Sleep, Usage
 
@@ -152,7 +152,7 @@ class ClosedLoopWorkload(GeneratorWorkload):
         self.sent = 0  # requests sent so far (all users)
 
     def _latency_s(self) -> float:
-        dataplane = self.twin.services.get("dataplane")
+        dataplane = self.twin.services.dataplane
         ticks = dataplane.entry.get(self.spec.name) if dataplane is not None else None
         if not ticks:
             return MIN_LATENCY_S
@@ -206,7 +206,7 @@ class ClosedLoopWorkload(GeneratorWorkload):
 def attach_users(twin: Any, name: str, key: tuple[str, str, str], ctx: Any, spec: WorkloadSpec,
                  plan: LocustPlan, users: int, spawn_rate: float) -> ClosedLoopWorkload | None:
     """Register one running `locust` process (its users) under the workload `name`."""
-    dataplane = twin.services.get("dataplane")
+    dataplane = twin.services.dataplane
     if dataplane is None:
         return None
     workload = dataplane.workloads.get(name)
@@ -260,7 +260,7 @@ def locust_command(call: Invocation) -> Program:
         return 1
     port = parts.port or (443 if parts.scheme == "https" else 80)
     pod = ctx.pod
-    ip, gai_error = _resolve(twin, pod, parts.hostname) if twin is not None else (parts.hostname, "")
+    ip, gai_error = resolve_host(twin, pod, parts.hostname) if twin is not None else (parts.hostname, "")
     if ip is None:
         call.error(f"ConnectionError: {parts.hostname}: {gai_error}")
         return 1

@@ -187,9 +187,9 @@ class ImageCatalogue:
 
 def catalogue_of(twin: Any) -> ImageCatalogue:
     """The twin's image registry (created empty of pushes on first use)."""
-    found = twin.services.get("images")
-    if not isinstance(found, ImageCatalogue):
-        found = twin.services["images"] = ImageCatalogue()
+    found = twin.services.images
+    if found is None:
+        found = twin.services.images = ImageCatalogue()
     return found
 
 
