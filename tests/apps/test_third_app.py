@@ -51,7 +51,7 @@ def test_the_app_folder_loads_with_its_problems_and_deploys_with_its_load() -> N
     assert api["status"]["phase"] == "Running"
     [gen] = twin.list("pods", "sregym-system")
     assert "Ramping to 40 users" in twin.logs("sregym-system", gen["metadata"]["name"])
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     assert isinstance(dp.workloads[APP], ClosedLoopWorkload)
     stats = dp.entry_stats(30, app=APP)
     # 40 users, each a two-request flow per ~1 s of thinking: ~80 req/s, all answered.
@@ -83,7 +83,7 @@ def test_app_images_live_in_the_registry_of_the_twins_it_is_deployed_into() -> N
 
 def _throughput_before_and_after_slowdown(name: str) -> tuple[float, float]:
     twin = _deployed(name)
-    dp = twin.services["dataplane"]
+    dp = twin.services.dataplane
     before = dp.entry_stats(30, app=name).rps
     # A tenth of a core for ~4 ms of CPU per request: about 23 req/s of capacity left.
     twin.patch("Deployment", NS, "api", {"spec": {"template": {"spec": {"containers": [
