@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from sregym.twin.machinery import printers
-from sregym.twin.machinery.kinds import BUILTIN_KINDS, CHAOS_GROUP, KindRegistry
+from sregym.twin.machinery import authz, printers
+from sregym.twin.machinery.kinds import BUILTIN_KINDS, CHAOS_GROUP, AgentGrant, KindRegistry
 from sregym.twin.machinery.store import ObjectStore
 from sregym.types import _KIND_ALIASES, canonical_kind
 
@@ -26,6 +26,34 @@ def test_every_served_kind_has_a_complete_row(kind) -> None:
     for alias in (kind.kind.lower(), kind.plural, kind.singular, *kind.short_names):
         assert canonical_kind(alias) == kind.kind
         assert KindRegistry().resolve(alias).kind == kind.kind
+
+
+@pytest.mark.parametrize("kind", BUILTIN_KINDS, ids=lambda k: f"{k.kind}.{k.group or 'core'}.{k.version}")
+def test_every_served_kind_declares_agent_grants(kind) -> None:
+    assert kind.agent_grants is not None, f"{kind.kind} does not say what the agent may change"
+    for grant in kind.agent_grants:
+        assert set(grant.verbs) <= set(authz.ALL_VERBS)
+    if kind.group == CHAOS_GROUP:
+        assert kind.agent_grants == ()
+
+
+def test_the_agent_rules_follow_the_rows() -> None:
+    deploy = next(k for k in BUILTIN_KINDS if k.kind == "Deployment")
+    lease = next(k for k in BUILTIN_KINDS if k.kind == "Lease")
+    assert authz.authorize("agent", "patch", "apps", "deployments")[0]
+    assert not authz.authorize("agent", "patch", "coordination.k8s.io", "leases")[0]
+    # Take Deployment's grants away and give Lease a rule of its own: the derived rules follow.
+    kinds = tuple(dataclasses.replace(k, agent_grants=()) if k is deploy else
+                  dataclasses.replace(k, agent_grants=(AgentGrant(99, 0, ("patch",)),)) if k is lease
+                  else k for k in BUILTIN_KINDS)
+    rules = authz.agent_rules(kinds)
+    assert not any(r.allows("patch", "apps", "deployments", "") for r in rules)
+    assert rules[-1] == authz.PolicyRule(("coordination.k8s.io",), ("leases",), ("patch",))
+    # Grants sharing a rule number must agree on group and verbs.
+    clash = dataclasses.replace(lease, agent_grants=(dataclasses.replace(deploy.agent_grants[0], at=9,
+                                                                         verbs=("get",)),))
+    with pytest.raises(ValueError, match="share group and verbs"):
+        authz.agent_rules((*BUILTIN_KINDS, clash))
 
 
 def test_types_aliases_are_the_kind_tables() -> None:

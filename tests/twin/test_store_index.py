@@ -42,3 +42,32 @@ def test_index_follows_creates_updates_and_deletes_in_insertion_order() -> None:
     store.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default",
                                                                      "labels": {"team": "a"}}})
     assert len(index.get("a")) == 2
+
+
+def _owned(name: str, owner: str | None) -> dict:
+    refs = [{"apiVersion": "v1", "kind": "ConfigMap", "name": owner, "uid": owner,
+             "controller": True}] if owner else []
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default", "ownerReferences": refs}}
+
+
+def test_owner_index_groups_by_controller_through_the_store_index() -> None:
+    from sregym.twin.workloads.shared import OwnerIndex
+
+    twin = Twin(seed=1)
+    store = twin.store
+    store.create(_owned("b", "u1"))
+    owners = OwnerIndex.of(twin)
+    store.create(_owned("a", "u1"))
+    cm = ("", "ConfigMap")
+    assert [o["metadata"]["name"] for o in owners.children(cm, "u1")] == ["a", "b"]  # by name
+    before = (owners.version("u1"), owners.version("u2"))
+    # Re-parenting moves the object and bumps both owners' counters.
+    obj = store.get("ConfigMap", "default", "a")
+    obj["metadata"]["ownerReferences"][0]["uid"] = "u2"
+    store.update(obj)
+    assert [o["metadata"]["name"] for o in owners.children(cm, "u1")] == ["b"]
+    assert [o["metadata"]["name"] for o in owners.children(cm, "u2")] == ["a"]
+    assert (owners.version("u1"), owners.version("u2")) == (before[0] + 1, before[1] + 1)
+    store.delete("ConfigMap", "default", "a")
+    assert owners.children(cm, "u2") == [] and owners.version("u2") == before[1] + 2

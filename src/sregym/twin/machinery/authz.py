@@ -3,7 +3,9 @@
 Two credentials exist. `admin` (fault injectors, oracles, humans debugging the twin) may do
 anything. `agent` is the SRE agent under evaluation, and its permissions are those of an on-call
 engineer given a namespaced-admin-like role cluster-wide, expressed as RBAC PolicyRules so that
-`kubectl auth can-i` and SelfSubjectRulesReview can answer from the same table:
+`kubectl auth can-i` and SelfSubjectRulesReview can answer from the same table. Each kind's row
+(twin/machinery/kinds.py, `agent_grants`) declares what the agent may change on it; the rules are
+built from the rows:
 
 - it reads (get/list/watch) everything, except what betrays the benchmark: the namespaces
   `chaos-mesh` and `sregym-system` (the Namespace objects themselves and everything in them) and
@@ -29,16 +31,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sregym.twin.machinery.kinds import BUILTIN_KINDS, CHAOS_GROUP
+from sregym.twin.machinery.kinds import ALL_VERBS, BUILTIN_KINDS, CHAOS_GROUP, READ, ResourceKind
 from sregym.twin.topology import HIDDEN_NAMESPACES
 
 ADMIN = "admin"
 AGENT = "agent"
 HIDDEN_GROUPS: tuple[str, ...] = (CHAOS_GROUP,)
 
-READ = ("get", "list", "watch")
-WRITE = ("create", "update", "patch", "delete", "deletecollection")
-ALL_VERBS = (*READ, *WRITE)
 
 
 @dataclass(frozen=True)
@@ -62,36 +61,30 @@ class PolicyRule:
                 "resources": list(self.resources)}
 
 
-AGENT_RULES: tuple[PolicyRule, ...] = (
-    # Read everything (hidden things are denied before the rules are consulted).
-    PolicyRule(("*",), ("*",), READ),
-    PolicyRule(("",), ("pods", "services", "endpoints", "configmaps", "secrets", "serviceaccounts",
-                       "persistentvolumeclaims", "persistentvolumes", "resourcequotas",
-                       "limitranges", "replicationcontrollers", "podtemplates"), ALL_VERBS),
-    PolicyRule(("",), ("pods/eviction", "pods/exec", "pods/attach", "pods/portforward",
-                       "replicationcontrollers/scale"), ("get", "create", "update", "patch")),
-    # `kubectl create token` (the built-in `edit` role grants it too).
-    PolicyRule(("",), ("serviceaccounts/token",), ("create",)),
-    PolicyRule(("",), ("namespaces",), ("create", "update", "patch")),
-    PolicyRule(("",), ("nodes",), ("update", "patch")),
-    PolicyRule(("apps",), ("deployments", "replicasets", "statefulsets", "daemonsets"), ALL_VERBS),
-    PolicyRule(("apps",), ("deployments/scale", "replicasets/scale", "statefulsets/scale",
-                           "deployments/rollback"), ("get", "create", "update", "patch")),
-    PolicyRule(("batch",), ("jobs", "cronjobs"), ALL_VERBS),
-    PolicyRule(("autoscaling",), ("horizontalpodautoscalers",), ALL_VERBS),
-    PolicyRule(("policy",), ("poddisruptionbudgets",), ALL_VERBS),
-    PolicyRule(("networking.k8s.io",), ("networkpolicies", "ingresses", "ingressclasses"), ALL_VERBS),
-    PolicyRule(("discovery.k8s.io",), ("endpointslices",), ALL_VERBS),
-    PolicyRule(("rbac.authorization.k8s.io",), ("roles", "rolebindings"), ALL_VERBS),
-    PolicyRule(("storage.k8s.io",), ("storageclasses",), ALL_VERBS),
-    PolicyRule(("scheduling.k8s.io",), ("priorityclasses",), ALL_VERBS),
-    PolicyRule(("admissionregistration.k8s.io",), ("validatingwebhookconfigurations",
-                                                    "mutatingwebhookconfigurations"), ALL_VERBS),
-    # Access reviews are how `kubectl auth can-i` works; every user may ask about itself.
-    PolicyRule(("authorization.k8s.io",), ("selfsubjectaccessreviews", "selfsubjectrulesreviews"),
-               ("create",)),
-    PolicyRule(("authentication.k8s.io",), ("selfsubjectreviews",), ("create",)),
-)
+def agent_rules(kinds: tuple[ResourceKind, ...]) -> tuple[PolicyRule, ...]:
+    """The agent's ClusterRole, built from the rows' `agent_grants`: read everything (hidden things
+    are denied before the rules are consulted), then one rule per grant `rule` number, its
+    resources ordered by `at`. A kind served at two versions (HPA v1/v2) grants once."""
+    by_rule: dict[int, list[tuple[int, str, str, tuple[str, ...]]]] = {}
+    for k in kinds:
+        for g in k.agent_grants or ():
+            target = f"{k.plural}/{g.subresource}" if g.subresource else k.plural
+            entry = (g.at, k.group, target, g.verbs)
+            if entry not in by_rule.setdefault(g.rule, []):
+                by_rule[g.rule].append(entry)
+    rules = [PolicyRule(("*",), ("*",), READ)]
+    for number in sorted(by_rule):
+        entries = sorted(by_rule[number])
+        groups = {group for _, group, _, _ in entries}
+        verbs = {v for _, _, _, v in entries}
+        if len(groups) != 1 or len(verbs) != 1 or len({at for at, *_ in entries}) != len(entries):
+            raise ValueError(f"agent rule {number}: grants must share group and verbs and have "
+                             f"distinct positions: {entries}")
+        rules.append(PolicyRule((groups.pop(),), tuple(t for _, _, t, _ in entries), verbs.pop()))
+    return tuple(rules)
+
+
+AGENT_RULES: tuple[PolicyRule, ...] = agent_rules(BUILTIN_KINDS)
 
 # Groups the twin defines itself; any other group comes from a CRD created at run time.
 BUILTIN_GROUPS = frozenset(k.group for k in BUILTIN_KINDS)

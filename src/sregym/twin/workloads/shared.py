@@ -16,6 +16,7 @@ from sregym.twin.clock import parse_time
 from sregym.twin.machinery.store import WatchEvent
 
 if TYPE_CHECKING:
+    from sregym.twin.machinery.index import Index
     from sregym.twin.twin import Twin
 
 # rand.SafeEncodeString's alphabet: no vowels, no confusable digits.
@@ -119,13 +120,31 @@ def scaled_value(value: Any, total: int, round_up: bool) -> int:
 
 
 # ------------------------------------------------------------------ owner index
+def controller_uid(obj: dict[str, Any]) -> str | None:
+    """The uid of the object's controller ownerReference (None: not controlled)."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return ref.get("uid")
+    return None
+
+
+def _by_controller(obj: dict[str, Any]) -> tuple[str, ...]:
+    uid = controller_uid(obj)
+    return () if uid is None else (uid,)
+
+
 class OwnerIndex:
-    """Objects grouped by the uid of their controller ownerReference, kept current by a store
-    listener. One per twin (`OwnerIndex.of(twin)`); readers get stored dicts: never mutate them."""
+    """Objects grouped by the uid of their controller ownerReference, and a per-owner change
+    counter. One per twin (`OwnerIndex.of(twin)`); readers get stored dicts: never mutate them.
+
+    The grouping is a store index per child kind (`store.add_index`, made on the first question
+    about that kind). The counter is a change feed, not an index: bumping the owner an object
+    leaves needs the owner it had before the write, so it stays a store listener that remembers
+    each object's controller."""
 
     def __init__(self, twin: Twin) -> None:
         self.twin = twin
-        self._by_owner: dict[tuple[tuple[str, str], str], dict[tuple[str, str], dict[str, Any]]] = {}
+        self._indexes: dict[tuple[str, str], Index] = {}
         self._owner_of: dict[tuple[tuple[str, str], str, str], str] = {}
         self._versions: dict[str, int] = {}
         for kind, obj in twin.store.all_objects():
@@ -142,9 +161,11 @@ class OwnerIndex:
 
     def children(self, kind_key: tuple[str, str], owner_uid: str) -> list[dict[str, Any]]:
         """Controlled objects of `kind_key` (e.g. ("", "Pod")), sorted by name."""
-        bucket = self._by_owner.get((kind_key, owner_uid))
-        if not bucket:
-            return []
+        index = self._indexes.get(kind_key)
+        if index is None:
+            kind = next(k for k in self.twin.store.kinds.kinds if k.key == kind_key)
+            index = self._indexes[kind_key] = self.twin.store.add_index(kind, _by_controller)
+        bucket = dict(zip(index.names(owner_uid), index.get(owner_uid), strict=True))
         return [bucket[k] for k in sorted(bucket)]
 
     def version(self, owner_uid: str) -> int:
@@ -156,45 +177,22 @@ class OwnerIndex:
         if owner_uid is not None:
             self._versions[owner_uid] = self._versions.get(owner_uid, 0) + 1
 
-    def _controller_uid(self, obj: dict[str, Any]) -> str | None:
-        for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-            if ref.get("controller"):
-                return ref.get("uid")
-        return None
-
     def _add(self, kind_key: tuple[str, str], obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}
-        key = (meta.get("namespace", ""), meta.get("name", ""))
-        owner = self._controller_uid(obj)
-        ident = (kind_key, key[0], key[1])
+        ident = (kind_key, meta.get("namespace", ""), meta.get("name", ""))
+        owner = controller_uid(obj)
         previous = self._owner_of.get(ident)
         self._bump(previous)
-        if previous is not None and previous != owner:
-            bucket = self._by_owner.get((kind_key, previous))
-            if bucket is not None:
-                bucket.pop(key, None)
-                if not bucket:
-                    del self._by_owner[(kind_key, previous)]
-            del self._owner_of[ident]
         if owner is None:
+            self._owner_of.pop(ident, None)
             return
-        self._by_owner.setdefault((kind_key, owner), {})[key] = obj
         self._owner_of[ident] = owner
         if owner != previous:
             self._bump(owner)
 
     def _remove(self, kind_key: tuple[str, str], obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}
-        key = (meta.get("namespace", ""), meta.get("name", ""))
-        owner = self._owner_of.pop((kind_key, key[0], key[1]), None)
-        if owner is None:
-            return
-        self._bump(owner)
-        bucket = self._by_owner.get((kind_key, owner))
-        if bucket is not None:
-            bucket.pop(key, None)
-            if not bucket:
-                del self._by_owner[(kind_key, owner)]
+        self._bump(self._owner_of.pop((kind_key, meta.get("namespace", ""), meta.get("name", "")), None))
 
     def _on_event(self, event: WatchEvent) -> None:
         kind_key = event.kind.key
