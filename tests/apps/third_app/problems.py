@@ -21,7 +21,7 @@ def api_bad_image_tag() -> Problem:
         ground_truth=GroundTruth(
             root_causes=(RootCause(entity=EntityRef(kind="Deployment", namespace=NS, name="api")),),
             mechanism="bad_image", detail="api image set to ghcr.io/example/ticket-desk:1.1, a tag that does not exist",
-            detail_keywords=("1.1",)),
+            detail_keywords=("1.1",), impact_keywords=("failing", "unavailable", "error")),
         mitigation=MitigationSpec(must_fix=(CheckSpec(check="workload_ready", params={"name": "api"}),),
                                   must_keep=BASELINE_KEEP),
         gold=(Action(op="patch", kind="Deployment", namespace=NS, name="api",
