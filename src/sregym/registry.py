@@ -140,19 +140,24 @@ def load_plugin_dir(directory: str | Path, namespace: str, what: str,
     if before is not None:
         before(root)
     for path in sorted(root.glob("*.py")):
-        module_name = f"{namespace}.{root.name}.{path.stem}"
-        if module_name in sys.modules:
-            continue
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            continue
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
-            del sys.modules[module_name]
-            raise PluginLoadError(*plugin_origin(exc, path, root), exc) from exc
+        import_plugin_file(path, f"{namespace}.{root.name}.{path.stem}", root)
+
+
+def import_plugin_file(path: Path, module_name: str, root: Path) -> None:
+    """Import one plug-in file as `module_name`, once; a failure raises `PluginLoadError` naming
+    the file and line inside `root` where it happened, and is forgotten so a fixed file loads."""
+    if module_name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[module_name]
+        raise PluginLoadError(*plugin_origin(exc, path, root), exc) from exc
 
 
 def plugin_origin(exc: BaseException, path: Path, root: Path) -> tuple[Path, int | None]:

@@ -13,8 +13,6 @@ other registry; an app folder next to third-party problems is loaded with them
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,7 +24,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from sregym.apps.loadgen.model import ClosedLoop, OpenLoop, RequestClass, Workload
-from sregym.registry import PluginLoadError, Registry, plugin_origin
+from sregym.registry import Registry, import_plugin_file
 
 if TYPE_CHECKING:
     from sregym.twin.dataplane.spec import ProgramSpec
@@ -188,19 +186,7 @@ def load_apps_dir(directory: str | Path) -> list[str]:
     before = set(APPS.names())
     root = Path(directory).expanduser().resolve()
     for path in sorted(root.glob("*/app.py")):
-        module_name = f"sregym_user_apps.{path.parent.name}.app"
-        if module_name in sys.modules:
-            continue
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            continue
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
-            del sys.modules[module_name]
-            raise PluginLoadError(*plugin_origin(exc, path, root), exc) from exc
+        import_plugin_file(path, f"sregym_user_apps.{path.parent.name}.app", root)
     return sorted(set(APPS.names()) - before)
 
 
