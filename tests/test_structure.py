@@ -165,6 +165,12 @@ def test_twin_modules_import_each_other_without_circles() -> None:
         f"  {', '.join(component)}:\n    {_describe(component)}" for component in found)
 
 
+def test_no_import_circles_anywhere_in_the_package() -> None:
+    found = cycles(graph(), "sregym")
+    assert not found, "import circles:\n" + "\n".join(
+        f"  {', '.join(component)}:\n    {_describe(component)}" for component in found)
+
+
 def test_nothing_below_the_api_imports_the_api() -> None:
     offenders = [f"{name} imports {target} (line {line})"
                  for name, mod in sorted(graph().items())

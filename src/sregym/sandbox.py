@@ -187,9 +187,9 @@ def secret_paths() -> list[Path]:
                     path = Path(location)
                     secrets.append(path if path.is_dir() else path.parent)
     secrets += _installed_secrets()
-    import sregym
-
-    for package in (Path(p) for p in sregym.__path__):
+    # This module sits at the top of the package, so its folder is the package's (importing
+    # `sregym` itself here would close a circle through the package's lazy exports).
+    for package in (Path(__file__).parent,):
         secrets.append(package)
         checkout = package.parent.parent if package.parent.name == "src" else package.parent
         if (checkout / "pyproject.toml").is_file() and checkout != Path("/"):

@@ -12,6 +12,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from sregym.faults.base import Fault, FaultParams, fault
+from sregym.faults.builds import push_faulty_build
 
 if TYPE_CHECKING:
     from sregym.cluster.base import Cluster
@@ -68,8 +69,6 @@ class SetImage(Fault):
         obj = required(cluster, p.kind, p.namespace, p.name)
         containers = obj["spec"]["template"]["spec"]["containers"]
         index = next((i for i, c in enumerate(containers) if c["name"] == p.container), 0) if p.container else 0
-        from sregym.faults.app_config import push_faulty_build
-
         push_faulty_build(cluster, p.image)
         cluster.patch(p.kind, p.namespace, p.name,
                       [{"op": "replace", "path": f"{template_spec_path(p.kind)}/containers/{index}/image",
