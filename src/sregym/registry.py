@@ -55,6 +55,10 @@ class Registry(Generic[T]):
 
         return wrap
 
+    def unregister(self, name: str) -> None:
+        """Forget `name` (a plug-in or test entry that must not outlive its use); unknown is fine."""
+        self._entries.pop(name, None)
+
     def add_package(self, package: str) -> None:
         if package not in self._packages:
             self._packages.append(package)

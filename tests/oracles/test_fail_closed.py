@@ -245,7 +245,10 @@ def test_cronjob_check_fails_without_a_run_to_judge() -> None:
 
 def test_a_check_that_returns_no_verdict_fails() -> None:
     CHECKS.register("returns_nan", lambda ctx: (math.nan, "a number, not a verdict"), replace=True)
-    passed, detail = _verdict(_context(_healthy_cluster()), "returns_nan")
+    try:
+        passed, detail = _verdict(_context(_healthy_cluster()), "returns_nan")
+    finally:
+        CHECKS.unregister("returns_nan")
     assert not passed and "not a verdict" in detail
 
 
