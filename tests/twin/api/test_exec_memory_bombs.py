@@ -33,10 +33,11 @@ SERVER_ADDRESS_SPACE = 3 << 30
 # them; after all the bombs the server's peak must stay well under what one unbounded bomb takes.
 MAX_PEAK_GROWTH_MB = 512
 # What stays resident after the bombs: freed memory the allocator keeps (arenas, a raised mmap
-# threshold; no Python objects stay, as tracemalloc shows), not values. Ten more bombs that each
-# leaked what they held would add 640 MiB.
+# threshold; no Python objects stay, as tracemalloc shows), not values. Whether the allocator has
+# handed freed memory back when we look is a matter of timing, so the bound is on what is resident
+# above the server's start, after the first bombs and again after ten more: ten more bombs that
+# each leaked what they held would add 640 MiB on top.
 MAX_RETAINED_GROWTH_MB = 256
-MAX_REPEAT_GROWTH_MB = 128
 
 MANIFEST = BOX_POD + "---" + LIMITED_POD
 
@@ -226,7 +227,7 @@ def test_server_memory_stays_bounded(served: Served) -> None:
           f"bombs (peak {peak:.0f})")
     assert peak - served.start_rss < MAX_PEAK_GROWTH_MB
     assert rss - served.start_rss < MAX_RETAINED_GROWTH_MB
-    assert again - rss < MAX_REPEAT_GROWTH_MB
+    assert again - served.start_rss < MAX_RETAINED_GROWTH_MB
     assert served.alive()
 
 
