@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from sregym.twin.dataplane.loadgen import APP_ANNOTATION, GeneratorWorkload, detach_generator, resolve_host
 from sregym.twin.dataplane.workload import RequestMix, WorkloadSpec
+from sregym.twin.node.images import argv_flag
 from sregym.twin.node.shell import FOREVER, Invocation, Program, Sleep, Usage
 
 MIB = 1 << 20
@@ -221,26 +222,16 @@ def attach_users(twin: Any, name: str, key: tuple[str, str, str], ctx: Any, spec
 
 
 # ------------------------------------------------------------------------------------ the program
-def _flag(argv: list[str], *names: str) -> str | None:
-    for i, arg in enumerate(argv):
-        for name in names:
-            if arg == name and i + 1 < len(argv):
-                return argv[i + 1]
-            if arg.startswith(name + "="):
-                return arg[len(name) + 1:]
-    return None
-
-
 def locust_command(call: Invocation) -> Program:
     """`locust --headless`: a closed-loop HTTP load generator driving the data plane while it runs."""
     ctx = call.ctx
     twin = ctx.twin
     argv = list(call.args)
-    path = _flag(argv, "-f", "--locustfile") or "locustfile.py"
-    host = _flag(argv, "-H", "--host") or ""
+    path = argv_flag(argv, "-f", "--locustfile") or "locustfile.py"
+    host = argv_flag(argv, "-H", "--host") or ""
     try:
-        users = int(_flag(argv, "-u", "--users") or "1")
-        spawn_rate = float(_flag(argv, "-r", "--spawn-rate") or "1")
+        users = int(argv_flag(argv, "-u", "--users") or "1")
+        spawn_rate = float(argv_flag(argv, "-r", "--spawn-rate") or "1")
     except ValueError as exc:
         call.error(f"locust: error: argument: invalid value ({exc})")
         return 2

@@ -29,8 +29,8 @@ def _postgres(call: Invocation) -> Program:
     ctx = call.ctx
     env = call.shell.exported_env()
     twin, pod = ctx.twin, ctx.pod
-    port = int(images._flag(call.args, "-p", "--port", default="5432") or 5432)
-    ts = images._stamp(call, "%Y-%m-%d %H:%M:%S.000 UTC")
+    port = int(images.argv_flag(call.args, "-p", "--port", default="5432") or 5432)
+    ts = images.log_stamp(call, "%Y-%m-%d %H:%M:%S.000 UTC")
     pgdata = env.get("PGDATA") or PGDATA
     state = pg_state(twin, pod, ctx.container, ctx.start_time, pgdata) if twin is not None and pod else None
     if state is None or not state.initialized:
@@ -103,7 +103,7 @@ def _psql(call: Invocation) -> Any:
 
 def register() -> None:
     commands: dict[str, Any] = {"postgres": _postgres,
-                                "docker-entrypoint.sh": images._docker_entrypoint("postgres", _postgres),
+                                "docker-entrypoint.sh": images.docker_entrypoint("postgres", _postgres),
                                 "psql": _psql}
     register_image(ImageSpec("docker.io/library/postgres", ("17.2",), extras={"datastore": "postgres"},
                              commands=commands))

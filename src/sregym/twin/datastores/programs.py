@@ -45,7 +45,7 @@ def _mongod(call: Invocation) -> Program:
     ctx = call.ctx
     pod = ctx.pod or {}
     twin = ctx.twin
-    port = int(images._flag(call.args, "--port", default="27017") or 27017)
+    port = int(images.argv_flag(call.args, "--port", default="27017") or 27017)
     if twin is not None and pod:
         version = "4.4.6"
         state = mongo_state(twin, pod, ctx.container, ctx.start_time, version)
@@ -102,8 +102,8 @@ def _entrypoint(call: Invocation) -> Program:
         args = ["mongod", *args]
     if args[0] == "mongod":
         sub = Invocation(args, call.ctx, call.shell, call.stdin)
-        return (yield from images._flush(sub, _mongod(sub)))
-    return (yield from images._exec_rest(call, args))
+        return (yield from images.flush_writes(sub, _mongod(sub)))
+    return (yield from images.exec_rest(call, args))
 
 
 def register() -> None:
@@ -114,9 +114,9 @@ def register() -> None:
     register_image(ImageSpec("docker.io/library/memcached", ("1.6.7", "1.6.9"),
                              extras={"datastore": "memcached"}))
     register_image(ImageSpec("docker.io/library/redis", ("7.2.4",), extras={"datastore": "redis"}))
-    valkey_cmds: dict[str, Any] = {"valkey-server": images._redis_server, "redis-server": images._redis_server,
-                                   "docker-entrypoint.sh": images._docker_entrypoint("valkey-server",
-                                                                                     images._redis_server)}
+    valkey_cmds: dict[str, Any] = {"valkey-server": images.redis_server, "redis-server": images.redis_server,
+                                   "docker-entrypoint.sh": images.docker_entrypoint("valkey-server",
+                                                                                     images.redis_server)}
     register_image(ImageSpec("docker.io/valkey/valkey", ("7.2", "7.2.8", "8.0", "8.0.2", "8.1", "latest",
                                                          "7.2-alpine", "8.0-alpine"),
                              size_mb=41.5, description="Valkey", ports=(6379,), memory_mb=8,

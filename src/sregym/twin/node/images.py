@@ -332,7 +332,7 @@ def _declarative_server(spec: ImageSpec) -> CommandFn:
     return run
 
 
-def _flag(argv: list[str], *names: str, default: str | None = None) -> str | None:
+def argv_flag(argv: list[str], *names: str, default: str | None = None) -> str | None:
     """Value of `--name value`, `--name=value` or `-n value` in argv."""
     for index, arg in enumerate(argv):
         for name in names:
@@ -343,11 +343,11 @@ def _flag(argv: list[str], *names: str, default: str | None = None) -> str | Non
     return default
 
 
-def _stamp(call: Invocation, fmt: str) -> str:
+def log_stamp(call: Invocation, fmt: str) -> str:
     return datetime.fromtimestamp(call.now, tz=UTC).strftime(fmt)
 
 
-def _exec_rest(call: Invocation, argv: list[str]) -> Program:
+def exec_rest(call: Invocation, argv: list[str]) -> Program:
     """What a `docker-entrypoint.sh "$@"` does for a non-server first argument: exec it."""
     return (yield from call.shell._invoke(argv, {}, call.stdin))
 
@@ -395,7 +395,7 @@ def _nginx(call: Invocation) -> Program:
         call.error("nginx version: nginx/1.27.4")
         return 0
     ports, paths, error = _nginx_config(call)
-    stamp = _stamp(call, "%Y/%m/%d %H:%M:%S")
+    stamp = log_stamp(call, "%Y/%m/%d %H:%M:%S")
     if "-t" in args:
         if error:
             call.error(error)
@@ -436,14 +436,14 @@ def _nginx_entrypoint(call: Invocation) -> Program:
             "/docker-entrypoint.sh: Configuration complete; ready for start up",
         ):
             call.write(line + "\n")
-    return (yield from _exec_rest(call, list(args) or ["nginx", "-g", "daemon off;"]))
+    return (yield from exec_rest(call, list(args) or ["nginx", "-g", "daemon off;"]))
 
 
 # -------------------------------------------------------------------------------------- redis
-def _redis_server(call: Invocation) -> Program:
+def redis_server(call: Invocation) -> Program:
     args = call.args
-    port = int(_flag(args, "--port", default="6379") or 6379)
-    ts = _stamp(call, "%d %b %Y %H:%M:%S.000")
+    port = int(argv_flag(args, "--port", default="6379") or 6379)
+    ts = log_stamp(call, "%d %b %Y %H:%M:%S.000")
     config_file = args[0] if args and not args[0].startswith("-") else None
     if config_file is not None and call.read_file(config_file) is None:
         call.write(f"1:C {ts} # Fatal error, can't open config file '{config_file}': "
@@ -468,7 +468,7 @@ def _redis_server(call: Invocation) -> Program:
                              memory_mb=8, logs=logs))
 
 
-def _docker_entrypoint(server: str, binary: CommandFn) -> CommandFn:
+def docker_entrypoint(server: str, binary: CommandFn) -> CommandFn:
     """Official-image `docker-entrypoint.sh`: a flag-only argv is passed to the server."""
 
     def run(call: Invocation) -> Program:
@@ -485,14 +485,14 @@ def _docker_entrypoint(server: str, binary: CommandFn) -> CommandFn:
             for effect in sub.pending:
                 yield effect
             sub.pending.clear()
-            status = yield from _flush(sub, result)
+            status = yield from flush_writes(sub, result)
             return status
-        return (yield from _exec_rest(call, args))
+        return (yield from exec_rest(call, args))
 
     return run
 
 
-def _flush(call: Invocation, gen: Program) -> Program:
+def flush_writes(call: Invocation, gen: Program) -> Program:
     """Drive a command generator, interleaving its buffered writes (like shell.drive)."""
     try:
         effect = next(gen)
@@ -510,15 +510,15 @@ def _flush(call: Invocation, gen: Program) -> Program:
 
 
 def _memcached(call: Invocation) -> Program:
-    port = int(_flag(call.args, "-p", "--port", default="11211") or 11211)
-    memory = int(_flag(call.args, "-m", "--memory-limit", default="64") or 64)
+    port = int(argv_flag(call.args, "-p", "--port", default="11211") or 11211)
+    memory = int(argv_flag(call.args, "-m", "--memory-limit", default="64") or 64)
     return (yield from serve(call, ports=(port,), http_paths=None, startup_seconds=0.1,
                              memory_mb=min(memory, 8) + 2))
 
 
 def _mongod(call: Invocation) -> Program:
-    port = int(_flag(call.args, "--port", default="27017") or 27017)
-    date = _stamp(call, "%Y-%m-%dT%H:%M:%S.000+00:00")
+    port = int(argv_flag(call.args, "--port", default="27017") or 27017)
+    date = log_stamp(call, "%Y-%m-%dT%H:%M:%S.000+00:00")
     def entry(component: str, ident: int, ctx: str, msg: str, attr: str = "") -> str:
         attr_part = f',"attr":{attr}' if attr else ""
         return (f'{{"t":{{"$date":"{date}"}},"s":"I",  "c":"{component}",  "id":{ident},'
@@ -554,8 +554,8 @@ def _postgres(call: Invocation) -> Program:
     if not env.get("POSTGRES_PASSWORD") and env.get("POSTGRES_HOST_AUTH_METHOD") != "trust":
         call.write(_PG_NO_PASSWORD, "stderr")
         return 1
-    port = int(_flag(call.args, "-p", "--port", default="5432") or 5432)
-    ts = _stamp(call, "%Y-%m-%d %H:%M:%S.000 UTC")
+    port = int(argv_flag(call.args, "-p", "--port", default="5432") or 5432)
+    ts = log_stamp(call, "%Y-%m-%d %H:%M:%S.000 UTC")
     logs = ["The files belonging to this database system will be owned by user \"postgres\".",
             "Success. You can now start the database server using:",
             "PostgreSQL init process complete; ready for start up.",
@@ -622,7 +622,7 @@ def _python_snippet(call: Invocation, code: str) -> Program:
 
 # ------------------------------------------------------------------------------ control plane
 def _coredns(call: Invocation) -> Program:
-    conf = _flag(call.args, "-conf", default="Corefile") or "Corefile"
+    conf = argv_flag(call.args, "-conf", default="Corefile") or "Corefile"
     corefile = call.read_file(conf)
     if corefile is None:
         call.error(f"plugin/file: open {conf}: no such file or directory" if conf != "Corefile"
@@ -651,7 +651,7 @@ def _coredns(call: Invocation) -> Program:
 def _control_plane(name: str, ports: dict[int, tuple[str, ...]], memory_mb: float,
                    startup: float, logs: tuple[str, ...] = ()) -> CommandFn:
     def run(call: Invocation) -> Program:
-        klog = _stamp(call, "%m%d %H:%M:%S.000000")
+        klog = log_stamp(call, "%m%d %H:%M:%S.000000")
         lines = [f"I{klog}       1 {line}" for line in logs]
         for line in lines:
             call.error(line)
@@ -679,14 +679,14 @@ def _builtin_catalogue() -> list[ImageSpec]:
     k8s = (KUBERNETES_VERSION, "v1.31.4", "v1.30.8")
     nginx_cmds: dict[str, CommandFn] = {"nginx": _nginx, "nginx-debug": _nginx,
                                         "docker-entrypoint.sh": _nginx_entrypoint}
-    redis_cmds: dict[str, CommandFn] = {"redis-server": _redis_server}
-    redis_cmds["docker-entrypoint.sh"] = _docker_entrypoint("redis-server", _redis_server)
+    redis_cmds: dict[str, CommandFn] = {"redis-server": redis_server}
+    redis_cmds["docker-entrypoint.sh"] = docker_entrypoint("redis-server", redis_server)
     memcached_cmds: dict[str, CommandFn] = {"memcached": _memcached,
-                                            "docker-entrypoint.sh": _docker_entrypoint("memcached", _memcached)}
+                                            "docker-entrypoint.sh": docker_entrypoint("memcached", _memcached)}
     mongo_cmds: dict[str, CommandFn] = {"mongod": _mongod,
-                                        "docker-entrypoint.sh": _docker_entrypoint("mongod", _mongod)}
+                                        "docker-entrypoint.sh": docker_entrypoint("mongod", _mongod)}
     pg_cmds: dict[str, CommandFn] = {"postgres": _postgres,
-                                     "docker-entrypoint.sh": _docker_entrypoint("postgres", _postgres)}
+                                     "docker-entrypoint.sh": docker_entrypoint("postgres", _postgres)}
     py_cmds: dict[str, CommandFn] = {n: _python for n in ("python", "python3", "python3.12")}
     pause: dict[str, CommandFn] = {"pause": _server("pause", (), None, 0.3, 0)}
 
@@ -715,8 +715,8 @@ def _builtin_catalogue() -> list[ImageSpec]:
                   ("8.5.0", "8.8.0", "8.10.1", "8.11.1", "8.12.1", "latest"),
                   size_mb=23.8, description="curl on Alpine", entrypoint=("/entrypoint.sh",),
                   cmd=("curl",), shell="ash",
-                  commands={"/entrypoint.sh": lambda call: _exec_rest(call, list(call.args) or ["curl"]),
-                            "entrypoint.sh": lambda call: _exec_rest(call, list(call.args) or ["curl"])}),
+                  commands={"/entrypoint.sh": lambda call: exec_rest(call, list(call.args) or ["curl"]),
+                            "entrypoint.sh": lambda call: exec_rest(call, list(call.args) or ["curl"])}),
         ImageSpec("docker.io/polinux/stress", ("latest", "1.0.4"), size_mb=9.74,
                   description="stress load generator on Alpine", cmd=("stress",), shell="ash"),
         ImageSpec("docker.io/library/redis",
