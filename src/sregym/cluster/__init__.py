@@ -6,26 +6,18 @@ code drives the twin in-process, the twin over the wire and a real cluster.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sregym.cluster.base import ADMIN, AGENT, Cluster, EntryStats, ExecResult, ProbeResult
+from sregym.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from sregym.cluster.kube import KubeCluster
     from sregym.cluster.twin import TwinCluster
 
 
-def __getattr__(name: str) -> Any:
-    # Backends load lazily: the kubernetes client is heavy and optional.
-    if name == "TwinCluster":
-        from sregym.cluster.twin import TwinCluster
-
-        return TwinCluster
-    if name == "KubeCluster":
-        from sregym.cluster.kube import KubeCluster
-
-        return KubeCluster
-    raise AttributeError(name)
+# Backends load lazily: the kubernetes client is heavy and optional.
+__getattr__ = lazy_attributes(__name__, {"TwinCluster": "sregym.cluster.twin", "KubeCluster": "sregym.cluster.kube"})
 
 
 __all__ = ["ADMIN", "AGENT", "Cluster", "EntryStats", "ExecResult", "KubeCluster", "ProbeResult",

@@ -8,7 +8,7 @@ imported lazily so that readers (`read_tsv`) stay cheap to import.
 
 from __future__ import annotations
 
-from typing import Any
+from sregym.lazy import lazy_attributes
 
 _LAZY = {
     "export_snapshot": "sregym.snapshot.export",
@@ -20,13 +20,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sregym.snapshot' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = sorted(_LAZY)

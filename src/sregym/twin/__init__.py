@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sregym.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -13,9 +15,4 @@ if TYPE_CHECKING:
 __all__ = ["Twin"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "Twin":
-        from sregym.twin.twin import Twin
-
-        return Twin
-    raise AttributeError(name)
+__getattr__ = lazy_attributes(__name__, {"Twin": "sregym.twin.twin"})
