@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from sregym.twin.dataplane.spec import parse_duration_ms
@@ -185,6 +185,10 @@ class GeneratorWorkload(Workload):
     """A workload fed by running generator processes: rate = sum of their `-R`, source = one of
     their pods. With none running there is no traffic (the multiplier is kept)."""
 
+    # A newly attached process's spec (target, mix, timeout) replaces the workload's; a
+    # closed-loop workload writes its mix from its users' requests instead.
+    adopts_process_spec: ClassVar[bool] = True
+
     def __init__(self, spec: WorkloadSpec, started_at: float, twin: Twin) -> None:
         super().__init__(spec, started_at)
         self.twin = twin
@@ -214,22 +218,26 @@ class GeneratorWorkload(Workload):
         return False, None
 
 
-def attach_generator(twin: Twin, name: str, key: tuple[str, str, str], ctx: Any, spec: WorkloadSpec) -> \
-        GeneratorWorkload | None:
-    """Register one running generator process under the workload `name`."""
+def attach_generator(twin: Twin, name: str, key: tuple[str, str, str], ctx: Any, spec: WorkloadSpec, *,
+                     amount: float | None = None, cls: type[GeneratorWorkload] | None = None,
+                     **extra: Any) -> GeneratorWorkload | None:
+    """Register one running generator process under the workload `name`. `amount` is what the
+    process contributes (wrk2's `-R` by default; a locust process's users); `cls(spec, now, twin,
+    **extra)` builds the workload when `name` has none of that class yet (open-loop by default)."""
     dataplane = twin.services.dataplane
     if dataplane is None:
         return None
+    cls = cls or GeneratorWorkload
     workload = dataplane.workloads.get(name)
-    if not isinstance(workload, GeneratorWorkload):
-        fresh = GeneratorWorkload(spec, twin.clock.now, twin)
-        if workload is not None:  # a plain workload of the same name: keep its run-time knobs
+    if not isinstance(workload, cls):
+        fresh = cls(spec, twin.clock.now, twin, **extra)
+        if workload is not None:  # a workload of the same name: keep its run-time knobs
             fresh.multiplier, fresh.bursts = workload.multiplier, list(workload.bursts)
         workload = fresh
         dataplane.workloads[name] = workload
-    else:
+    elif workload.adopts_process_spec:
         workload.spec = spec  # the newest process's target/mix/timeout; rps is per process
-    workload.processes[key] = (ctx, spec.rps)
+    workload.processes[key] = (ctx, spec.rps if amount is None else amount)
     return workload
 
 

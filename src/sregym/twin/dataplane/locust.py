@@ -24,7 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from sregym.twin.dataplane.loadgen import APP_ANNOTATION, GeneratorWorkload, detach_generator, resolve_host
+from sregym.twin.dataplane.loadgen import (
+    APP_ANNOTATION,
+    GeneratorWorkload,
+    attach_generator,
+    detach_generator,
+    resolve_host,
+)
 from sregym.twin.dataplane.workload import RequestMix, WorkloadSpec
 from sregym.twin.node.images import argv_flag
 from sregym.twin.node.shell import FOREVER, Invocation, Program, Sleep, Usage
@@ -140,6 +146,8 @@ class ClosedLoopWorkload(GeneratorWorkload):
     tick [now, now + tick) and returns the requests they sent per second; the spec's mix becomes
     the requests they sent, so the engine routes exactly those."""
 
+    adopts_process_spec = False
+
     def __init__(self, spec: WorkloadSpec, started_at: float, twin: Any, plan: LocustPlan,
                  spawn_rate: float) -> None:
         super().__init__(spec, started_at, twin)
@@ -204,23 +212,6 @@ class ClosedLoopWorkload(GeneratorWorkload):
         return self._rate
 
 
-def attach_users(twin: Any, name: str, key: tuple[str, str, str], ctx: Any, spec: WorkloadSpec,
-                 plan: LocustPlan, users: int, spawn_rate: float) -> ClosedLoopWorkload | None:
-    """Register one running `locust` process (its users) under the workload `name`."""
-    dataplane = twin.services.dataplane
-    if dataplane is None:
-        return None
-    workload = dataplane.workloads.get(name)
-    if not isinstance(workload, ClosedLoopWorkload):
-        fresh = ClosedLoopWorkload(spec, twin.clock.now, twin, plan, spawn_rate)
-        if workload is not None:  # keep run-time knobs of a workload of the same name
-            fresh.multiplier, fresh.bursts = workload.multiplier, list(workload.bursts)
-        workload = fresh
-        dataplane.workloads[name] = workload
-    workload.processes[key] = (ctx, float(users))
-    return workload
-
-
 # ------------------------------------------------------------------------------------ the program
 def locust_command(call: Invocation) -> Program:
     """`locust --headless`: a closed-loop HTTP load generator driving the data plane while it runs."""
@@ -267,7 +258,8 @@ def locust_command(call: Invocation) -> Program:
                         timeout_ms=DEFAULT_TIMEOUT_MS, source_namespace=namespace,
                         source_labels=dict(meta.get("labels") or {}))
     if twin is not None:
-        attach_users(twin, name, key, ctx, spec, plan, users, spawn_rate)
+        attach_generator(twin, name, key, ctx, spec, amount=float(users), cls=ClosedLoopWorkload, plan=plan,
+                         spawn_rate=spawn_rate)
     try:
         yield Sleep(FOREVER)
     finally:
@@ -276,4 +268,4 @@ def locust_command(call: Invocation) -> Program:
     return 0
 
 
-__all__ = ["ClosedLoopWorkload", "FlowTask", "LocustPlan", "attach_users", "locust_command", "parse_locustfile"]
+__all__ = ["ClosedLoopWorkload", "FlowTask", "LocustPlan", "locust_command", "parse_locustfile"]
