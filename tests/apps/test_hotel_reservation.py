@@ -54,8 +54,8 @@ def test_registered_with_faithful_manifests() -> None:
     assert geo["spec"]["template"]["spec"]["containers"][0]["command"] == ["geo"]
     loadgen = [d for d in docs if d["metadata"].get("namespace") == "sregym-system"]
     assert any(d["kind"] == "Deployment" for d in loadgen)
-    assert sum(m.weight for m in spec.workload.mix) == pytest.approx(1.0)
-    assert spec.workload.rate == 100
+    assert sum(m.weight for m in spec.load.mix) == pytest.approx(1.0)
+    assert spec.load.rate == 100
 
 
 def test_baseline_all_pods_ready_and_databases_initialised(healthy: Twin) -> None:

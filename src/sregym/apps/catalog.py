@@ -65,10 +65,6 @@ class AppSpec:
     # of the manifests annotated with the app's name (how the data plane attributes traffic).
     load_generators: tuple[str, ...] | None = None
 
-    @property
-    def workload(self) -> OpenLoop | ClosedLoop | None:
-        return self.load
-
     # -------------------------------------------------------------- manifests
     def manifest_files(self) -> list[tuple[str, str]]:
         """(file name, YAML text) in apply order (files are named with an ordering prefix)."""
