@@ -9,6 +9,7 @@ rejects unknown fields, so a typo in a problem file or a tool call fails loudly.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -155,6 +156,14 @@ class DiagnosisSubmission(Model):
     mechanism: str = ""
     affected: tuple[EntityRef, ...] = ()
     explanation: str = ""
+
+    @classmethod
+    def from_texts(cls, root_causes: Iterable[str], mechanism: str, affected: Iterable[str] = (),
+                   explanation: str = "") -> DiagnosisSubmission:
+        """The submission `submit_diagnosis` records for its arguments (entities as agents write
+        them, see `EntityRef.parse`); raises ValueError for an entity it cannot read."""
+        return cls(root_causes=tuple(EntityRef.parse(t) for t in root_causes), mechanism=mechanism,
+                   affected=tuple(EntityRef.parse(t) for t in affected), explanation=explanation)
 
 
 Dimension = Literal["localization", "characterization", "scope"]

@@ -40,7 +40,7 @@ from sregym.problems.model import CheckSpec, Problem
 from sregym.problems.run import ProblemRun
 from sregym.tools.session import AppContext, Phase, QueryApi, ToolError, ToolSession
 from sregym.tools.spec import ToolResult
-from sregym.types import DiagnosisSubmission, EntityRef, MitigationScore
+from sregym.types import DiagnosisSubmission, MitigationScore
 
 BASELINE_CHECKS = (CheckSpec(check="baseline_intact"), CheckSpec(check="entry_slo"))
 
@@ -361,10 +361,7 @@ class Conductor:
     def _submit_diagnosis(self, root_causes: list[str], mechanism: str, affected: list[str],
                           explanation: str) -> str:
         try:
-            sub = DiagnosisSubmission(root_causes=tuple(EntityRef.parse(t) for t in root_causes),
-                                      mechanism=mechanism,
-                                      affected=tuple(EntityRef.parse(t) for t in affected),
-                                      explanation=explanation)
+            sub = DiagnosisSubmission.from_texts(root_causes, mechanism, affected, explanation)
         except ValueError as exc:
             raise ToolError(f"diagnosis not accepted: {exc}") from None
         if not sub.root_causes:

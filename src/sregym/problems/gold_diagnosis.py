@@ -14,7 +14,7 @@ from sregym.oracles.diagnosis import score_diagnosis
 from sregym.oracles.mechanisms import BUILTIN, Vocabulary
 from sregym.problems.model import Problem
 from sregym.problems.vocabulary import vocabulary_of
-from sregym.types import DiagnosisScore, DiagnosisSubmission, EntityRef, GroundTruth
+from sregym.types import DiagnosisScore, DiagnosisSubmission, GroundTruth
 
 # The checklist question the gold diagnosis may miss: cue phrases of different mechanisms overlap
 # ("nodeSelector" contains "selector"), so a right mechanism can also read as another one. That is
@@ -35,10 +35,8 @@ def gold_diagnosis_args(truth: GroundTruth, vocabulary: Vocabulary = BUILTIN) ->
 
 def submission_from_args(args: dict[str, Any]) -> DiagnosisSubmission:
     """The submission `submit_diagnosis` records for these arguments."""
-    return DiagnosisSubmission(root_causes=tuple(EntityRef.parse(t) for t in args["root_cause_entities"]),
-                               mechanism=args["mechanism"],
-                               affected=tuple(EntityRef.parse(t) for t in args.get("affected_entities", ())),
-                               explanation=args.get("explanation", ""))
+    return DiagnosisSubmission.from_texts(args["root_cause_entities"], args["mechanism"],
+                                          args.get("affected_entities", ()), args.get("explanation", ""))
 
 
 def score_gold_diagnosis(problem: Problem) -> tuple[bool, str, DiagnosisScore]:

@@ -35,7 +35,7 @@ from sregym.snapshot.replay_load import READ_ONLY_MESSAGE, SnapshotInfo, load_tw
 from sregym.tools.kubectl import CommandRejected, parse_command
 from sregym.tools.session import AppContext, Phase, QueryApi, ToolError, ToolSession
 from sregym.tools.spec import ToolResult
-from sregym.types import DiagnosisSubmission, EntityRef
+from sregym.types import DiagnosisSubmission
 
 TRAJECTORY_OUTPUT_CHARS = 4000
 # kubectl verbs that only read; `auth`, `config` and `rollout` are read-only for these sub-verbs.
@@ -222,9 +222,7 @@ class ReplayBackend:
     def submit_diagnosis(self, root_causes: list[str], mechanism: str, affected: list[str],
                          explanation: str) -> str:
         try:
-            sub = DiagnosisSubmission(root_causes=tuple(EntityRef.parse(t) for t in root_causes),
-                                      mechanism=mechanism, affected=tuple(EntityRef.parse(t) for t in affected),
-                                      explanation=explanation)
+            sub = DiagnosisSubmission.from_texts(root_causes, mechanism, affected, explanation)
         except ValueError as exc:
             raise ToolError(f"diagnosis not accepted: {exc}") from None
         if not sub.root_causes:
