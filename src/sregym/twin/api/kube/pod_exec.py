@@ -144,7 +144,7 @@ class ChannelSocket:
         self.version = 5 if protocol == V5 else 4 if protocol.startswith("v4") else 1
 
     async def send(self, channel: int, data: bytes | str) -> None:
-        payload = data.encode() if isinstance(data, str) else data
+        payload = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
         if not payload and channel in (STDOUT, STDERR):
             return
         if self.base64:
@@ -264,10 +264,12 @@ async def _serve(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, An
         # A TTY merges stderr into stdout and turns newlines into CRLF.
         stdout = (stdout + stderr).replace("\r\n", "\n").replace("\n", "\r\n")
         stderr = ""
-    if opts.stdout:
-        await channels.send(STDOUT, stdout)
+    # Diagnostics first: a tool complains while it works (`tar: Removing leading ...`) and its
+    # client may stop reading once stdout ends (`kubectl cp` after the archive's last block).
     if opts.stderr:
         await channels.send(STDERR, stderr)
+    if opts.stdout:
+        await channels.send(STDOUT, stdout)
     code = result.exit_code
     await channels.send_status(status_success() if code == 0 else status_exit(opts.command, code))
 
@@ -290,7 +292,8 @@ async def _read_stdin(channels: ChannelSocket) -> str:
             data.extend(payload[:max(0, MAX_STDIN_BYTES - len(data))])
         elif channel == CLOSE and payload[:1] == bytes([STDIN]):
             break
-    return data.decode("utf-8", errors="replace")
+    # surrogateescape: a tar archive streamed in by `kubectl cp` survives byte for byte.
+    return data.decode("utf-8", errors="surrogateescape")
 
 
 async def _interactive(channels: ChannelSocket, session: Any) -> int:
