@@ -36,6 +36,7 @@ from sregym.twin.node.runtime import (
     runtime_of,
 )
 from sregym.twin.node.shell import Listen, Output, Process, ShellContext, Unlisten, Usage
+from sregym.twin.node.stdin import idle_on_stdin, waits_for_stdin
 from sregym.twin.topology import KUBERNETES_VERSION
 
 if TYPE_CHECKING:
@@ -517,6 +518,9 @@ class Kubelet(Controller):
                            start_time=now)
         container_id = f"{self.twin.rng.stream('container-ids').getrandbits(256):064x}"
         program = start_program(image.spec, argv, ctx)
+        if program is not None and waits_for_stdin(container, argv):
+            program.close()
+            program = idle_on_stdin(ctx)
         record.previous = record.current
         if record.previous is not None:
             record.restart_count += 1
