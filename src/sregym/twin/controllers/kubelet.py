@@ -189,7 +189,24 @@ class Kubelet(Controller):
             self._mount(pod, runtime, now)
         if runtime.volumes_ready:
             self._run_containers(pod, runtime, now)
+            self._run_ephemeral(pod, runtime, now)
         self._write_status(pod, runtime, now)
+
+    def _run_ephemeral(self, pod: dict[str, Any], runtime: PodRuntime, now: float) -> None:
+        """Ephemeral containers (`kubectl debug`): started once the pod runs, never restarted,
+        outside the pod's readiness and phase."""
+        if not runtime.init_done:
+            return
+        for container in (pod.get("spec") or {}).get("ephemeralContainers") or []:
+            record = runtime.containers.get(container["name"])
+            if record is None:
+                record = runtime.containers[container["name"]] = ContainerRecord(container["name"])
+            if record.current is not None and record.current.running:
+                self._advance(pod, runtime, record, container, now)
+            if record.current is not None and not record.current.running:
+                record.done = True
+                continue
+            self._keep_running(pod, runtime, record, container, "Never", now)
 
     def _admit(self, pod: dict[str, Any], node: dict[str, Any], now: float) -> PodRuntime:
         meta = pod["metadata"]
@@ -808,6 +825,8 @@ class Kubelet(Controller):
                          for c in spec.get("initContainers") or []]
         statuses = [self._container_status(runtime, c, runtime.containers[c["name"]], pod)
                     for c in spec.get("containers") or []]
+        ephemeral = [self._container_status(runtime, c, runtime.containers[c["name"]], pod)
+                     for c in spec.get("ephemeralContainers") or [] if c["name"] in runtime.containers]
         phase = _phase(spec, init_statuses, statuses)
         if phase in ("Succeeded", "Failed") and any(
                 r.current is not None and not r.current.running and r.current.kill_reason == "definition"
@@ -882,6 +901,8 @@ class Kubelet(Controller):
             if init_statuses:
                 status["initContainerStatuses"] = init_statuses
             status["containerStatuses"] = statuses
+            if ephemeral:
+                status["ephemeralContainerStatuses"] = ephemeral
             if terminal and not regular_names:
                 status.pop("containerStatuses", None)
 
