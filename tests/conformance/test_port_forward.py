@@ -189,3 +189,30 @@ def test_port_forward_errors(cluster: KubeHarness, args: tuple[str, ...], messag
     result = cluster.kubectl("-n", NS, "port-forward", *args, timeout=30)
     assert result.returncode == 1
     assert result.stderr.strip() == message
+
+
+def test_python_client_portforward(cluster: KubeHarness) -> None:
+    """The official Python client forwards over the `v4.channel.k8s.io` WebSocket protocol."""
+    from kubernetes import client
+    from kubernetes.stream import portforward
+
+    api = client.CoreV1Api(cluster.client())
+    pod = _pod(cluster, "frontend")
+    pf = portforward(api.connect_get_namespaced_pod_portforward, pod, NS, ports="5000,9999")
+    sock = pf.socket(5000)
+    sock.setblocking(True)
+    sock.settimeout(20)
+    sock.sendall(b"GET /hotels HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    reply = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        reply += chunk
+    sock.close()
+    pf.socket(9999).close()
+    assert reply.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert reply.endswith(b'{"operation": "/hotels", "service": "frontend"}\n')
+    error = pf.error(9999) or ""
+    assert re.fullmatch(r"error forwarding port 9999 to pod [0-9a-f]{64}, uid : failed to execute "
+                        r"portforward in network namespace .* connect: connection refused ", error), error

@@ -15,7 +15,8 @@ done, then closes both streams. When nothing listens on the port the kubelet wri
 the error stream (`error forwarding port 9999 to pod <sandbox>, uid : failed to execute
 portforward in network namespace ...: connection refused`), which kubectl 1.32 prints as
 `an error occurred forwarding 8080 -> 9999: ...` before it exits with `lost connection to pod`.
-PINGs (client-go sends one every 10 s) are echoed.
+PINGs (client-go sends one every 10 s) are echoed. The Python client's channel protocol
+(`v4.channel.k8s.io`) is served by `portforward_channels`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from starlette.responses import Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from sregym.errors import ApiError, BadRequest, not_found
-from sregym.twin.api.kube import spdy
+from sregym.twin.api.kube import portforward_channels, spdy
 from sregym.twin.api.kube.encoding import error_response
 from sregym.twin.api.kube.handlers import RequestContext, subresource, websocket_subresource
 from sregym.twin.dataplane.loopback import LoopbackConnection, listens, refused_message, sandbox_id
@@ -172,11 +173,24 @@ async def portforward_websocket(websocket: WebSocket, ctx: RequestContext, names
         await _deny(websocket, err)
         return
     protocol = negotiate(websocket)
+    offered = [p.strip() for p in websocket.scope.get("subprotocols") or []]
     if protocol is None:
-        offered = websocket.scope.get("subprotocols") or []
+        channel = next((p for p in offered if p in portforward_channels.PROTOCOLS), None)
+        if channel is not None:
+            try:
+                ports = portforward_channels.requested_ports(websocket.query_params)
+            except ApiError as err:
+                await _deny(websocket, err)
+                return
+            await websocket.accept(subprotocol=channel)
+            try:
+                await portforward_channels.serve_channels(websocket, ctx, pod, ports)
+            except WebSocketDisconnect:
+                return
+            return
         await _deny(websocket, BadRequest(
             f"unable to upgrade: unable to negotiate protocol: client supports {offered}, "
-            f"server accepts {[TUNNEL_PREFIX + PROTOCOL]}"))
+            f"server accepts {[TUNNEL_PREFIX + PROTOCOL, *portforward_channels.PROTOCOLS]}"))
         return
     await websocket.accept(subprotocol=protocol)
 
