@@ -216,3 +216,19 @@ def test_python_client_portforward(cluster: KubeHarness) -> None:
     error = pf.error(9999) or ""
     assert re.fullmatch(r"error forwarding port 9999 to pod [0-9a-f]{64}, uid : failed to execute "
                         r"portforward in network namespace .* connect: connection refused ", error), error
+
+
+def test_pod_that_is_not_running(cluster: KubeHarness) -> None:
+    manifest = json.dumps({"apiVersion": "v1", "kind": "Pod",
+                           "metadata": {"name": "pf-pending", "namespace": NS},
+                           "spec": {"nodeSelector": {"disk": "none-such"},
+                                    "containers": [{"name": "c", "image": "nginx:1.27"}]}})
+    cluster.ok("apply", "-f", "-", input=manifest, user="admin")
+    try:
+        cluster.advance(2)
+        result = cluster.kubectl("-n", NS, "port-forward", "pod/pf-pending", "8080:80", timeout=30)
+    finally:
+        cluster.ok("delete", "pod", "pf-pending", "-n", NS, "--wait=false", user="admin")
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("error: unable to forward port because pod is not running. "
+                                     "Current status=Pending")

@@ -223,3 +223,34 @@ def test_node_proxy(cluster: KubeHarness) -> None:
     assert out.rstrip().endswith("scrape_error 0")
     assert _raw(cluster, "/api/v1/nodes/no-such-node/proxy/healthz") == (
         1, "", 'Error from server (NotFound): nodes "no-such-node" not found')
+
+
+def test_kubectl_proxy_reaches_service_proxy_and_health(cluster: KubeHarness) -> None:
+    """`kubectl proxy` serves the API on localhost; the Service proxy path works through it."""
+    import os
+    import subprocess
+
+    from sregym.twin.api.kubeconfig import context_name
+    from support.kube import KUBECTL
+
+    env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "HOME": str(cluster.cache_dir)}
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    proc = subprocess.Popen([KUBECTL, "--context", context_name("agent"), "proxy", "--port=0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = re.fullmatch(r"Starting to serve on 127\.0\.0\.1:(\d+)\n", line)
+        assert m, line
+        base = f"http://127.0.0.1:{m.group(1)}"
+        with urllib.request.urlopen(f"{base}{SVC}/frontend:5000/proxy/hotels", timeout=20) as resp:
+            assert json.loads(resp.read())["service"] == "frontend"
+        with urllib.request.urlopen(f"{base}/readyz", timeout=20) as resp:
+            assert resp.read() == b"ok"
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"{base}{SVC}/frontend/proxy/", timeout=20)
+        assert err.value.code == 503
+        assert json.loads(err.value.read())["message"] == 'no endpoints available for service "frontend"'
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
