@@ -254,3 +254,21 @@ def test_kubectl_proxy_reaches_service_proxy_and_health(cluster: KubeHarness) ->
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
+
+
+def test_proxy_blocked_by_network_policy(cluster: KubeHarness) -> None:
+    """The API server dials the pod from the control-plane node: a deny-all ingress policy drops it."""
+    policy = json.dumps({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                         "metadata": {"name": "proxy-deny", "namespace": NS},
+                         "spec": {"podSelector": {"matchLabels": {"io.kompose.service": "frontend"}},
+                                  "policyTypes": ["Ingress"]}})
+    pod = _pod(cluster, "frontend")
+    ip = cluster.ok("get", "pod", pod, "-n", NS, "-o", "jsonpath={.status.podIP}")
+    cluster.ok("apply", "-f", "-", input=policy, user="admin")
+    try:
+        blocked = _raw(cluster, f"{PODS}/{pod}:5000/proxy/hotels")
+    finally:
+        cluster.ok("delete", "networkpolicy", "proxy-deny", "-n", NS, user="admin")
+    assert blocked == (1, "", "Error from server (ServiceUnavailable): error trying to reach service: "
+                              f"dial tcp {ip}:5000: i/o timeout")
+    assert _raw(cluster, f"{PODS}/{pod}:5000/proxy/hotels")[0] == 0

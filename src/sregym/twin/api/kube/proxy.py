@@ -13,8 +13,10 @@ them prints what the application serves. Errors are the API server's own:
 - nothing listening ⇒ 503 `error trying to reach service: dial tcp IP:PORT: connect: connection
   refused` (the proxy transport's wrapping of the dial error); a server that hangs up ⇒ `EOF`.
 
-The API server runs on the control-plane node and dials the pod IP directly (no Service VIP); the
-pod's own answer comes from `dataplane.loopback` (the same emulation an in-cluster `curl` gets).
+The API server runs on the control-plane node and dials the pod IP directly (no Service VIP), so a
+NetworkPolicy that does not admit the control-plane node's address drops it (503 `... i/o
+timeout`, answered at once where a real server waits for its 30 s dial timeout); the pod's own
+answer comes from `dataplane.loopback` (the same emulation an in-cluster `curl` gets).
 `/api/v1/nodes/NAME/proxy/PATH` reaches the kubelet (`kubelet_proxy`).
 """
 
@@ -28,6 +30,7 @@ from starlette.responses import Response
 from sregym.errors import ApiError, BadRequest, not_found
 from sregym.twin.api.kube.encoding import error_response
 from sregym.twin.api.kube.handlers import RequestContext, subresource
+from sregym.twin.dataplane import netpolicy
 from sregym.twin.dataplane.loopback import LoopbackConnection, listens
 from sregym.twin.machinery.objects import get_path
 
@@ -144,10 +147,22 @@ def pod_backend(twin: Twin, namespace: str, ident: str) -> tuple[str, dict[str, 
     return scheme or "http", pod, port or 80
 
 
+def control_plane_ip(twin: Twin) -> str:
+    """The address the API server dials pods from (its node's InternalIP)."""
+    for node in twin.store.scan("Node"):
+        if "node-role.kubernetes.io/control-plane" in (get_path(node, "metadata", "labels") or {}):
+            for address in get_path(node, "status", "addresses") or []:
+                if address.get("type") == "InternalIP":
+                    return str(address.get("address") or "")
+    return ""
+
+
 def forward(twin: Twin, scheme: str, pod: dict[str, Any], port: int, method: str,
             target: str) -> Response:
     """Dial the pod and relay one request's answer."""
     ip = get_path(pod, "status", "podIP")
+    if not netpolicy.allowed(twin, None, control_plane_ip(twin), pod, port):
+        raise ServiceUnavailable(f"error trying to reach service: dial tcp {ip}:{port}: i/o timeout")
     if not listens(twin, pod, port):
         raise ServiceUnavailable(f"error trying to reach service: dial tcp {ip}:{port}: connect: "
                                  "connection refused")
