@@ -221,6 +221,14 @@ def test_node_proxy(cluster: KubeHarness) -> None:
     assert "# TYPE container_cpu_usage_seconds_total counter\n" in out
     assert re.search(r"^node_memory_working_set_bytes \d+ \d+$", out, re.M)
     assert out.rstrip().endswith("scrape_error 0")
+    code, out, _ = _raw(cluster, f"/api/v1/nodes/{node}/proxy/stats/summary")
+    summary = json.loads(out)
+    assert code == 0 and summary["node"]["nodeName"] == node
+    assert set(summary["node"]["memory"]) >= {"time", "availableBytes", "usageBytes", "workingSetBytes"}
+    assert {p["podRef"]["name"] for p in summary["pods"]} == {p["metadata"]["name"] for p in listed["items"]}
+    assert all(set(p) >= {"podRef", "startTime", "containers", "cpu", "memory"} for p in summary["pods"])
+    assert _raw(cluster, f"/api/v1/nodes/{node}/proxy/no-such-endpoint") == (
+        1, "", "Error from server (NotFound): the server could not find the requested resource")
     assert _raw(cluster, "/api/v1/nodes/no-such-node/proxy/healthz") == (
         1, "", 'Error from server (NotFound): nodes "no-such-node" not found')
 

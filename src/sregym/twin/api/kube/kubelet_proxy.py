@@ -5,6 +5,7 @@ kubelet answers the cheap, commonly read endpoints:
 
 - `/healthz` → `ok`;
 - `/pods` → the PodList of the pods bound to the node (what the kubelet runs);
+- `/stats/summary` → the Summary API's CPU and memory for the node, its pods and containers;
 - `/metrics/resource` → the resource-metrics exposition metrics-server scrapes
   (`node_cpu_usage_seconds_total`, `node_memory_working_set_bytes`, `container_*`, `pod_*`,
   `scrape_error`), from the same usage figures as `kubectl top`;
@@ -27,8 +28,9 @@ from sregym.twin.api.kube import metrics
 from sregym.twin.api.kube.encoding import error_response
 from sregym.twin.api.kube.handlers import RequestContext, subresource
 from sregym.twin.api.kube.proxy import ServiceUnavailable, proxied_path
-from sregym.twin.clock import parse_time
+from sregym.twin.clock import format_time, parse_time
 from sregym.twin.machinery.objects import get_path
+from sregym.twin.machinery.quantity import parse_quantity
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -87,6 +89,56 @@ def resource_metrics(twin: Twin, node: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _usage(seconds_running: float, cores: float, working_set: int, now: str,
+           capacity: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    cpu = {"time": now, "usageNanoCores": round(cores * 1e9),
+           "usageCoreNanoSeconds": round(cores * max(0.0, seconds_running) * 1e9)}
+    memory: dict[str, Any] = {"time": now}
+    if capacity is not None:
+        memory["availableBytes"] = max(0, capacity - working_set)
+    memory.update({"usageBytes": working_set, "workingSetBytes": working_set, "rssBytes": working_set,
+                   "pageFaults": 0, "majorPageFaults": 0})
+    return cpu, memory
+
+
+def stats_summary(twin: Twin, node: dict[str, Any]) -> dict[str, Any]:
+    """The kubelet Summary API (`/stats/summary`): CPU and memory of the node, its pods and their
+    containers (the figures `kubectl top` shows)."""
+    name = get_path(node, "metadata", "name")
+    now = twin.clock.now
+    stamp = format_time(metrics.sample_time(now))
+    pods_out: list[dict[str, Any]] = []
+    node_cores, node_bytes = 0.0, 0
+    for pod in _pods_on(twin, name):
+        meta = pod.get("metadata") or {}
+        containers, pod_cores, pod_bytes, pod_started = [], 0.0, 0, now
+        for cs in get_path(pod, "status", "containerStatuses") or []:
+            running = (cs.get("state") or {}).get("running")
+            if not running:
+                continue
+            started_at = running.get("startedAt")
+            started = parse_time(started_at) if started_at else now
+            cores, mem = metrics.container_usage(twin, meta.get("namespace", ""), meta.get("name", ""),
+                                                 cs.get("name", ""))
+            cpu, memory = _usage(now - started, cores, mem, stamp)
+            containers.append({"name": cs.get("name", ""), "startTime": started_at or stamp, "cpu": cpu,
+                               "memory": memory})
+            pod_cores, pod_bytes, pod_started = pod_cores + cores, pod_bytes + mem, min(pod_started, started)
+        start = get_path(pod, "status", "startTime")
+        cpu, memory = _usage(now - pod_started, pod_cores, pod_bytes, stamp)
+        pods_out.append({"podRef": {"name": meta.get("name"), "namespace": meta.get("namespace"),
+                                    "uid": meta.get("uid")},
+                         "startTime": start or stamp, "containers": containers, "cpu": cpu,
+                         "memory": memory, "process_stats": {"process_count": len(containers)}})
+        node_cores, node_bytes = node_cores + pod_cores, node_bytes + pod_bytes
+    created = get_path(node, "metadata", "creationTimestamp")
+    capacity = int(parse_quantity(get_path(node, "status", "capacity", "memory") or 0))
+    since = parse_time(created) if created else now
+    cpu, memory = _usage(now - since, node_cores, node_bytes, stamp, capacity)
+    return {"node": {"nodeName": name, "startTime": created or stamp, "cpu": cpu, "memory": memory},
+            "pods": pods_out}
+
+
 @subresource("nodes", "proxy")
 async def node_proxy(request: Request, ctx: RequestContext, namespace: str | None, name: str) -> Response:
     twin = ctx.twin
@@ -109,10 +161,12 @@ async def node_proxy(request: Request, ctx: RequestContext, namespace: str | Non
         items = _pods_on(twin, node_name)
         doc = {"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": items}
         return Response(json.dumps(doc), media_type="application/json")
+    if path == "/stats/summary":
+        return Response(json.dumps(stats_summary(twin, node), indent=2), media_type="application/json")
     if path == "/metrics/resource":
         return Response(resource_metrics(twin, node), media_type=_TEXT)
     return PlainTextResponse("404 page not found\n", status_code=404,
                              headers={"X-Content-Type-Options": "nosniff"})
 
 
-__all__ = ["node_proxy", "resource_metrics"]
+__all__ = ["node_proxy", "resource_metrics", "stats_summary"]
