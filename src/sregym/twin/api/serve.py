@@ -110,8 +110,10 @@ class TwinServer:
         import uvicorn
 
         self.loop = asyncio.get_running_loop()
+        from sregym.twin.api.ws_protocol import KubeWebSocketProtocol
+
         config = uvicorn.Config(self.app(), log_level=self.log_level, lifespan="off",
-                                access_log=False,
+                                access_log=False, ws=KubeWebSocketProtocol,
                                 timeout_graceful_shutdown=self.shutdown_grace,  # type: ignore[arg-type]
                                 timeout_keep_alive=30,
                                 ssl_certfile=str(self.tls.cert_file) if self.tls else None,

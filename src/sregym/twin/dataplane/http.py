@@ -56,8 +56,15 @@ def http_request(engine: DataPlaneEngine, src_pod: dict[str, Any] | None, url: s
     conn = engine.connect(src_pod, host, port, connect_timeout_ms=timeout_ms)
     if not conn.ok:
         return HttpResult(error=conn.error, message=conn.message, latency_ms=conn.latency_ms, connect=conn)
+    return answer(engine, conn, parts.scheme, port, path, method=method, timeout_ms=timeout_ms)
+
+
+def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int, path: str, *,
+           method: str = "GET", timeout_ms: float = 10_000.0) -> HttpResult:
+    """What the process behind an established connection answers to one request (also used
+    for connections that do not cross the network, such as the kubelet's port-forward)."""
     rtt = 2 * conn.latency_ms
-    if parts.scheme == "https":
+    if scheme == "https":
         return HttpResult(error="tls", latency_ms=rtt, connect=conn,
                           message="error:0A00010B:SSL routines::wrong version number")
     found = engine.runtime.listener(conn.dst_ip, conn.target_port or port)
@@ -122,4 +129,4 @@ def _http_date(now: float) -> str:
     return datetime.fromtimestamp(now, tz=UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")
 
 
-__all__ = ["REASONS", "HttpResult", "http_request"]
+__all__ = ["REASONS", "HttpResult", "answer", "http_request"]

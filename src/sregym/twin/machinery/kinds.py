@@ -103,7 +103,8 @@ def _k(group: str, version: str, kind: str, plural: str, **kw: object) -> Resour
 BUILTIN_KINDS: tuple[ResourceKind, ...] = (
     # core/v1
     _k("", "v1", "Pod", "pods", short_names=("po",), categories=_ALL,
-       subresources=("status", "log", "exec", "attach", "eviction", "binding", "ephemeralcontainers"), printer=P.POD,
+       subresources=("status", "log", "exec", "attach", "eviction", "binding", "ephemeralcontainers",
+                     "portforward", "proxy"), printer=P.POD,
        agent_grants=(_agent(1, 0), _agent(2, 0, ACT, "eviction"), _agent(2, 1, ACT, "exec"),
                      _agent(2, 2, ACT, "attach"), _agent(2, 3, ACT, "portforward"),
                      _agent(2, 5, ACT, "ephemeralcontainers"))),

@@ -14,16 +14,17 @@ atomic with respect to the clock, which only ticks between requests.
 from __future__ import annotations
 
 import logging
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from sregym.errors import ApiError, BadRequest, Forbidden, InternalError, NotFound, Unauthorized
-from sregym.twin.api.kube import discovery, handlers, openapi, paths, rest
+from sregym.twin.api.kube import apiserver_metrics, discovery, handlers, nonresource, openapi, paths, rest
 from sregym.twin.api.kube.encoding import decode_body, error_response, respond
 from sregym.twin.api.kube.handlers import RequestContext
 from sregym.twin.api.kube.limits import read_request_body
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sregym.twin.api")
 
-_PUBLIC = {"/healthz", "/livez", "/readyz"}
 _METHOD_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
 
@@ -61,8 +61,8 @@ class KubeApi:
     # --------------------------------------------------------- dispatch
     async def handle(self, request: Request) -> Response:
         path = request.url.path.rstrip("/") or "/"
-        if path in _PUBLIC:
-            return PlainTextResponse("ok")
+        if nonresource.serves(path):
+            return nonresource.answer(self, request, path)
         if path == "/version":
             return respond(discovery.version_info())
         user = self.authenticate(request.headers)
@@ -258,6 +258,13 @@ def create_app(twin: Twin, *, tokens: dict[str, str]) -> Starlette:
     api = KubeApi(twin, tokens)
 
     async def endpoint(request: Request) -> Response:
+        started = perf_counter()
+        response = await answer(request)
+        apiserver_metrics.record(api, request.method, request.url.path, request.query_params,
+                                 request.headers.get("content-type") or "", response.status_code, started)
+        return response
+
+    async def answer(request: Request) -> Response:
         try:
             return await api.handle(request)
         except ApiError as exc:
@@ -270,7 +277,9 @@ def create_app(twin: Twin, *, tokens: dict[str, str]) -> Starlette:
             return error_response(InternalError(f"Internal error occurred: {exc!r}"))
 
     async def ws_endpoint(websocket: WebSocket) -> None:
+        started = perf_counter()
         await api.handle_websocket(websocket)
+        apiserver_metrics.record(api, "GET", websocket.url.path, websocket.query_params, "", 101, started)
 
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
     app = Starlette(routes=[Route("/{path:path}", endpoint, methods=methods),
