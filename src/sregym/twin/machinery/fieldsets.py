@@ -65,7 +65,7 @@ _STRIPPED = frozenset({
 })
 
 
-def _list_type(name: str, parents: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+def list_type(name: str, parents: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     """("map", keys) | ("set", ()) | ("atomic", ()) for a list field called `name`."""
     if name == "ports":
         if "containers" in parents or "initContainers" in parents or "ephemeralContainers" in parents:
@@ -83,7 +83,7 @@ def _list_type(name: str, parents: tuple[str, ...]) -> tuple[str, tuple[str, ...
     return "atomic", ()
 
 
-def _atomic_map(name: str, value: dict[str, Any], parents: tuple[str, ...]) -> bool:
+def atomic_map(name: str, value: dict[str, Any], parents: tuple[str, ...]) -> bool:
     if name == "nodeSelector":
         return parents[-1:] == ("spec",)
     if name in _SELECTOR_NAMES:
@@ -134,7 +134,7 @@ def _walk_applied(value: Any, path: Path, names: tuple[str, ...], out: FieldSet,
             child_path = (*path, "f:" + key)
             if isinstance(child, dict):
                 _walk_applied(child, child_path, child_names, out,
-                              atomic=_atomic_map(key, child, names))
+                              atomic=atomic_map(key, child, names))
             elif isinstance(child, list):
                 _walk_list(child, child_path, key, names, out, _walk_applied)
             else:
@@ -146,7 +146,7 @@ def _walk_applied(value: Any, path: Path, names: tuple[str, ...], out: FieldSet,
 
 def _walk_list(items: list[Any], path: Path, name: str, names: tuple[str, ...], out: FieldSet,
                walk: Any) -> None:
-    kind, keys = _list_type(name, names)
+    kind, keys = list_type(name, names)
     if kind == "atomic" or not items:
         out.add(path)
         return
@@ -206,7 +206,7 @@ def _compare(old: Any, new: Any, path: Path, names: tuple[str, ...], out: Compar
             else:
                 sample = b if isinstance(b, dict) else a
                 _compare(a, b, child_path, (*names, key), out,
-                         atomic=isinstance(sample, dict) and _atomic_map(key, sample, names))
+                         atomic=isinstance(sample, dict) and atomic_map(key, sample, names))
         return
     out.modified.add(path)
 
@@ -221,7 +221,7 @@ def _compare_list(old: Any, new: Any, path: Path, name: str, names: tuple[str, .
         return
     if old == new:
         return
-    kind, keys = _list_type(name, names)
+    kind, keys = list_type(name, names)
     if kind == "atomic" or not isinstance(old, list) or not isinstance(new, list):
         out.modified.add(path)
         return
@@ -262,7 +262,7 @@ def _collect(value: Any, path: Path, names: tuple[str, ...], out: FieldSet, *, a
                 _collect_list(child, child_path, key, names, out)
             else:
                 _collect(child, child_path, (*names, key), out,
-                         atomic=isinstance(child, dict) and _atomic_map(key, child, names))
+                         atomic=isinstance(child, dict) and atomic_map(key, child, names))
         return
     if path and not (names in _ZERO_PRESENT and value == {}):
         out.add(path)
@@ -272,7 +272,7 @@ def _collect_list(items: Any, path: Path, name: str, names: tuple[str, ...], out
     if not isinstance(items, list):
         out.add(path)
         return
-    kind, keys = _list_type(name, names)
+    kind, keys = list_type(name, names)
     if name != "containers":  # `containers` (no omitempty) is null, not absent, in the zero value
         out.add(path)
     if kind == "atomic" or not items:
@@ -363,7 +363,7 @@ def present(obj: Any, path: Path) -> bool:
                     return False
                 node = None
                 continue
-            _kind, keys = _list_type(last_field, names)
+            _kind, keys = list_type(last_field, names)
             match = [item for item in node if item_key(item, keys) == element]
             if not match:
                 return False
@@ -398,5 +398,5 @@ def path_text(path: Path) -> str:
     return "".join(parts)
 
 
-__all__ = ["SELF", "Comparison", "FieldSet", "Path", "applied_set", "compare", "decode", "encode",
-           "field_names", "item_key", "path_text", "present"]
+__all__ = ["SELF", "Comparison", "FieldSet", "Path", "applied_set", "atomic_map", "compare", "decode", "encode",
+           "field_names", "item_key", "list_type", "path_text", "present"]

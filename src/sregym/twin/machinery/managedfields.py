@@ -143,7 +143,7 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], writer: Write
             own = decode(entry.get("fieldsV1"))
             continue
         if changed or removed:
-            entry = _without(entry, changed | removed)
+            entry = without_paths(entry, changed | removed)
             if entry is None:
                 continue
         entries.append(entry)
@@ -157,7 +157,7 @@ def _starts_with_any(names: tuple[str, ...], prefixes: tuple[tuple[str, ...], ..
     return any(names[:len(prefix)] == prefix for prefix in prefixes)
 
 
-def _without(entry: dict[str, Any], paths: FieldSet) -> dict[str, Any] | None:
+def without_paths(entry: dict[str, Any], paths: FieldSet) -> dict[str, Any] | None:
     """The entry with `paths` no longer owned (itself when it owned none of them); None when it
     ends up owning nothing."""
     tree = entry.get("fieldsV1")
@@ -190,4 +190,4 @@ def _store_entries(obj: dict[str, Any], entries: list[dict[str, Any]]) -> None:
 
 __all__ = ["APPLY", "RECORDED_SUBRESOURCES", "UNRECORDED_SUBRESOURCES", "UPDATE", "Writer",
            "entries_of", "entry_id", "manager_for_user", "manager_from_user_agent", "new_entry",
-           "record_update", "sort_entries", "take_request_entries"]
+           "record_update", "sort_entries", "take_request_entries", "without_paths"]

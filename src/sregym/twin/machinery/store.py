@@ -398,6 +398,8 @@ class ObjectStore:
                 merged["status"] = new["status"]
             else:
                 merged.pop("status", None)
+            if writer is not None and writer.applied:
+                merged["metadata"]["managedFields"] = (new.get("metadata") or {}).get("managedFields")
             new = merged
         elif "status" in kind.subresources and subresource is None:
             if "status" in stored:
