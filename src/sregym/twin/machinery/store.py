@@ -31,6 +31,14 @@ from sregym.twin.clock import SimClock
 from sregym.twin.machinery.conversion import storage_form
 from sregym.twin.machinery.index import Index, KeysFn
 from sregym.twin.machinery.kinds import KindRegistry, ResourceKind
+from sregym.twin.machinery.managedfields import (
+    RECORDED_SUBRESOURCES,
+    UNRECORDED_SUBRESOURCES,
+    Writer,
+    manager_for_user,
+    record_update,
+    take_request_entries,
+)
 from sregym.twin.machinery.objects import clone
 from sregym.twin.machinery.selectors import (
     FieldSelector,
@@ -268,11 +276,14 @@ class ObjectStore:
             listener(event)
 
     def create(self, obj: dict[str, Any], *, namespace: str | None = None, dry_run: bool = False,
-               user: str = ADMIN_USER, keep_status: bool = False) -> dict[str, Any]:
-        """Create an object; returns the stored copy (with uid, resourceVersion ...)."""
+               user: str = ADMIN_USER, keep_status: bool = False,
+               writer: Writer | None = None) -> dict[str, Any]:
+        """Create an object; returns the stored copy (with uid, resourceVersion ...). `writer`
+        names the field manager recorded in managedFields (default: derived from `user`)."""
         if not isinstance(obj, dict):
             raise invalid("Object", "", [("FieldValueInvalid", "body", "must be an object")])
         kind = self.kind_of(obj)
+        sent_version = str(obj.get("apiVersion") or kind.api_version)
         if kind.virtual:
             raise Forbidden(f"{kind.plural}.{kind.group} cannot be stored")
         kind, obj = storage_form(self.kinds, kind, obj)
@@ -314,6 +325,10 @@ class ObjectStore:
         meta["creationTimestamp"] = self.clock.iso()
         if kind.generation:
             meta["generation"] = 1
+        if writer is None or not writer.applied:
+            record_update(None, new, writer or Writer(manager_for_user(user)),
+                          api_version=sent_version, now=meta["creationTimestamp"], request=obj,
+                          kind_key=kind.key)
         if dry_run:
             meta["resourceVersion"] = str(self._rv)
             return clone(new)
@@ -361,9 +376,11 @@ class ObjectStore:
                                      "field": "metadata.namespace"}]})
 
     def update(self, obj: dict[str, Any], *, dry_run: bool = False, user: str = ADMIN_USER,
-               subresource: str | None = None) -> dict[str, Any]:
+               subresource: str | None = None, writer: Writer | None = None) -> dict[str, Any]:
         """Replace an object (PUT). With `subresource="status"` only the status changes; for kinds
-        with a status subresource a main-resource update keeps the stored status."""
+        with a status subresource a main-resource update keeps the stored status. `writer` names
+        the field manager recorded in managedFields (default: derived from `user`)."""
+        sent_version = str(obj.get("apiVersion") or "") if isinstance(obj, dict) else ""
         kind, obj = storage_form(self.kinds, self.kind_of(obj), obj)
         meta = obj.get("metadata") or {}
         ns = (meta.get("namespace") or "default") if kind.namespaced else ""
@@ -381,6 +398,8 @@ class ObjectStore:
                 merged["status"] = new["status"]
             else:
                 merged.pop("status", None)
+            if writer is not None and writer.applied:
+                merged["metadata"]["managedFields"] = (new.get("metadata") or {}).get("managedFields")
             new = merged
         elif "status" in kind.subresources and subresource is None:
             if "status" in stored:
@@ -400,12 +419,19 @@ class ObjectStore:
         else:
             new_meta.pop("namespace", None)
         new_meta["resourceVersion"] = old_meta["resourceVersion"]
+        if writer is None or not writer.applied:
+            take_request_entries(new, stored)
         op = Operation("UPDATE", kind, new, stored, user=user, dry_run=dry_run,
                        subresource=subresource, namespace=ns, name=name)
         self._admit(op)
         new = op.obj or new
         if new == stored:
             return clone(stored)
+        if subresource not in UNRECORDED_SUBRESOURCES and (writer is None or not writer.applied):
+            recorded = subresource if subresource in RECORDED_SUBRESOURCES else None
+            record_update(stored, new, writer or Writer(manager_for_user(user), recorded),
+                          api_version=sent_version or kind.api_version, now=self.clock.iso(),
+                          request=obj, kind_key=kind.key)
         if kind.generation and _spec_changed(stored, new):
             new["metadata"]["generation"] = int(old_meta.get("generation", 1)) + 1
         if dry_run:

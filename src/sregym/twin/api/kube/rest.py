@@ -4,9 +4,9 @@ deletecollection, and the `status` and `scale` subresources.
 Every function here runs synchronously on the server's loop (the twin is single-threaded), checks
 the caller's permission first, and raises `ApiError`s that the server turns into `Status`
 responses. Writes carry the caller's name (`admin`/`agent`) as the store's `user`, so admission
-plugins see who wrote. Server-side apply (`application/apply-patch+yaml`) is a simple merge-based
-implementation: the applied configuration is strategically merged into the live object (created
-if absent); there is no field ownership tracking (`managedFields`) and hence no apply conflicts.
+plugins see who wrote, and name the field manager recorded in `managedFields` (the `fieldManager`
+parameter, else the User-Agent's product). Server-side apply (`application/apply-patch+yaml`)
+tracks field ownership and answers conflicts (`machinery/serverside_apply.py`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from sregym.twin.api.kube.tables import INCLUDE_OBJECT, table
 from sregym.twin.machinery.authz import authorize, forbidden_message, hidden_namespaces
 from sregym.twin.machinery.conversion import converter_for, served_form
 from sregym.twin.machinery.kinds import ResourceKind
+from sregym.twin.machinery.managedfields import Writer, manager_for_user, manager_from_user_agent
 from sregym.twin.machinery.objects import clone
 from sregym.twin.machinery.selectors import selector_to_string
 
@@ -45,6 +46,7 @@ class Call:
         self.kind = kind
         self.query = query
         self.accept = accept
+        self.user_agent = ""
 
     @property
     def store(self) -> Any:
@@ -68,6 +70,13 @@ class Call:
                                               name, subresource),
                             details={"name": name or "", "group": self.kind.group,
                                      "kind": self.kind.plural})
+
+    def writer(self, subresource: str | None = None, *, applied: bool = False) -> Writer:
+        """The field manager of this write: `fieldManager`, else the User-Agent's product."""
+        manager = self.query.get("fieldManager") or manager_from_user_agent(self.user_agent) \
+            or manager_for_user(self.user)
+        recorded = subresource if subresource in ("status", "scale") else None
+        return Writer(manager, recorded, applied)
 
     def respond(self, obj: Any, status: int = 200) -> Response:
         return respond(obj, status, accept=self.accept)
@@ -303,7 +312,7 @@ def create(call: Call, body: Any) -> Response:
     obj = _check_body(call, body)
     check_object(obj, call.kind.kind, call.kind.group)
     created = call.store.create(obj, namespace=call.namespace, dry_run=call.dry_run(),
-                                user=call.user)
+                                user=call.user, writer=call.writer())
     return call.respond(call.present(created), 201)
 
 
@@ -313,7 +322,8 @@ def update(call: Call, name: str, body: Any, subresource: str | None = None) -> 
     obj = _check_body(call, body, name=name)
     call.stored(name)
     check_object(obj, call.kind.kind, call.kind.group)
-    updated = call.store.update(obj, dry_run=call.dry_run(), user=call.user, subresource=subresource)
+    updated = call.store.update(obj, dry_run=call.dry_run(), user=call.user, subresource=subresource,
+                                writer=call.writer(subresource))
     return call.respond(call.present(updated))
 
 
@@ -341,18 +351,14 @@ def patch(call: Call, name: str, raw: Any, content_type: str | None,
                          f"{_json_type(raw)}")
     dry_run = call.dry_run()
     stored = call.store.peek(call.kind, call.namespace, name)
-    if stored is None:
-        if patch_type == "apply" and subresource is None:
-            call.require("create", name)
-            obj = _check_body(call, raw, name=name)
-            check_object(obj, call.kind.kind, call.kind.group)
-            created = call.store.create(obj, namespace=call.namespace, dry_run=dry_run,
-                                        user=call.user)
-            return call.respond(call.present(created), 201)
-        raise _not_found(call.kind, name)
     if patch_type == "apply":
-        _check_body(call, raw, name=name)
-        patch_type = "merge" if call.kind.custom else "apply"
+        from sregym.twin.api.kube.apply import server_side_apply
+
+        return server_side_apply(call, name, raw, stored, subresource=subresource, dry_run=dry_run)
+    if call.query.get("force") is not None:
+        raise BadRequest("force: Forbidden: may not be specified for non-apply patch")
+    if stored is None:
+        raise _not_found(call.kind, name)
     current = clone(stored)
     converted = converter_for(call.kind) is not None
     if converted:  # a patch applies to the object as served at the endpoint's version
@@ -364,7 +370,8 @@ def patch(call: Call, name: str, raw: Any, content_type: str | None,
     if converted:
         patched["apiVersion"] = call.kind.api_version
     check_object(patched, call.kind.kind, call.kind.group)
-    updated = call.store.update(patched, dry_run=dry_run, user=call.user, subresource=subresource)
+    updated = call.store.update(patched, dry_run=dry_run, user=call.user, subresource=subresource,
+                                writer=call.writer(subresource))
     return call.respond(call.present(updated))
 
 
@@ -533,7 +540,8 @@ def scale(call: Call, method: str, name: str, body: Any, content_type: str | Non
                       "autoscaling")
     new = clone(stored)
     new.setdefault("spec", {})["replicas"] = replicas
-    updated = call.store.update(new, dry_run=call.dry_run(), user=call.user)
+    updated = call.store.update(new, dry_run=call.dry_run(), user=call.user,
+                                writer=call.writer("scale"))
     return call.respond(scale_of(updated))
 
 

@@ -88,6 +88,7 @@ class KubeApi:
         if rp.namespace is not None and not kind.namespaced:
             raise unknown_resource()
         call = Call(ctx, rp, kind, request.query_params, accept)
+        call.user_agent = request.headers.get("user-agent", "")
         if kind.virtual:
             return await self._virtual(call, request)
         if rp.subresource:
