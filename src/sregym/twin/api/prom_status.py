@@ -11,6 +11,7 @@ its visibility allows (`telemetry.visibility`), so no status page reveals the hi
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.telemetry.promtime import rfc3339
@@ -116,17 +117,12 @@ def family_of(name: str, metadata: dict[str, Any]) -> str | None:
     return None
 
 
-def target_metadata(twin: Twin, user: str, match_target: str, metric: str, limit_text: str) -> list[dict[str, Any]]:
-    """`/api/v1/targets/metadata`: the metadata each matching target exposes."""
-    from sregym.twin.api.prometheus import ApiFailure, parse_selector
-
+def target_metadata(twin: Twin, user: str, match_target: str, metric: str, limit_text: str,
+                    parse_selector: Callable[[str], list[Matcher]]) -> list[dict[str, Any]]:
+    """`/api/v1/targets/metadata`: the metadata each matching target exposes (`parse_selector`
+    is the API's series-selector parser, raising its own bad_data error)."""
     limit = _number(limit_text, "limit must be a number")
-    matchers: list[Matcher] = []
-    if match_target:
-        try:
-            matchers = parse_selector(match_target)
-        except ApiFailure as exc:
-            raise _bad(exc.message.replace('"match[]"', '"match_target"')) from None
+    matchers = parse_selector(match_target) if match_target else []
     tsdb = twin.services.tsdb
     if tsdb is None:
         raise StatusError("not_found", "specified metadata not found", 404)

@@ -295,16 +295,16 @@ def _visible_for(user: str) -> Callable[[dict[str, str]], bool]:
     return (lambda _labels: True) if user == ADMIN else labels_visible
 
 
-def parse_selector(text: str) -> list[Matcher]:
-    """A `match[]` series selector → TSDB matchers (Prometheus' errors on bad input)."""
+def parse_selector(text: str, param: str = "match[]") -> list[Matcher]:
+    """A `match[]` (or other `param`) series selector → TSDB matchers (Prometheus' errors on bad input)."""
     import promql_parser
 
     try:
         expr = promql_parser.parse(text)
     except (ValueError, TypeError) as exc:
-        raise bad_data(f'invalid parameter "match[]": 1:1: parse error: {exc}') from None
+        raise bad_data(f'invalid parameter "{param}": 1:1: parse error: {exc}') from None
     if not isinstance(expr, promql_parser.VectorSelector):
-        raise bad_data('invalid parameter "match[]": 1:1: parse error: expected type instant vector '
+        raise bad_data(f'invalid parameter "{param}": 1:1: parse error: expected type instant vector '
                        'in series selector')
     matchers: list[Matcher] = []
     if expr.name:
@@ -316,7 +316,7 @@ def parse_selector(text: str) -> list[Matcher]:
         if problem is not None:  # RE2 refuses what the parser library accepted
             from sregym.twin.telemetry.promql.diagnose import diagnose
 
-            raise bad_data(f'invalid parameter "match[]": {diagnose(text) or "1:1: parse error: " + problem}')
+            raise bad_data(f'invalid parameter "{param}": {diagnose(text) or "1:1: parse error: " + problem}')
     if all(m.matches({}) for m in matchers):
         raise bad_data("match[] must contain at least one non-empty matcher")
     return matchers
@@ -423,7 +423,8 @@ def status_routes(api: PrometheusApi, endpoint: Callable[..., Any]) -> list[Rout
         get("/api/v1/targets", lambda p, u: prom_status.targets(twin, u, p.get("state") or "",
                                                                 p.get("scrapePool") or "")),
         get("/api/v1/targets/metadata", lambda p, u: prom_status.target_metadata(
-            twin, u, p.get("match_target") or "", p.get("metric") or "", p.get("limit") or "")),
+            twin, u, p.get("match_target") or "", p.get("metric") or "", p.get("limit") or "",
+            lambda text: parse_selector(text, "match_target"))),
         get("/api/v1/scrape_pools", lambda _p, u: prom_status.scrape_pools(twin, u)),
         get("/api/v1/alertmanagers", lambda _p, _u: prom_status.alertmanagers()),
     ]
