@@ -66,6 +66,9 @@ class Twin:
             self.store.create(node_object(spec, index, now), keep_status=True)
         for obj in system_objects():
             self.store.create(obj)
+        from sregym.twin.telemetry import stack
+
+        stack.install(self)  # the monitoring stack's pods, behind the scrape targets
         self.advance(self.clock.tick)
 
     def controller(self, name: str) -> Controller:

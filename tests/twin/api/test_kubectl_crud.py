@@ -50,7 +50,7 @@ def test_get_builtin_kinds_with_output_formats(kube):
     assert doc["kind"] == "Deployment" and doc["metadata"]["name"] == "coredns"
     listed = yaml.safe_load(kube.ok("get", "svc", "-n", "kube-system", "-o", "yaml"))
     assert listed["kind"] == "List"
-    assert [i["metadata"]["name"] for i in listed["items"]] == ["kube-dns"]
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["kube-dns", "kube-prometheus-stack-kubelet"]
     ip = kube.ok("get", "svc", "kube-dns", "-n", "kube-system", "-o", "jsonpath={.spec.clusterIP}")
     assert ip == "10.96.0.10"
     # Several kinds at once, as agents often ask.

@@ -29,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from sregym.twin.api import loki_status
 from sregym.twin.api.body import BodyTooLarge, read_body
 from sregym.twin.api.prom_access import user_from_headers
 from sregym.twin.api.prom_params import FormData
@@ -270,6 +271,36 @@ class LokiApi:
                 out.append(labels)
         return out
 
+    def status_routes(self, endpoint: Callable[..., Any]) -> list[Route]:
+        """Index stats, detected labels, format_query, /config and /metrics (`loki_status`)."""
+        def stats(params: Any, request: Request) -> Response:
+            matchers = _selector(params.get("query") or "")
+            end = parse_time_ns(params.get("end"), self.now_ns(), "end")
+            start = parse_time_ns(params.get("start"), end - LABELS_SINCE_NS, "start")
+            streams = [(labels, entries()) for labels, entries in self.index.streams(self.visible(request))
+                       if all(m.matches(labels) for m in matchers)]
+            return JSONResponse(loki_status.index_stats(streams, start, end))
+
+        def detected(params: Any, request: Request) -> Response:
+            matchers = _selector(params["query"]) if params.get("query") else None
+            return JSONResponse(loki_status.detected_labels(self._streams_in(params, self.visible(request),
+                                                                             matchers)))
+
+        def metrics(request: Request) -> Response:
+            streams = self.index.streams(self.visible(request))
+            return PlainTextResponse(loki_status.metrics_text(len(streams), sum(len(e()) for _l, e in streams)),
+                                     media_type="text/plain; version=0.0.4; charset=utf-8")
+
+        both = ["GET", "POST"]
+        return [
+            Route("/loki/api/v1/index/stats", endpoint(stats), methods=both),
+            Route("/loki/api/v1/detected_labels", endpoint(detected), methods=["GET"]),
+            Route("/loki/api/v1/format_query", endpoint(lambda p, _r: JSONResponse(
+                loki_status.format_query(p.get("query") or "", _parse))), methods=both),
+            Route("/config", lambda _r: PlainTextResponse(loki_status.CONFIG), methods=["GET"]),
+            Route("/metrics", metrics, methods=["GET"]),
+        ]
+
     def labels(self, params: Any, visible: Callable[[dict[str, str]], bool]) -> Response:
         matchers = _selector(params.get("query")) if params.get("query") else None
         names = sorted({k for labels in self._streams_in(params, visible, matchers) for k in labels})
@@ -402,6 +433,7 @@ def create_loki_app(twin: Twin, *, tokens: dict[str, str], timeout_s: float = QU
         Route("/loki/api/v1/status/buildinfo", lambda _r: JSONResponse(
             {"version": "3.1.0", "revision": "935aee77ed", "branch": "HEAD", "buildUser": "root@0f7f0ed2f1e8",
              "buildDate": "2024-07-02T10:47:33Z", "goVersion": "go1.22.4"}), methods=["GET"]),
+        *api.status_routes(endpoint),
     ]
     app = Starlette(routes=routes)
     app.state.loki = api

@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from sregym.twin.api import prom_status
 from sregym.twin.api.body import BodyTooLarge, read_body
 from sregym.twin.api.prom_access import user_from_headers
 from sregym.twin.api.prom_params import FormData
@@ -197,21 +198,8 @@ class PrometheusApi:
         return success(sorted({s.labels[name] for s in selected if name in s.labels}))
 
     def metadata(self, params: Params, user: str) -> Response:
-        metric = params.get("metric")
-        limit = _int_param(params, "limit", -1)
-        view = tsdb_for(self.tsdb, user)
-        visible_names = set(view.label_values("__name__"))
-        data: dict[str, list[dict[str, str]]] = {}
-        for name in sorted(self.tsdb.metadata):
-            if metric and name != metric:
-                continue
-            if name not in visible_names and user != ADMIN:
-                continue
-            if 0 <= limit <= len(data):
-                break
-            meta = self.tsdb.metadata[name]
-            data[name] = [{"type": meta.type, "help": meta.help, "unit": meta.unit}]
-        return success(data)
+        return success(prom_status.metadata(self.twin, user, params.get("metric") or "",
+                                            params.get("limit") or "", params.get("limit_per_metric") or ""))
 
     # --------------------------------------------------------- alerting
     def alerts(self, user: str) -> Response:
@@ -307,16 +295,16 @@ def _visible_for(user: str) -> Callable[[dict[str, str]], bool]:
     return (lambda _labels: True) if user == ADMIN else labels_visible
 
 
-def parse_selector(text: str) -> list[Matcher]:
-    """A `match[]` series selector → TSDB matchers (Prometheus' errors on bad input)."""
+def parse_selector(text: str, param: str = "match[]") -> list[Matcher]:
+    """A `match[]` (or other `param`) series selector → TSDB matchers (Prometheus' errors on bad input)."""
     import promql_parser
 
     try:
         expr = promql_parser.parse(text)
     except (ValueError, TypeError) as exc:
-        raise bad_data(f'invalid parameter "match[]": 1:1: parse error: {exc}') from None
+        raise bad_data(f'invalid parameter "{param}": 1:1: parse error: {exc}') from None
     if not isinstance(expr, promql_parser.VectorSelector):
-        raise bad_data('invalid parameter "match[]": 1:1: parse error: expected type instant vector '
+        raise bad_data(f'invalid parameter "{param}": 1:1: parse error: expected type instant vector '
                        'in series selector')
     matchers: list[Matcher] = []
     if expr.name:
@@ -328,7 +316,7 @@ def parse_selector(text: str) -> list[Matcher]:
         if problem is not None:  # RE2 refuses what the parser library accepted
             from sregym.twin.telemetry.promql.diagnose import diagnose
 
-            raise bad_data(f'invalid parameter "match[]": {diagnose(text) or "1:1: parse error: " + problem}')
+            raise bad_data(f'invalid parameter "{param}": {diagnose(text) or "1:1: parse error: " + problem}')
     if all(m.matches({}) for m in matchers):
         raise bad_data("match[] must contain at least one non-empty matcher")
     return matchers
@@ -382,6 +370,8 @@ def create_prometheus_app(twin: Twin, *, tokens: dict[str, str], max_samples: in
                 return answer
             except ApiFailure as err:
                 return failure(err)
+            except prom_status.StatusError as err:
+                return failure(ApiFailure(err.error_type, err.message, err.code))
             except BodyTooLarge:
                 return failure(bad_data("error parsing form values: http: POST too large"))
             except Exception as exc:  # never a traceback on the wire
@@ -405,9 +395,7 @@ def create_prometheus_app(twin: Twin, *, tokens: dict[str, str], max_samples: in
               methods=["GET"]),
         Route("/api/v1/status/runtimeinfo", endpoint(lambda _p, _u, _r: success(_runtime_info(twin))),
               methods=["GET"]),
-        Route("/api/v1/status/flags", endpoint(lambda _p, _u, _r: success(_FLAGS)), methods=["GET"]),
-        Route("/api/v1/targets", endpoint(lambda _p, _u, _r: success(
-            {"activeTargets": [], "droppedTargets": []})), methods=["GET"]),
+        *status_routes(api, endpoint),
         Route("/-/ready", lambda _r: PlainTextResponse("Prometheus Server is Ready.\n"),
               methods=["GET", "HEAD"]),
         Route("/-/healthy", lambda _r: PlainTextResponse("Prometheus Server is Healthy.\n"),
@@ -420,9 +408,26 @@ def create_prometheus_app(twin: Twin, *, tokens: dict[str, str], max_samples: in
     return app
 
 
-_FLAGS = {"query.lookback-delta": "5m", "query.max-samples": str(DEFAULT_MAX_SAMPLES),
-          "query.timeout": f"{DEFAULT_TIMEOUT_S:g}s",
-          "storage.tsdb.retention.time": "15d", "web.enable-lifecycle": "false"}
+def status_routes(api: PrometheusApi, endpoint: Callable[..., Any]) -> list[Route]:
+    """Targets, scrape pools and the status pages (`prom_status`)."""
+    twin = api.twin
+
+    def get(path: str, fn: Callable[[Params, str], Any]) -> Route:
+        return Route(path, endpoint(lambda p, u, _r: success(fn(p, u))), methods=["GET"])
+
+    return [
+        get("/api/v1/status/flags", lambda _p, _u: prom_status.flags(api.max_samples, api.timeout_s)),
+        get("/api/v1/status/config", lambda _p, u: prom_status.config(twin, u)),
+        get("/api/v1/status/tsdb", lambda p, u: prom_status.tsdb_status(twin, u, p.get("limit") or "")),
+        get("/api/v1/status/walreplay", lambda _p, _u: prom_status.walreplay(twin)),
+        get("/api/v1/targets", lambda p, u: prom_status.targets(twin, u, p.get("state") or "",
+                                                                p.get("scrapePool") or "")),
+        get("/api/v1/targets/metadata", lambda p, u: prom_status.target_metadata(
+            twin, u, p.get("match_target") or "", p.get("metric") or "", p.get("limit") or "",
+            lambda text: parse_selector(text, "match_target"))),
+        get("/api/v1/scrape_pools", lambda _p, u: prom_status.scrape_pools(twin, u)),
+        get("/api/v1/alertmanagers", lambda _p, _u: prom_status.alertmanagers()),
+    ]
 
 
 def _runtime_info(twin: Twin) -> dict[str, Any]:

@@ -823,10 +823,20 @@ PRELOADED_IMAGES = (
 )
 
 
+# Images of add-ons installed with the cluster (the monitoring stack), long pulled before any app.
+_ADDON_IMAGES: list[str] = []
+
+
+def preload_image(ref: str) -> None:
+    """Count `ref` among the images every node already has (an add-on installed with the cluster)."""
+    if ref not in _ADDON_IMAGES:
+        _ADDON_IMAGES.append(ref)
+
+
 def preloaded_images() -> list[str]:
     from sregym.twin.topology import KUBERNETES_VERSION
 
-    return [*PRELOADED_IMAGES,
+    return [*PRELOADED_IMAGES, *_ADDON_IMAGES,
             "registry.k8s.io/etcd:3.5.16-0",
             f"registry.k8s.io/kube-apiserver:{KUBERNETES_VERSION}",
             f"registry.k8s.io/kube-controller-manager:{KUBERNETES_VERSION}",

@@ -19,6 +19,18 @@ if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
+# The `# HELP` text each application process exposes with its families (one table, this exporter's).
+HELP = {
+    "app_queue_depth": "Number of requests waiting for a worker.",
+    "app_inflight_requests": "Number of requests currently being served.",
+    "app_requests_total": "Total number of requests handled, by method.",
+    "app_request_errors_total": "Total number of requests that ended in an error, by method.",
+    "app_client_retries_total": "Total number of retried calls to downstream services.",
+    "app_requests_deadline_exceeded_total": "Total number of requests dropped because the caller's deadline "
+                                            "had passed.",
+    "app_cpu_utilisation_ratio": "CPU time used over the CPU available to the process.",
+    "app_cache_hit_ratio": "Fraction of cache lookups answered from the cache.",
+}
 
 
 class AppMetrics:
@@ -84,4 +96,4 @@ class AppMetrics:
                 if name.endswith(suffix):
                     family = name[: -len(suffix)]
         if family not in tsdb.metadata:
-            tsdb.set_metadata(family, metric_type, "")
+            tsdb.set_metadata(family, metric_type, HELP.get(family, ""))

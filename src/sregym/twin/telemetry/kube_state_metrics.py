@@ -49,11 +49,22 @@ NAMESPACE_PHASES = ("Active", "Terminating")
 QOS_CLASSES = ("BestEffort", "Burstable", "Guaranteed")
 
 
-def ksm_target() -> Target:
-    return Target(JOB, f"{POD_IP}:{PORT}", {
-        "job": JOB, "instance": f"{POD_IP}:{PORT}", "namespace": MONITORING_NAMESPACE,
-        "pod": POD_NAME, "service": SERVICE, "endpoint": "http", "container": "kube-state-metrics",
+def ksm_target(pod_name: str = POD_NAME, pod_ip: str = POD_IP) -> Target:
+    return Target(JOB, f"{pod_ip}:{PORT}", {
+        "job": JOB, "instance": f"{pod_ip}:{PORT}", "namespace": MONITORING_NAMESPACE,
+        "pod": pod_name, "service": SERVICE, "endpoint": "http", "container": "kube-state-metrics",
     })
+
+
+def live_ksm_target(twin: Twin) -> Target | None:
+    """The target of the running kube-state-metrics pod (None while it is not running); the
+    fixed one in a twin without the monitoring stack."""
+    from sregym.twin.telemetry import stack
+
+    if not stack.installed(twin):
+        return ksm_target()
+    pod = stack.stack_target_pod(twin, "kube-state-metrics")
+    return ksm_target(*stack.pod_identity(pod)) if pod is not None else None
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -687,6 +698,11 @@ class KubeStateMetrics:
         self.families = FAMILIES
 
     def collect(self, now: float) -> list[Batch]:
+        target = live_ksm_target(self.twin)
+        if target is None:
+            return []
+        if target.labels != self.target.labels:  # a new pod: series refs carry the target labels
+            self.target, self._cache = target, {}
         batch = Batch(self.target)
         cache: dict[tuple[str, str], list[tuple[SeriesRef, float]]] = {}
         old = self._cache

@@ -159,13 +159,22 @@ class NodeExporter:
     def collect(self, now: float) -> list[Batch]:
         nodeos = self.twin.services.nodeos
         batches = []
+        from sregym.twin.telemetry import stack
+
+        with_stack = stack.installed(self.twin)
         for node in self.twin.store.scan(self._node_kind):
             name = node["metadata"]["name"]
             ip = node_internal_ip(node)
             instance = f"{ip}:{PORT}"
+            pod_name = f"{SERVICE}-{stable_suffix(name)}"
+            if with_stack:  # the DaemonSet's pod on this node, or no target without one
+                pod = stack.stack_target_pod(self.twin, "prometheus-node-exporter", name)
+                if pod is None:
+                    continue
+                pod_name = pod["metadata"]["name"]
             target = Target(JOB, instance, {
                 "job": JOB, "instance": instance, "namespace": MONITORING_NAMESPACE,
-                "pod": f"{SERVICE}-{stable_suffix(name)}", "container": "node-exporter",
+                "pod": pod_name, "container": "node-exporter",
                 "endpoint": "http-metrics", "service": SERVICE, "node": name},
                 honor_labels=False, up=node_reachable(node))
             batch = Batch(target)

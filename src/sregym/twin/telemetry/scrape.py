@@ -58,6 +58,16 @@ class ScrapeStats:
     per_job: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class TargetState:
+    """What Prometheus' target manager remembers of one target's last scrape (`/api/v1/targets`)."""
+
+    target: Target
+    last_scrape_ms: int
+    duration_s: float
+    samples: int
+
+
 @controller
 class TelemetryScraper(Controller):
     """Prometheus: scrapes every exporter on a fixed interval into `twin.services.tsdb`."""
@@ -87,6 +97,7 @@ class TelemetryScraper(Controller):
         self._previous: dict[tuple[str, str, str], list[tuple[SeriesRef, float]]] = {}
         self._generation = 0  # bumped when retention may have removed series refs point to
         self.stats = ScrapeStats()
+        self.targets: dict[tuple[str, str, str], TargetState] = {}  # the active targets, last scrape
         self._register_metadata()
 
     # ------------------------------------------------------------------ metadata
@@ -131,6 +142,7 @@ class TelemetryScraper(Controller):
     def _write(self, t_ms: int, batches: list[Batch]) -> None:
         tsdb, gen = self.tsdb, self._generation
         current: dict[tuple[str, str, str], list[tuple[SeriesRef, float]]] = {}
+        current_targets: dict[tuple[str, str, str], TargetState] = {}
         for batch in batches:
             target = batch.target
             scraped = len(batch.samples) if target.up else 0
@@ -138,7 +150,9 @@ class TelemetryScraper(Controller):
             meta.add("up", None, 1.0 if target.up else 0.0)
             meta.add("scrape_samples_scraped", None, scraped)
             # A deterministic stand-in for the time a scrape of this size takes.
-            meta.add("scrape_duration_seconds", None, round(0.003 + scraped * 2.5e-6, 6))
+            duration = round(0.003 + scraped * 2.5e-6, 6)
+            meta.add("scrape_duration_seconds", None, duration)
+            current_targets[target.id] = TargetState(target, t_ms, duration, scraped)
             samples = (batch.samples if target.up else []) + meta.samples
             current[target.id] = samples
             for ref, value in samples:
@@ -166,6 +180,7 @@ class TelemetryScraper(Controller):
                     series.append(t_ms, STALE_NAN)
                     self.stats.stale_markers += 1
         self._previous = current
+        self.targets = current_targets
 
 
 def _ms(seconds: float) -> int:
@@ -187,4 +202,4 @@ def scraper_of(twin: Twin) -> TelemetryScraper:
     return found  # type: ignore[no-any-return]
 
 
-__all__ = ["RETENTION_S", "SCRAPE_INTERVAL_S", "USAGE_SAMPLE_S", "ScrapeStats", "TelemetryScraper", "scraper_of"]
+__all__ = ["RETENTION_S", "SCRAPE_INTERVAL_S", "USAGE_SAMPLE_S", "ScrapeStats", "TargetState", "TelemetryScraper", "scraper_of"]

@@ -31,11 +31,22 @@ PORT = 8889
 Row = tuple[str, dict[str, str], float] | tuple[str, dict[str, str], float, str]
 
 
-def collector_target() -> Target:
-    instance = f"{POD_IP}:{PORT}"
+def collector_target(pod_name: str = POD_NAME, pod_ip: str = POD_IP) -> Target:
+    instance = f"{pod_ip}:{PORT}"
     return Target(JOB, instance, {"job": JOB, "instance": instance, "namespace": MONITORING_NAMESPACE,
-                                  "pod": POD_NAME, "service": SERVICE, "endpoint": "prometheus",
+                                  "pod": pod_name, "service": SERVICE, "endpoint": "prometheus",
                                   "container": "otc-container"}, honor_labels=False)
+
+
+def live_collector_target(twin: Twin) -> Target | None:
+    """The target of the running collector pod (None while it is not running); the fixed one in
+    a twin without the monitoring stack."""
+    from sregym.twin.telemetry import stack
+
+    if not stack.installed(twin):
+        return collector_target()
+    pod = stack.stack_target_pod(twin, "opentelemetry-collector")
+    return collector_target(*stack.pod_identity(pod)) if pod is not None else None
 
 
 def rows_of(provider: Any, method: str) -> list[Row]:
@@ -79,6 +90,11 @@ class SpanMetrics:
         self._keys = RefCache()
 
     def collect(self, now: float) -> list[Batch]:
+        target = live_collector_target(self.twin)
+        if target is None:
+            return []
+        if target.labels != self.target.labels:  # a new pod: cached refs carry the old labels
+            self.target, self._keys = target, RefCache()
         batch = Batch(self.target)
         for row in rows_of(self.twin.services.dataplane, "span_metrics"):
             name, labels, value = row[0], row[1], row[2]
