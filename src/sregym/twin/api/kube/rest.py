@@ -18,6 +18,7 @@ from starlette.responses import Response
 
 from sregym.errors import ApiError, BadRequest, Forbidden, Gone, Invalid, NotFound, Timeout, invalid
 from sregym.twin.api.kube.encoding import patch_type_of, respond, success_status, wants_table
+from sregym.twin.api.kube.field_validation import check_body, check_patched, warning_header
 from sregym.twin.api.kube.handlers import RequestContext
 from sregym.twin.api.kube.limits import check_json_patch, check_object
 from sregym.twin.api.kube.listing import field_selector_for, label_selector_for, list_page
@@ -45,6 +46,7 @@ class Call:
         self.kind = kind
         self.query = query
         self.accept = accept
+        self.warnings: list[str] = []  # sent as `Warning: 299` headers with the answer
 
     @property
     def store(self) -> Any:
@@ -70,7 +72,10 @@ class Call:
                                      "kind": self.kind.plural})
 
     def respond(self, obj: Any, status: int = 200) -> Response:
-        return respond(obj, status, accept=self.accept)
+        response = respond(obj, status, accept=self.accept)
+        for text in self.warnings:
+            response.headers.append("Warning", warning_header(text))
+        return response
 
     # ------------------------------------------------------------- params
     def dry_run(self, body: dict[str, Any] | None = None) -> bool:
@@ -300,7 +305,7 @@ def create(call: Call, body: Any) -> Response:
         raise unknown_resource()
     call.require("create")
     _check_field_params(call)
-    obj = _check_body(call, body)
+    obj = _check_body(call, check_body(call, body))
     check_object(obj, call.kind.kind, call.kind.group)
     created = call.store.create(obj, namespace=call.namespace, dry_run=call.dry_run(),
                                 user=call.user)
@@ -310,7 +315,7 @@ def create(call: Call, body: Any) -> Response:
 def update(call: Call, name: str, body: Any, subresource: str | None = None) -> Response:
     call.require("update", name, subresource)
     _check_field_params(call)
-    obj = _check_body(call, body, name=name)
+    obj = _check_body(call, check_body(call, body), name=name)
     call.stored(name)
     check_object(obj, call.kind.kind, call.kind.group)
     updated = call.store.update(obj, dry_run=call.dry_run(), user=call.user, subresource=subresource)
@@ -344,7 +349,7 @@ def patch(call: Call, name: str, raw: Any, content_type: str | None,
     if stored is None:
         if patch_type == "apply" and subresource is None:
             call.require("create", name)
-            obj = _check_body(call, raw, name=name)
+            obj = _check_body(call, check_body(call, raw), name=name)
             check_object(obj, call.kind.kind, call.kind.group)
             created = call.store.create(obj, namespace=call.namespace, dry_run=dry_run,
                                         user=call.user)
@@ -360,6 +365,7 @@ def patch(call: Call, name: str, raw: Any, content_type: str | None,
     if patch_type == "json":
         check_json_patch(current, raw)
     patched = _apply_patch(current, raw, patch_type, call.kind)
+    check_patched(call, patched, raw, patch_type)
     _check_patched(call, stored, patched, name)
     if converted:
         patched["apiVersion"] = call.kind.api_version
