@@ -151,6 +151,15 @@ class KubeApi:
         return decode_body(raw, request.headers.get("content-type"))
 
     async def _resource(self, call: Call, request: Request) -> Response:
+        from sregym.twin.api.kube.malformed import MalformedBody, reword
+
+        try:
+            return await self._resource_verbs(call, request)
+        except MalformedBody as exc:  # worded by who decodes it: the codec or the patch handler
+            raise reword(exc, call.kind.kind, request.method,
+                         request.headers.get("content-type")) from None
+
+    async def _resource_verbs(self, call: Call, request: Request) -> Response:
         rp = call.rp
         method = request.method
         name = rp.name
