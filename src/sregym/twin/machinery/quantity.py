@@ -102,11 +102,6 @@ def format_quantity(value: Decimal | int | float, binary: bool = False) -> str:
     return f"{int(number.scaleb(9).to_integral_value(rounding='ROUND_CEILING'))}n"
 
 
-def canonical_quantity(text: str | int | float) -> str:
-    """Re-print a quantity the way the API server stores and echoes it (`1024Mi` → `1Gi`)."""
-    return format_quantity(parse_quantity(text), is_binary_quantity(text))
-
-
 # ------------------------------------------------------------------ canonical form
 _SI_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
 _BINARY_SUFFIX = {0: "", 10: "Ki", 20: "Mi", 30: "Gi", 40: "Ti", 50: "Pi", 60: "Ei"}

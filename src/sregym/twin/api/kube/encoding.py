@@ -106,7 +106,6 @@ def decode_body(raw: bytes, content_type: str | None) -> Any:
             f'{JSON}, {YAML}', details={"causes": [{"reason": "UnsupportedMediaType",
                                                     "message": media}]})
     from sregym.twin.api.kube.limits import load_json, load_yaml
-
     from sregym.twin.api.kube.malformed import MalformedBody, go_json_error, go_yaml_error
 
     if media.endswith("yaml"):
