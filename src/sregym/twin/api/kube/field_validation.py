@@ -28,10 +28,13 @@ def mode_of(query: Any) -> str:
     return value if value in MODES else "Warn"
 
 
-def warning_header(text: str) -> str:
-    """RFC 7234 warning as the API server sends it: `299 - "<text with quotes escaped>"`."""
+def warning_header(text: str) -> bytes | None:
+    """RFC 7234 warning as the API server sends it: `299 - "<text with quotes escaped>"`; None
+    for text outside printable ASCII (a fuzzer's field name), which many HTTP stacks refuse."""
+    if not all(0x20 <= ord(c) < 0x7F for c in text):
+        return None
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return f'299 - "{escaped}"'
+    return f'299 - "{escaped}"'.encode("ascii")
 
 
 def _target(call: Any, body: dict[str, Any]) -> tuple[str, str, str] | None:

@@ -74,7 +74,9 @@ class Call:
     def respond(self, obj: Any, status: int = 200) -> Response:
         response = respond(obj, status, accept=self.accept)
         for text in self.warnings:
-            response.headers.append("Warning", warning_header(text))
+            header = warning_header(text)
+            if header is not None:
+                response.raw_headers.append((b"warning", header))
         return response
 
     # ------------------------------------------------------------- params
