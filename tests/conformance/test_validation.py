@@ -320,3 +320,18 @@ def test_the_python_client_sees_the_same_answers(cluster: KubeHarness) -> None:
         assert stored.data == {"a": "1"}
     finally:
         cleanup(cluster, "configmap/cv-client")
+
+
+# ---------------------------------------------------------------------------------- loki
+def test_logql_json_on_plain_lines_is_a_parser_error_in_lokis_words(cluster: KubeHarness) -> None:
+    import httpx
+
+    answer = httpx.get(cluster.observability["loki"] + "/loki/api/v1/query_range",
+                       params={"query": '{namespace=~".+"} | json', "limit": "50", "since": "1h"})
+    assert answer.status_code == 200, answer.text
+    streams = answer.json()["data"]["result"]
+    failed = [s["stream"] for s in streams if "__error__" in s["stream"]]
+    assert failed, "the app's plain-text lines should fail the json parser"
+    for labels in failed:
+        assert labels["__error__"] == "JSONParserErr"
+        assert labels["__error_details__"] == "Value looks like object, but can't find closing '}' symbol"
