@@ -102,6 +102,40 @@ def format_quantity(value: Decimal | int | float, binary: bool = False) -> str:
     return f"{int(number.scaleb(9).to_integral_value(rounding='ROUND_CEILING'))}n"
 
 
-def canonical_quantity(text: str | int | float) -> str:
-    """Re-print a quantity the way the API server stores and echoes it (`1024Mi` → `1Gi`)."""
-    return format_quantity(parse_quantity(text), is_binary_quantity(text))
+# ------------------------------------------------------------------ canonical form
+_SI_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BINARY_SUFFIX = {0: "", 10: "Ki", 20: "Mi", 30: "Gi", 40: "Ti", 50: "Pi", 60: "Ei"}
+_NANO = Decimal("1e-9")
+
+
+def canonical_quantity(value: str | int | float) -> str:
+    """The form the API server stores and returns a quantity in (apimachinery's Quantity.String).
+
+    A quantity keeps the family it was written in: binary suffixes (`Ki` ... `Ei`), decimal
+    exponents (`e3`), or decimal SI suffixes (`m`, `k`, `M` ... and plain numbers); within it the
+    largest suffix that keeps the number whole wins (`1000m` → `1`, `0.5` → `500m`, `2000` →
+    `2k`, `1024Mi` → `1Gi`, `1536Mi` stays). Binary amounts under 1024, or not whole, are written
+    as decimal SI. Precision finer than nano is rounded up, as upstream does.
+    """
+    text = str(value).strip()
+    match = _PATTERN.match(text)
+    if not match:
+        raise QuantityError(f"invalid quantity {text!r}")
+    amount = parse_quantity(text)
+    if amount == 0:
+        return "0"
+    exact = amount.quantize(_NANO, rounding="ROUND_CEILING" if amount > 0 else "ROUND_FLOOR")
+    suffix = match.group(2) or ""
+    exponent_form = "e" in match.group(1).lower()
+    if suffix in _BINARY and -1024 < exact < 1024:
+        suffix = ""
+    if suffix in _BINARY and exact == exact.to_integral_value():
+        whole = int(exact)
+        shift = max(k for k in _BINARY_SUFFIX if whole % (1 << k) == 0)
+        return f"{whole >> shift}{_BINARY_SUFFIX[shift]}"
+    scale = max(e for e in _SI_SUFFIX
+                if (exact / Decimal(10) ** e) == (exact / Decimal(10) ** e).to_integral_value())
+    mantissa = int(exact / Decimal(10) ** scale)
+    if exponent_form:
+        return f"{mantissa}e{scale}" if scale else str(mantissa)
+    return f"{mantissa}{_SI_SUFFIX[scale]}"

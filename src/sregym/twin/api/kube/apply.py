@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import Response
 
 from sregym.errors import BadRequest, NotFound
+from sregym.twin.api.kube.field_validation import check_body
 from sregym.twin.api.kube.limits import check_object
+from sregym.twin.api.kube.object_shape import check_patched_shape, check_shape, not_found
 from sregym.twin.machinery.conversion import converter_for, served_form
 from sregym.twin.machinery.managedfields import Writer
 from sregym.twin.machinery.objects import clone
@@ -36,19 +38,17 @@ def _force(call: Call) -> bool:
 
 def server_side_apply(call: Call, name: str, raw: Any, stored: dict[str, Any] | None, *,
                       subresource: str | None, dry_run: bool) -> Response:
-    from sregym.twin.api.kube.rest import _check_body, _check_patched, _not_found
-
     if not raw.get("apiVersion") or not raw.get("kind"):
         raise BadRequest("invalid object type: apiVersion and kind must be set in the applied configuration")
     meta = raw.get("metadata")
     if isinstance(meta, dict) and meta.get("managedFields") is not None:
         raise BadRequest("metadata.managedFields must be nil")
     force = _force(call)
-    config = _check_body(call, raw, name=name)
+    config = check_shape(call, check_body(call, raw), name=name)
     manager = call.query.get("fieldManager") or ""
     if stored is None:
         if subresource is not None:
-            raise _not_found(call.kind, name)
+            raise not_found(call.kind, name)
         call.require("create", name)
     if subresource == "status":
         config = {"apiVersion": config["apiVersion"], "kind": config["kind"],
@@ -73,7 +73,7 @@ def server_side_apply(call: Call, name: str, raw: Any, stored: dict[str, Any] | 
         live = served_form(call.kind, live)
     obj = apply_config(live, config, manager=manager, api_version=call.kind.api_version, now=now,
                        force=force, subresource=recorded)
-    _check_patched(call, stored, obj, name)
+    check_patched_shape(call, stored, obj, name)
     if converted:
         obj["apiVersion"] = call.kind.api_version
     check_object(obj, call.kind.kind, call.kind.group)
@@ -81,7 +81,7 @@ def server_side_apply(call: Call, name: str, raw: Any, stored: dict[str, Any] | 
         updated = call.store.update(obj, dry_run=dry_run, user=call.user, subresource=subresource,
                                     writer=writer)
     except NotFound:
-        raise _not_found(call.kind, name) from None
+        raise not_found(call.kind, name) from None
     return call.respond(call.present(updated))
 
 

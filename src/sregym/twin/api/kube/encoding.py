@@ -106,16 +106,21 @@ def decode_body(raw: bytes, content_type: str | None) -> Any:
             f'{JSON}, {YAML}', details={"causes": [{"reason": "UnsupportedMediaType",
                                                     "message": media}]})
     from sregym.twin.api.kube.limits import load_json, load_yaml
+    from sregym.twin.api.kube.malformed import MalformedBody, go_json_error, go_yaml_error
 
     if media.endswith("yaml"):
         try:
             return load_yaml(raw.decode("utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise BadRequest(f"error converting YAML to JSON: {_first_line(exc)}") from None
+            detail = go_yaml_error(exc)
+            raise MalformedBody(f"error converting YAML to JSON: {detail}", raw=raw,
+                                detail=detail, yaml=True) from None
     try:
         return load_json(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"couldn't get version/kind; json parse error: {_first_line(exc)}") from None
+        detail = go_json_error(raw, exc)
+        raise MalformedBody(f"couldn't get version/kind; json parse error: {detail}", raw=raw,
+                            detail=detail) from None
 
 
 def patch_type_of(content_type: str | None) -> str:

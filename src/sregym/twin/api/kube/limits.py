@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from sregym.errors import ApiError, BadRequest, invalid
+from sregym.twin.machinery.decoding import object_pairs
 
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 ETCD_MAX_REQUEST_BYTES = 1536 * 1024
@@ -90,7 +91,8 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
 
 def load_json(raw: bytes) -> Any:
     try:
-        value = json.loads(raw)
+        # Repeated keys are kept track of: field validation reports them (`duplicate field`).
+        value = json.loads(raw, object_pairs_hook=object_pairs)
     except RecursionError:
         raise BadRequest("couldn't get version/kind; json parse error: exceeded max depth") from None
     check_depth(value)

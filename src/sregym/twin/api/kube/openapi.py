@@ -1,11 +1,12 @@
-"""A minimal OpenAPI v3 (and v2) description of the served resources.
+"""The OpenAPI v3 (and v2) description of the served resources.
 
-kubectl reads it for one reason that matters to us: before `apply`, `create -f`, `edit` and
-`replace` with the default `--validate=strict`, it checks whether the PATCH operation of the
-object's kind declares the `fieldValidation` query parameter; if so it leaves validation to the
-server (which is what we want), otherwise it needs full client-side schemas. So the documents
-list every resource's paths and operations with their group-version-kind and parameters, but no
-schemas (`kubectl explain` therefore has nothing to explain).
+kubectl reads it twice. Before `apply`, `create -f`, `edit` and `replace` with the default
+`--validate=strict`, it checks whether the PATCH operation of the object's kind declares the
+`fieldValidation` query parameter; if so it leaves validation to the server (which does it, see
+`machinery/decoding.py`). And `kubectl explain` prints the schemas: each group version's document
+carries the upstream 1.32 definitions (`machinery/schemas.py`) its kinds reach, with their
+descriptions, so the text is the upstream one. Kinds upstream does not have (CRDs) get paths but no
+schema, and kinds hidden from a credential are in neither.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from sregym.twin.api.kube.discovery import visible_kinds
 from sregym.twin.machinery.kinds import KindRegistry, ResourceKind
+from sregym.twin.machinery.schemas import REF, all_schemas, closure, schema_name
 from sregym.twin.topology import KUBERNETES_VERSION
 
 _WRITE_PARAMS = ("dryRun", "fieldManager", "fieldValidation")
@@ -93,7 +95,30 @@ def v3_document(kinds: KindRegistry, user: str, group: str, version: str) -> dic
     for kind in sorted(served, key=lambda k: k.plural):
         paths.update(_paths_for(kind))
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION},
-            "paths": paths, "components": {"schemas": {}}}
+            "paths": paths, "components": {"schemas": _schemas_for(served)}}
+
+
+def _schemas_for(kinds: list[ResourceKind]) -> dict[str, Any]:
+    names = [n for k in kinds if not k.custom and not k.virtual
+             for n in (schema_name(k.group, k.version, k.kind),) if n]
+    schemas = all_schemas()
+    return {name: schemas[name] for name in closure(names)}
+
+
+def _v2_schema(node: Any) -> Any:
+    """An OpenAPI v3 schema in v2 form: `#/definitions/` references, no `allOf` wrappers."""
+    if isinstance(node, list):
+        return [_v2_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _v2_schema(v) for k, v in node.items() if k not in ("allOf", "oneOf")}
+    if "oneOf" in node:  # Quantity, IntOrString: v2 has no oneOf and calls them strings
+        out["type"] = "string"
+    if isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1 and "$ref" in node["allOf"][0]:
+        out["$ref"] = node["allOf"][0]["$ref"]
+    if isinstance(out.get("$ref"), str) and out["$ref"].startswith(REF):
+        out["$ref"] = "#/definitions/" + out["$ref"][len(REF):]
+    return out
 
 
 def v3_root(kinds: KindRegistry, user: str) -> dict[str, Any]:
@@ -119,8 +144,9 @@ def v2_document(kinds: KindRegistry, user: str) -> dict[str, Any]:
                 else:
                     v2[key] = {**value, "parameters": [_v2_param(p) for p in value["parameters"]]}
             paths[path] = v2
+    definitions = _v2_schema(_schemas_for(visible_kinds(kinds, user)))
     return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION},
-            "paths": paths, "definitions": {}}
+            "paths": paths, "definitions": definitions}
 
 
 def _v2_param(param: dict[str, Any]) -> dict[str, Any]:

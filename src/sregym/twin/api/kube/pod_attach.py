@@ -41,10 +41,10 @@ from sregym.twin.api.kube.pod_exec import (
     SUPPORTED,
     ChannelSocket,
     ExecOptions,
-    _deny,
-    _flag,
-    _read_stdin,
+    deny,
+    flag,
     negotiate,
+    read_stdin,
     status_internal,
     status_success,
 )
@@ -60,8 +60,8 @@ def preflight(ctx: RequestContext, namespace: str | None, name: str,
     pod = ctx.twin.store.peek("Pod", namespace or "default", name)
     if pod is None:
         raise not_found("pods", name)
-    opts = ExecOptions([], str(params.get("container") or ""), _flag(params, "stdin"),
-                       _flag(params, "stdout"), _flag(params, "stderr"), _flag(params, "tty"))
+    opts = ExecOptions([], str(params.get("container") or ""), flag(params, "stdin"),
+                       flag(params, "stdout"), flag(params, "stderr"), flag(params, "tty"))
     if not (opts.stdin or opts.stdout or opts.stderr):
         raise BadRequest("you must specify at least 1 of stdin, stdout, stderr")
     opts.container = resolve_container(pod, name, opts.container)
@@ -76,12 +76,12 @@ async def attach_websocket(websocket: WebSocket, ctx: RequestContext, namespace:
     try:
         pod, opts = preflight(ctx, namespace, name, websocket.query_params)
     except ApiError as err:
-        await _deny(websocket, err)
+        await deny(websocket, err)
         return
     protocol = negotiate(websocket)
     offered = websocket.scope.get("subprotocols") or []
     if protocol is None and offered:
-        await _deny(websocket, BadRequest(
+        await deny(websocket, BadRequest(
             f"unable to upgrade: unable to negotiate protocol: client supports {offered}, "
             f"server accepts {list(SUPPORTED)}"))
         return
@@ -127,7 +127,7 @@ async def _script(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, A
     from sregym.twin.node.stdin import deliver
     from sregym.twin.userland.context import ExecRun, exec_context
 
-    stdin = await _read_stdin(channels)
+    stdin = await read_stdin(channels)
     run = ExecRun(exec_context(ctx.twin, pod, opts.container), argv, stdin)
     while not run.step(EXEC_SLICE_STEPS):
         await asyncio.sleep(0)

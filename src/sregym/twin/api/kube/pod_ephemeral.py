@@ -38,9 +38,9 @@ async def ephemeral_containers(request: Request, ctx: RequestContext, namespace:
     if request.method == "GET":
         return respond(stored, accept=accept)
     if request.method not in ("PATCH", "PUT"):
-        from sregym.twin.api.kube.server import _not_allowed
+        from sregym.twin.api.kube.server import not_allowed
 
-        raise _not_allowed(request.method)
+        raise not_allowed(request.method)
     body = decode_body(await read_request_body(request), request.headers.get("content-type"))
     if request.method == "PATCH":
         from sregym.twin.machinery.kinds import BUILTIN_KINDS

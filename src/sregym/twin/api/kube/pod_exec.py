@@ -81,15 +81,15 @@ class ExecOptions:
     tty: bool
 
 
-def _flag(params: Any, name: str) -> bool:
+def flag(params: Any, name: str) -> bool:
     return str(params.get(name) or "").lower() in ("true", "1")
 
 
 def parse_options(params: Any) -> ExecOptions:
     """The exec query string; the same validation the API server applies."""
     command = [str(c) for c in params.getlist("command")]
-    opts = ExecOptions(command, str(params.get("container") or ""), _flag(params, "stdin"),
-                       _flag(params, "stdout"), _flag(params, "stderr"), _flag(params, "tty"))
+    opts = ExecOptions(command, str(params.get("container") or ""), flag(params, "stdin"),
+                       flag(params, "stdout"), flag(params, "stderr"), flag(params, "tty"))
     if not command:
         raise BadRequest("you must specify at least one command for the container")
     if not (opts.stdin or opts.stdout or opts.stderr):
@@ -191,7 +191,7 @@ def negotiate(websocket: WebSocket) -> str | None:
     return None
 
 
-async def _deny(websocket: WebSocket, err: ApiError) -> None:
+async def deny(websocket: WebSocket, err: ApiError) -> None:
     """Refuse the upgrade with the API server's Status body (or a policy close)."""
     try:
         await websocket.send_denial_response(error_response(err))
@@ -206,12 +206,12 @@ async def exec_websocket(websocket: WebSocket, ctx: RequestContext, namespace: s
     try:
         pod, opts = preflight(ctx, namespace, name, websocket.query_params)
     except ApiError as err:
-        await _deny(websocket, err)
+        await deny(websocket, err)
         return
     protocol = negotiate(websocket)
     offered = websocket.scope.get("subprotocols") or []
     if protocol is None and offered:
-        await _deny(websocket, BadRequest(
+        await deny(websocket, BadRequest(
             f"unable to upgrade: unable to negotiate protocol: client supports {offered}, "
             f"server accepts {list(SUPPORTED)}"))
         return
@@ -254,7 +254,7 @@ async def _serve(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, An
         keep_writes(context)
         await channels.send_status(status_success() if code == 0 else status_exit(opts.command, code))
         return
-    stdin = await _read_stdin(channels) if opts.stdin and not opts.tty else ""
+    stdin = await read_stdin(channels) if opts.stdin and not opts.tty else ""
     run = ExecRun(context, opts.command, stdin)
     while not run.step(EXEC_SLICE_STEPS):
         await asyncio.sleep(0)  # let the server answer other clients meanwhile
@@ -274,7 +274,7 @@ async def _serve(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, An
     await channels.send_status(status_success() if code == 0 else status_exit(opts.command, code))
 
 
-async def _read_stdin(channels: ChannelSocket) -> str:
+async def read_stdin(channels: ChannelSocket) -> str:
     """Collect stdin until the client's EOF (v5 close of channel 0), a disconnect, or silence."""
     data = bytearray()
     while True:

@@ -32,6 +32,7 @@ from sregym.errors import ApiError, BadRequest, not_found
 from sregym.twin.api.kube import portforward_channels, spdy
 from sregym.twin.api.kube.encoding import error_response
 from sregym.twin.api.kube.handlers import RequestContext, subresource, websocket_subresource
+from sregym.twin.api.kube.pod_exec import deny
 from sregym.twin.dataplane.loopback import LoopbackConnection, listens, refused_message, sandbox_id
 from sregym.twin.machinery.objects import get_path
 
@@ -157,20 +158,13 @@ def negotiate(websocket: WebSocket) -> str | None:
     return next((p for p in offered if p == TUNNEL_PREFIX + PROTOCOL), None)
 
 
-async def _deny(websocket: WebSocket, err: ApiError) -> None:
-    try:
-        await websocket.send_denial_response(error_response(err))
-    except RuntimeError:
-        await websocket.close(code=1008, reason=err.message[:120])
-
-
 @websocket_subresource("pods", "portforward")
 async def portforward_websocket(websocket: WebSocket, ctx: RequestContext, namespace: str | None,
                                 name: str) -> None:
     try:
         pod = preflight(ctx, namespace, name)
     except ApiError as err:
-        await _deny(websocket, err)
+        await deny(websocket, err)
         return
     protocol = negotiate(websocket)
     offered = [p.strip() for p in websocket.scope.get("subprotocols") or []]
@@ -180,7 +174,7 @@ async def portforward_websocket(websocket: WebSocket, ctx: RequestContext, names
             try:
                 ports = portforward_channels.requested_ports(websocket.query_params)
             except ApiError as err:
-                await _deny(websocket, err)
+                await deny(websocket, err)
                 return
             await websocket.accept(subprotocol=channel)
             try:
@@ -188,7 +182,7 @@ async def portforward_websocket(websocket: WebSocket, ctx: RequestContext, names
             except WebSocketDisconnect:
                 return
             return
-        await _deny(websocket, BadRequest(
+        await deny(websocket, BadRequest(
             f"unable to upgrade: unable to negotiate protocol: client supports {offered}, "
             f"server accepts {[TUNNEL_PREFIX + PROTOCOL, *portforward_channels.PROTOCOLS]}"))
         return

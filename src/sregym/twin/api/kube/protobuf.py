@@ -40,7 +40,7 @@ _META = {1: ("name", "string"), 2: ("generateName", "string"), 3: ("namespace", 
          13: ("ownerReferences", "[]OwnerReference"), 14: ("finalizers", "[]string")}
 
 
-def _obj(spec: str | None = None) -> dict[int, tuple[str, str]]:
+def obj(spec: str | None = None) -> dict[int, tuple[str, str]]:
     """metadata/spec/status; the status a client sends on create is dropped, as the API server
     resets it for these kinds."""
     fields: dict[int, tuple[str, str]] = {1: ("metadata", "ObjectMeta"), 3: ("status", "Ignore")}
@@ -71,7 +71,7 @@ SCHEMA: dict[str, dict[int, tuple[str, str]]] = {
                   3: ("binaryData", "map:bytes"), 4: ("immutable", "*bool")},
     "Secret": {1: ("metadata", "ObjectMeta"), 2: ("data", "map:bytes"), 3: ("type", "string"),
                4: ("stringData", "map:string"), 5: ("immutable", "*bool")},
-    "Namespace": _obj("NamespaceSpec"),
+    "Namespace": obj("NamespaceSpec"),
     "NamespaceSpec": {1: ("finalizers", "[]string")},
     "ServiceAccount": {1: ("metadata", "ObjectMeta"), 2: ("secrets", "[]ObjectReference"),
                        3: ("imagePullSecrets", "[]LocalObjectReference"),
@@ -80,9 +80,9 @@ SCHEMA: dict[str, dict[int, tuple[str, str]]] = {
                         4: ("uid", "string"), 5: ("apiVersion", "string"),
                         6: ("resourceVersion", "string"), 7: ("fieldPath", "string")},
     "LocalObjectReference": {1: ("name", "string")},
-    "ResourceQuota": _obj("ResourceQuotaSpec"),
+    "ResourceQuota": obj("ResourceQuotaSpec"),
     "ResourceQuotaSpec": {1: ("hard", "map:Quantity"), 2: ("scopes", "[]string")},
-    "Service": _obj("ServiceSpec"),
+    "Service": obj("ServiceSpec"),
     "ServiceSpec": {1: ("ports", "[]ServicePort"), 2: ("selector", "map:string"),
                     3: ("clusterIP", "string"), 4: ("type", "string"), 5: ("externalIPs", "[]string"),
                     7: ("sessionAffinity", "string"), 8: ("loadBalancerIP", "string"),
@@ -112,20 +112,20 @@ SCHEMA: dict[str, dict[int, tuple[str, str]]] = {
     "EnvVar": {1: ("name", "string"), 2: ("value", "string")},
     "ResourceRequirements": {1: ("limits", "map:Quantity"), 2: ("requests", "map:Quantity")},
     # apps/v1
-    "Deployment": _obj("DeploymentSpec"),
+    "Deployment": obj("DeploymentSpec"),
     "DeploymentSpec": {1: ("replicas", "*int32"), 2: ("selector", "LabelSelector"),
                        3: ("template", "PodTemplateSpec"), 4: ("strategy", "DeploymentStrategy"),
                        5: ("minReadySeconds", "int32"), 6: ("revisionHistoryLimit", "*int32"),
                        7: ("paused", "bool"), 9: ("progressDeadlineSeconds", "*int32")},
     "DeploymentStrategy": {1: ("type", "string")},
     # batch/v1
-    "Job": _obj("JobSpec"),
+    "Job": obj("JobSpec"),
     "JobSpec": {1: ("parallelism", "*int32"), 2: ("completions", "*int32"),
                 3: ("activeDeadlineSeconds", "*int64"), 4: ("selector", "LabelSelector"),
                 5: ("manualSelector", "*bool"), 6: ("template", "PodTemplateSpec"),
                 7: ("backoffLimit", "*int32"), 8: ("ttlSecondsAfterFinished", "*int32"),
                 9: ("completionMode", "*string"), 10: ("suspend", "*bool")},
-    "CronJob": _obj("CronJobSpec"),
+    "CronJob": obj("CronJobSpec"),
     "CronJobSpec": {1: ("schedule", "string"), 2: ("startingDeadlineSeconds", "*int64"),
                     3: ("concurrencyPolicy", "string"), 4: ("suspend", "*bool"),
                     5: ("jobTemplate", "JobTemplateSpec"), 6: ("successfulJobsHistoryLimit", "*int32"),
@@ -149,29 +149,29 @@ SCHEMA: dict[str, dict[int, tuple[str, str]]] = {
     "PriorityClass": {1: ("metadata", "ObjectMeta"), 2: ("value", "*int32"),
                       3: ("globalDefault", "bool"), 4: ("description", "string"),
                       5: ("preemptionPolicy", "*string")},
-    "PodDisruptionBudget": _obj("PodDisruptionBudgetSpec"),
+    "PodDisruptionBudget": obj("PodDisruptionBudgetSpec"),
     "PodDisruptionBudgetSpec": {1: ("minAvailable", "*IntOrString"), 2: ("selector", "LabelSelector"),
                                 3: ("maxUnavailable", "*IntOrString"),
                                 4: ("unhealthyPodEvictionPolicy", "*string")},
     "Eviction": {1: ("metadata", "ObjectMeta"), 2: ("deleteOptions", "DeleteOptions")},
     # authorization / authentication
-    "SelfSubjectAccessReview": _obj("SelfSubjectAccessReviewSpec"),
+    "SelfSubjectAccessReview": obj("SelfSubjectAccessReviewSpec"),
     "SelfSubjectAccessReviewSpec": {1: ("resourceAttributes", "ResourceAttributes"),
                                     2: ("nonResourceAttributes", "NonResourceAttributes")},
     "ResourceAttributes": {1: ("namespace", "string"), 2: ("verb", "string"), 3: ("group", "string"),
                            4: ("version", "string"), 5: ("resource", "string"),
                            6: ("subresource", "string"), 7: ("name", "string")},
     "NonResourceAttributes": {1: ("path", "string"), 2: ("verb", "string")},
-    "SelfSubjectRulesReview": _obj("SelfSubjectRulesReviewSpec"),
+    "SelfSubjectRulesReview": obj("SelfSubjectRulesReviewSpec"),
     "SelfSubjectRulesReviewSpec": {1: ("namespace", "string")},
     "SelfSubjectReview": {1: ("metadata", "ObjectMeta"), 2: ("status", "Ignore")},
-    "TokenRequest": _obj("TokenRequestSpec"),
+    "TokenRequest": obj("TokenRequestSpec"),
     "TokenRequestSpec": {1: ("audiences", "[]string"), 4: ("expirationSeconds", "*int64"),
                          3: ("boundObjectRef", "BoundObjectReference")},
     "BoundObjectReference": {1: ("kind", "string"), 2: ("apiVersion", "string"), 3: ("name", "string"),
                              4: ("uid", "*string")},
     # networking.k8s.io/v1
-    "Ingress": _obj("IngressSpec"),
+    "Ingress": obj("IngressSpec"),
     "IngressSpec": {1: ("defaultBackend", "IngressBackend"), 2: ("tls", "[]IngressTLS"),
                     3: ("rules", "[]IngressRule"), 4: ("ingressClassName", "*string")},
     "IngressTLS": {1: ("hosts", "[]string"), 2: ("secretName", "string")},
@@ -184,7 +184,7 @@ SCHEMA: dict[str, dict[int, tuple[str, str]]] = {
     "IngressServiceBackend": {1: ("name", "string"), 2: ("port", "ServiceBackendPort")},
     "ServiceBackendPort": {1: ("name", "string"), 2: ("number", "int32")},
     # autoscaling/v2 and v1
-    "HorizontalPodAutoscaler": _obj("HorizontalPodAutoscalerSpec"),
+    "HorizontalPodAutoscaler": obj("HorizontalPodAutoscalerSpec"),
     "HorizontalPodAutoscalerSpec": {1: ("scaleTargetRef", "CrossVersionObjectReference"),
                                     2: ("minReplicas", "*int32"), 3: ("maxReplicas", "int32"),
                                     4: ("metrics", "[]MetricSpec")},
@@ -201,7 +201,7 @@ SCHEMA: dict[str, dict[int, tuple[str, str]]] = {
 
 # (apiVersion, kind) → message name, where the name differs from the kind.
 _MESSAGE_FOR = {("autoscaling/v1", "HorizontalPodAutoscaler"): "HorizontalPodAutoscalerV1"}
-SCHEMA["HorizontalPodAutoscalerV1"] = _obj("HorizontalPodAutoscalerSpecV1")
+SCHEMA["HorizontalPodAutoscalerV1"] = obj("HorizontalPodAutoscalerSpecV1")
 
 
 class UnsupportedProtobuf(ApiError):

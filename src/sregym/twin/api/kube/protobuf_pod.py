@@ -10,9 +10,9 @@ generated.proto. This module only extends `protobuf.SCHEMA`.
 
 from __future__ import annotations
 
-from sregym.twin.api.kube.protobuf import SCHEMA, _obj
+from sregym.twin.api.kube.protobuf import SCHEMA, obj
 
-SCHEMA["Pod"] = _obj("PodSpec")
+SCHEMA["Pod"] = obj("PodSpec")
 SCHEMA["PodSpec"] = {
     **SCHEMA["PodSpec"],
     12: ("hostPID", "bool"), 13: ("hostIPC", "bool"), 14: ("securityContext", "PodSecurityContext"),

@@ -18,9 +18,11 @@ from starlette.responses import Response
 
 from sregym.errors import ApiError, BadRequest, Forbidden, Gone, Invalid, NotFound, Timeout, invalid
 from sregym.twin.api.kube.encoding import patch_type_of, respond, success_status, wants_table
+from sregym.twin.api.kube.field_validation import check_body, check_patched, warning_header
 from sregym.twin.api.kube.handlers import RequestContext
 from sregym.twin.api.kube.limits import check_json_patch, check_object
 from sregym.twin.api.kube.listing import field_selector_for, label_selector_for, list_page
+from sregym.twin.api.kube.object_shape import check_patched_shape, check_shape, json_type, not_found
 from sregym.twin.api.kube.paths import ResourcePath
 from sregym.twin.api.kube.tables import INCLUDE_OBJECT, table
 from sregym.twin.machinery.authz import authorize, forbidden_message, hidden_namespaces
@@ -47,6 +49,7 @@ class Call:
         self.query = query
         self.accept = accept
         self.user_agent = ""
+        self.warnings: list[str] = []  # sent as `Warning: 299` headers with the answer
 
     @property
     def store(self) -> Any:
@@ -79,7 +82,12 @@ class Call:
         return Writer(manager, recorded, applied)
 
     def respond(self, obj: Any, status: int = 200) -> Response:
-        return respond(obj, status, accept=self.accept)
+        response = respond(obj, status, accept=self.accept)
+        for text in self.warnings:
+            header = warning_header(text)
+            if header is not None:
+                response.raw_headers.append((b"warning", header))
+        return response
 
     # ------------------------------------------------------------- params
     def dry_run(self, body: dict[str, Any] | None = None) -> bool:
@@ -132,13 +140,9 @@ class Call:
     def stored(self, name: str) -> dict[str, Any]:
         obj = self.store.peek(self.kind, self.namespace, name)
         if obj is None:
-            raise _not_found(self.kind, name)
+            raise not_found(self.kind, name)
         return obj
 
-
-def _not_found(kind: ResourceKind, name: str) -> NotFound:
-    return NotFound(f'{kind.resource} "{name}" not found',
-                    details={"name": name, "group": kind.group, "kind": kind.plural})
 
 
 def unknown_resource() -> NotFound:
@@ -205,90 +209,7 @@ def check_list_resource_version(call: Call) -> None:
 
 
 # --------------------------------------------------------------------- writes
-def _check_body(call: Call, body: Any, *, name: str | None = None) -> dict[str, Any]:
-    """Shape checks the decoder does before validation (mistyped fields are 400, not 422)."""
-    if not isinstance(body, dict):
-        raise BadRequest(f"Object of type {type(body).__name__} is not a {call.kind.kind}: "
-                         "the body must be a JSON or YAML object")
-    # Like the real decoder, an object without apiVersion/kind takes the endpoint's.
-    body = {"apiVersion": call.kind.api_version, "kind": call.kind.kind, **body}
-    if not isinstance(body["apiVersion"], str) or not isinstance(body["kind"], str):
-        raise BadRequest(f"Object 'Kind' is missing in '{_snippet(body)}'")
-    group, _, _version = body["apiVersion"].rpartition("/")
-    if group != call.kind.group:
-        raise BadRequest(f"the API version in the data ({body['apiVersion']}) does not match the "
-                         f"expected API version ({call.kind.api_version})")
-    if body["kind"] != call.kind.kind:
-        raise BadRequest(f"the kind in the data ({body['kind']}) does not match the expected kind "
-                         f"({call.kind.kind})")
-    meta = body.get("metadata")
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        raise BadRequest("json: cannot unmarshal into Go struct field .metadata of type v1.ObjectMeta")
-    for key in ("name", "generateName", "namespace", "resourceVersion", "uid"):
-        if key in meta and meta[key] is not None and not isinstance(meta[key], str):
-            raise BadRequest(f"json: cannot unmarshal {_json_type(meta[key])} into Go struct field "
-                             f"ObjectMeta.metadata.{key} of type string")
-    for key in ("labels", "annotations"):
-        value = meta.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise BadRequest(f"json: cannot unmarshal into Go struct field ObjectMeta.metadata.{key} "
-                             "of type map[string]string")
-    for key in ("finalizers",):
-        value = meta.get(key)
-        if value is not None and (not isinstance(value, list)
-                                  or not all(isinstance(v, str) for v in value)):
-            raise BadRequest(f"json: cannot unmarshal into Go struct field ObjectMeta.metadata.{key} "
-                             "of type []string")
-    if meta.get("ownerReferences") is not None and not (
-            isinstance(meta["ownerReferences"], list)
-            and all(isinstance(r, dict) for r in meta["ownerReferences"])):
-        raise BadRequest("json: cannot unmarshal into Go struct field ObjectMeta.metadata."
-                         "ownerReferences of type []v1.OwnerReference")
-    for key in ("spec", "status"):
-        if key in body and body[key] is not None and not isinstance(body[key], dict) \
-                and call.kind.key not in (("", "Event"),):
-            raise BadRequest(f"json: cannot unmarshal {_json_type(body[key])} into Go struct field "
-                             f"{call.kind.kind}.{key}")
-    new = dict(body)
-    new["metadata"] = dict(meta)
-    new["apiVersion"] = call.kind.api_version
-    if call.kind.namespaced:
-        body_ns = meta.get("namespace")
-        if body_ns and call.rp.namespace and body_ns != call.rp.namespace:
-            raise BadRequest("the namespace of the provided object does not match the namespace "
-                             "sent on the request")
-        new["metadata"]["namespace"] = call.rp.namespace
-    else:
-        new["metadata"].pop("namespace", None)
-    if name is not None and meta.get("name") not in (None, "", name):
-        raise BadRequest(f"the name of the object ({meta.get('name')}) does not match the name on "
-                         f"the URL ({name})")
-    if name is not None:
-        new["metadata"]["name"] = name
-    return new
 
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "string"
-
-
-def _snippet(body: Any) -> str:
-    import json
-
-    text = json.dumps(body, separators=(",", ":"), default=str)
-    return text if len(text) < 200 else text[:200] + "..."
 
 
 def _check_field_params(call: Call, *, apply: bool = False) -> None:
@@ -309,7 +230,7 @@ def create(call: Call, body: Any) -> Response:
         raise unknown_resource()
     call.require("create")
     _check_field_params(call)
-    obj = _check_body(call, body)
+    obj = check_shape(call, check_body(call, body))
     check_object(obj, call.kind.kind, call.kind.group)
     created = call.store.create(obj, namespace=call.namespace, dry_run=call.dry_run(),
                                 user=call.user, writer=call.writer())
@@ -319,7 +240,7 @@ def create(call: Call, body: Any) -> Response:
 def update(call: Call, name: str, body: Any, subresource: str | None = None) -> Response:
     call.require("update", name, subresource)
     _check_field_params(call)
-    obj = _check_body(call, body, name=name)
+    obj = check_shape(call, check_body(call, body), name=name)
     call.stored(name)
     check_object(obj, call.kind.kind, call.kind.group)
     updated = call.store.update(obj, dry_run=call.dry_run(), user=call.user, subresource=subresource,
@@ -348,7 +269,7 @@ def patch(call: Call, name: str, raw: Any, content_type: str | None,
         raise BadRequest("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
     if patch_type != "json" and not isinstance(raw, dict):
         raise BadRequest(f"error decoding patch: the patch must be a JSON object, got "
-                         f"{_json_type(raw)}")
+                         f"{json_type(raw)}")
     dry_run = call.dry_run()
     stored = call.store.peek(call.kind, call.namespace, name)
     if patch_type == "apply":
@@ -358,7 +279,7 @@ def patch(call: Call, name: str, raw: Any, content_type: str | None,
     if call.query.get("force") is not None:
         raise BadRequest("force: Forbidden: may not be specified for non-apply patch")
     if stored is None:
-        raise _not_found(call.kind, name)
+        raise not_found(call.kind, name)
     current = clone(stored)
     converted = converter_for(call.kind) is not None
     if converted:  # a patch applies to the object as served at the endpoint's version
@@ -366,7 +287,8 @@ def patch(call: Call, name: str, raw: Any, content_type: str | None,
     if patch_type == "json":
         check_json_patch(current, raw)
     patched = _apply_patch(current, raw, patch_type, call.kind)
-    _check_patched(call, stored, patched, name)
+    check_patched(call, patched, raw, patch_type)
+    check_patched_shape(call, stored, patched, name)
     if converted:
         patched["apiVersion"] = call.kind.api_version
     check_object(patched, call.kind.kind, call.kind.group)
@@ -374,23 +296,6 @@ def patch(call: Call, name: str, raw: Any, content_type: str | None,
                                 writer=call.writer(subresource))
     return call.respond(call.present(updated))
 
-
-def _check_patched(call: Call, stored: dict[str, Any], patched: Any, name: str) -> None:
-    if not isinstance(patched, dict):
-        raise BadRequest("the patch produced something that is not an object")
-    meta = patched.get("metadata")
-    if not isinstance(meta, dict):
-        raise BadRequest("the patch removed or replaced metadata")
-    if meta.get("name") != name:
-        raise invalid(call.kind.kind, name, [("FieldValueInvalid", "metadata.name",
-                                              f'Invalid value: "{meta.get("name")}": field is immutable')],
-                      call.kind.group)
-    _check_body(call, {**patched, "apiVersion": patched.get("apiVersion", call.kind.api_version),
-                       "kind": patched.get("kind", call.kind.kind)}, name=name)
-    patched["apiVersion"] = stored.get("apiVersion", call.kind.api_version)
-    patched["kind"] = call.kind.kind
-    if call.kind.namespaced:
-        meta["namespace"] = stored["metadata"].get("namespace")
 
 
 def delete(call: Call, name: str, body: Any) -> Response:
@@ -532,7 +437,7 @@ def scale(call: Call, method: str, name: str, body: Any, content_type: str | Non
     if replicas is None:
         replicas = 0
     if isinstance(replicas, bool) or not isinstance(replicas, int):
-        raise BadRequest(f"json: cannot unmarshal {_json_type(replicas)} into Go struct field "
+        raise BadRequest(f"json: cannot unmarshal {json_type(replicas)} into Go struct field "
                          "ScaleSpec.spec.replicas of type int32")
     if replicas < 0:
         raise invalid("Scale", name, [("FieldValueInvalid", "spec.replicas",

@@ -70,11 +70,11 @@ class KubeApi:
         accept = request.headers.get("accept")
         kinds = self.twin.kinds
         if request.method not in _METHOD_VERBS:
-            raise _not_allowed(request.method)
+            raise not_allowed(request.method)
         group_doc = path.startswith("/apis/") and path.count("/") == 2
         if path in ("/api", "/apis", "/") or path.startswith("/openapi") or group_doc:
             if request.method != "GET":
-                raise _not_allowed(request.method)
+                raise not_allowed(request.method)
             return self._discovery(path, user, accept, request)
         rp = paths.parse(path)
         if rp is None:
@@ -152,6 +152,15 @@ class KubeApi:
         return decode_body(raw, request.headers.get("content-type"))
 
     async def _resource(self, call: Call, request: Request) -> Response:
+        from sregym.twin.api.kube.malformed import MalformedBody, reword
+
+        try:
+            return await self._resource_verbs(call, request)
+        except MalformedBody as exc:  # worded by who decodes it: the codec or the patch handler
+            raise reword(exc, call.kind.kind, request.method,
+                         request.headers.get("content-type")) from None
+
+    async def _resource_verbs(self, call: Call, request: Request) -> Response:
         rp = call.rp
         method = request.method
         name = rp.name
@@ -163,18 +172,18 @@ class KubeApi:
                 return watch(call, self.watches, name)
             return rest.get(call, name) if name else rest.list_(call)
         if rp.legacy_watch:
-            raise _not_allowed(method)
+            raise not_allowed(method)
         if method == "POST":
             if name:
-                raise _not_allowed(method)
+                raise not_allowed(method)
             return rest.create(call, await self._body(request))
         if method == "PUT":
             if not name:
-                raise _not_allowed(method)
+                raise not_allowed(method)
             return rest.update(call, name, await self._body(request))
         if method == "PATCH":
             if not name:
-                raise _not_allowed(method)
+                raise not_allowed(method)
             return rest.patch(call, name, await self._body(request),
                               request.headers.get("content-type"))
         body = await self._body(request, optional=True)
@@ -205,7 +214,7 @@ class KubeApi:
         if request.method == "GET" and not call.rp.name:
             verb = "list"
         if verb not in call.kind.verbs:
-            raise _not_allowed(request.method)
+            raise not_allowed(request.method)
         call.require(verb, call.rp.name)
         return await handler(request, call.ctx, call.rp.namespace, call.rp.name)
 
@@ -238,7 +247,7 @@ class KubeApi:
                 return
 
 
-def _not_allowed(method: str) -> ApiError:
+def not_allowed(method: str) -> ApiError:
     from sregym.errors import MethodNotAllowed
 
     return MethodNotAllowed(f"the server does not allow this method on the requested resource ({method})",

@@ -25,6 +25,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _SANITIZE = re.compile(r"[^A-Za-z0-9_]")
 _LOGFMT = re.compile(r'([^\s=]+)(?:=("(?:[^"\\]|\\.)*"|\S*))?')
 
+JSON_OBJECT_ERROR = "Value looks like object, but can't find closing '}' symbol"
+
 
 def _sanitize(key: str) -> str:
     key = _SANITIZE.sub("_", key)
@@ -87,13 +89,13 @@ def _run_parser(stage: Parser, line: str, labels: Labels, stream: Labels) -> Non
     if stage.kind == "json":
         try:
             doc = json.loads(line)
-        except ValueError as exc:
-            labels["__error__"] = "JSONParserErr"
-            labels["__error_details__"] = f"Value looks like object, but can't find closing '}}' symbol: {exc}"
-            return
+        except ValueError:
+            doc = None
         if not isinstance(doc, dict):
+            # Loki walks the line with jsonparser.ObjectEach, whose one answer for anything that
+            # is not a well-formed object is its MalformedObjectError.
             labels["__error__"] = "JSONParserErr"
-            labels["__error_details__"] = "Value is not an object"
+            labels["__error_details__"] = JSON_OBJECT_ERROR
             return
         if stage.params:
             _add_extracted(labels, stream, {k: v for k, path in stage.params
