@@ -20,6 +20,7 @@ from sregym.twin.machinery.kinds import KindRegistry
 from sregym.twin.machinery.objects import clone
 from sregym.twin.machinery.store import ADMIN_USER, ObjectStore
 from sregym.twin.machinery.yamldocs import load_documents
+from sregym.twin.node.resource_metrics import ServedPodMetrics
 from sregym.twin.rng import RngStreams
 from sregym.twin.services import TwinServices
 from sregym.twin.topology import SYSTEM_NAMESPACES, Topology, namespace_object, node_object, system_objects
@@ -47,6 +48,8 @@ class Twin:
         # Per-twin state owned by subsystems (kubelet runtime, logs, data plane ...), one typed
         # attribute each, so subsystems can find each other without import cycles.
         self.services = TwinServices()
+        # metrics-server is part of the cluster in every mode: the HPA reads what `kubectl top` shows.
+        self.services.metrics = ServedPodMetrics(self)
         self.plugins: list[AdmissionPlugin] = []
         for entry in ADMISSION_PLUGINS.entries():
             plugin = entry.value(self)
