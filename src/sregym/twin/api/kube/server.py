@@ -23,7 +23,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from sregym.errors import ApiError, BadRequest, Forbidden, InternalError, NotFound, Unauthorized
-from sregym.twin.api.kube import discovery, handlers, openapi, paths, rest
+from sregym.twin.api.kube import discovery, handlers, invisible, openapi, paths, rest
 from sregym.twin.api.kube.encoding import decode_body, error_response, respond
 from sregym.twin.api.kube.handlers import RequestContext
 from sregym.twin.api.kube.limits import read_request_body
@@ -88,6 +88,10 @@ class KubeApi:
         if rp.namespace is not None and not kind.namespaced:
             raise unknown_resource()
         call = Call(ctx, rp, kind, request.query_params, accept)
+        if invisible.hidden_target(user, kind, rp):
+            answer = invisible.answer_as_absent(call, request.method)
+            if answer is not None:
+                return answer
         if kind.virtual:
             return await self._virtual(call, request)
         if rp.subresource:
@@ -216,6 +220,7 @@ class KubeApi:
             if rp is None or not rp.plural or not rp.name or not rp.subresource:
                 raise unknown_resource()
             kind = self._resolve(rp, user)
+            invisible.check_stream(user, kind, rp)
             handler = handlers.WEBSOCKET_SUBRESOURCES.get((kind.plural, rp.subresource))
             if handler is None:
                 raise unknown_resource()
