@@ -14,6 +14,7 @@ from typing import Any
 
 from sregym.twin.admission.base import ADMISSION_PLUGINS, AdmissionPlugin
 from sregym.twin.clock import SimClock
+from sregym.twin.cluster_defaults import default_objects, stamp_node_identity
 from sregym.twin.controller import CONTROLLERS, Controller
 from sregym.twin.machinery.events import EventRecorder
 from sregym.twin.machinery.kinds import KindRegistry
@@ -66,9 +67,11 @@ class Twin:
         for ns in SYSTEM_NAMESPACES:
             self.store.create(namespace_object(ns), keep_status=True)
         for index, spec in enumerate(self.topology.nodes):
-            self.store.create(node_object(spec, index, now), keep_status=True)
+            self.store.create(stamp_node_identity(node_object(spec, index, now), self), keep_status=True)
         for obj in system_objects():
             self.store.create(obj)
+        for obj in default_objects(self):
+            self.store.create(obj, keep_status=True)
         self.advance(self.clock.tick)
 
     def controller(self, name: str) -> Controller:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sregym.errors import NotFound
+from sregym.twin.machinery import cluster_printers as CP
 from sregym.twin.machinery import printers as P
 
 CHAOS_GROUP = "chaos-mesh.org"
@@ -68,6 +69,8 @@ class ResourceKind:
     # declares it, `()` meaning read-only. None: undeclared (CRDs created at run time, whose rights
     # authz grants by group).
     agent_grants: tuple[AgentGrant, ...] | None = None
+    # The `Warning` header the API server adds to every request for a deprecated resource.
+    warning: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -144,6 +147,10 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
        agent_grants=(_agent(1, 10), _agent(2, 4, ACT, "scale"))),
     _k("", "v1", "PodTemplate", "podtemplates", printer=P.POD_TEMPLATE,
        agent_grants=(_agent(1, 11),)),
+    _k("", "v1", "Binding", "bindings", verbs=("create",), virtual=True, agent_grants=()),
+    _k("", "v1", "ComponentStatus", "componentstatuses", namespaced=False, short_names=("cs",),
+       verbs=("get", "list"), printer=CP.COMPONENT_STATUS, agent_grants=(),
+       warning="v1 ComponentStatus is deprecated in v1.19+"),
     # apps/v1
     _k("apps", "v1", "Deployment", "deployments", short_names=("deploy",), categories=_ALL,
        subresources=("status", "scale"), generation=True,
@@ -216,6 +223,10 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
        agent_grants=()),
     _k("storage.k8s.io", "v1", "CSIDriver", "csidrivers", namespaced=False, printer=P.CSI_DRIVER,
        agent_grants=()),
+    _k("storage.k8s.io", "v1", "CSINode", "csinodes", namespaced=False, printer=CP.CSI_NODE,
+       agent_grants=()),
+    _k("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities",
+       printer=CP.CSI_STORAGE_CAPACITY, agent_grants=()),
     # scheduling.k8s.io/v1
     _k("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", namespaced=False,
        short_names=("pc",), printer=P.PRIORITY_CLASS,
@@ -232,6 +243,29 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
        "mutatingwebhookconfigurations", namespaced=False, generation=True,
        printer=P.MUTATING_WEBHOOK_CONFIGURATION,
        agent_grants=(_agent(16, 1),)),
+    _k("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy",
+       "validatingadmissionpolicies", namespaced=False, subresources=("status",), generation=True,
+       printer=CP.VALIDATING_ADMISSION_POLICY, agent_grants=()),
+    _k("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding",
+       "validatingadmissionpolicybindings", namespaced=False, generation=True,
+       printer=CP.VALIDATING_ADMISSION_POLICY_BINDING, agent_grants=()),
+    # apiregistration.k8s.io/v1 (the aggregator)
+    _k("apiregistration.k8s.io", "v1", "APIService", "apiservices", namespaced=False,
+       subresources=("status",), categories=("api-extensions",), printer=CP.API_SERVICE,
+       agent_grants=()),
+    # certificates.k8s.io/v1
+    _k("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests",
+       namespaced=False, short_names=("csr",), subresources=("approval", "status"),
+       printer=CP.CERTIFICATE_SIGNING_REQUEST, agent_grants=()),
+    # flowcontrol.apiserver.k8s.io/v1 (API Priority and Fairness)
+    _k("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", "flowschemas", namespaced=False,
+       subresources=("status",), generation=True, printer=CP.FLOW_SCHEMA, agent_grants=()),
+    _k("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration",
+       "prioritylevelconfigurations", namespaced=False, subresources=("status",), generation=True,
+       printer=CP.PRIORITY_LEVEL_CONFIGURATION, agent_grants=()),
+    # node.k8s.io/v1
+    _k("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", namespaced=False,
+       printer=CP.RUNTIME_CLASS, agent_grants=()),
     # apiextensions.k8s.io/v1
     _k("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
        namespaced=False, short_names=("crd", "crds"), subresources=("status",), generation=True,
@@ -247,6 +281,12 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
     _k("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews",
        namespaced=False, verbs=("create",), virtual=True,
        agent_grants=(_agent(18, 0, ("create",)),)),
+    _k("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", namespaced=False,
+       verbs=("create",), virtual=True, agent_grants=()),
+    _k("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews",
+       verbs=("create",), virtual=True, agent_grants=()),
+    _k("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews",
+       namespaced=False, verbs=("create",), virtual=True, agent_grants=()),
     _k("metrics.k8s.io", "v1beta1", "PodMetrics", "pods", verbs=("get", "list"), virtual=True,
        agent_grants=()),
     _k("metrics.k8s.io", "v1beta1", "NodeMetrics", "nodes", namespaced=False,

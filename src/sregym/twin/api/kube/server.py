@@ -93,10 +93,14 @@ class KubeApi:
             if answer is not None:
                 return answer
         if kind.virtual:
-            return await self._virtual(call, request)
-        if rp.subresource:
-            return await self._subresource(call, request)
-        return await self._resource(call, request)
+            response = await self._virtual(call, request)
+        elif rp.subresource:
+            response = await self._subresource(call, request)
+        else:
+            response = await self._resource(call, request)
+        if kind.warning:  # a deprecated resource: kubectl prints `Warning: <text>`
+            response.headers["Warning"] = f'299 - "{kind.warning}"'
+        return response
 
     def _resolve(self, rp: paths.ResourcePath, user: str) -> ResourceKind:
         if rp.group in hidden_groups(user):
