@@ -16,7 +16,7 @@ from support.kube import KubeHarness
 
 NODES = ("sregym-control-plane", "sregym-worker", "sregym-worker2", "sregym-worker3")
 
-# `kubectl api-versions` of kind v1.32 with metrics-server. events.k8s.io/v1 is not served yet.
+# `kubectl api-versions` of kind v1.32 with metrics-server.
 API_VERSIONS = """admissionregistration.k8s.io/v1
 apiextensions.k8s.io/v1
 apiregistration.k8s.io/v1
@@ -29,6 +29,7 @@ batch/v1
 certificates.k8s.io/v1
 coordination.k8s.io/v1
 discovery.k8s.io/v1
+events.k8s.io/v1
 flowcontrol.apiserver.k8s.io/v1
 metrics.k8s.io/v1beta1
 networking.k8s.io/v1
@@ -59,6 +60,7 @@ API_RESOURCES = [
     ("certificatesigningrequests", "csr", "certificates.k8s.io/v1", "false",
      "CertificateSigningRequest"),
     ("leases", "", "coordination.k8s.io/v1", "true", "Lease"),
+    ("events", "ev", "events.k8s.io/v1", "true", "Event"),
     ("flowschemas", "", "flowcontrol.apiserver.k8s.io/v1", "false", "FlowSchema"),
     ("prioritylevelconfigurations", "", "flowcontrol.apiserver.k8s.io/v1", "false",
      "PriorityLevelConfiguration"),
@@ -81,7 +83,7 @@ def test_api_resources_header_and_count(cluster: KubeHarness) -> None:
     out = cluster.ok("api-resources")
     header = out.splitlines()[0]
     assert re.fullmatch(r"NAME +SHORTNAMES +APIVERSION +NAMESPACED +KIND", header)
-    assert len(out.splitlines()) - 1 == 59
+    assert len(out.splitlines()) - 1 == 60
 
 
 @pytest.mark.parametrize("row", API_RESOURCES, ids=lambda r: f"{r[0]}.{r[2]}")
@@ -101,6 +103,19 @@ def test_api_resources_lists_the_row(cluster: KubeHarness, row: tuple[str, ...])
 ])
 def test_api_resources_names(cluster: KubeHarness, command: str, expected: str) -> None:
     assert cluster.ok(*command.split()) == expected
+
+
+def test_events_k8s_io_serves_the_same_events_under_new_names(cluster: KubeHarness) -> None:
+    core = cluster.ok("get", "events", "-n", "kube-system", "--no-headers")
+    grouped = cluster.ok("get", "events.events.k8s.io", "-n", "kube-system", "--no-headers")
+    assert [r[1:] for r in _rows(grouped)] == [r[1:] for r in _rows(core)] and core
+    path = "jsonpath={.items[0].apiVersion} {.items[0].regarding.kind} {.items[0].deprecatedCount}"
+    version, regarding, count = cluster.ok("get", "events.v1.events.k8s.io", "-n", "kube-system",
+                                           "-o", path).split()
+    assert version == "events.k8s.io/v1" and regarding and int(count) >= 1
+    item = cluster.ok("get", "events.events.k8s.io", "-n", "kube-system", "-o",
+                      "jsonpath={.items[0]}")
+    assert '"note":' in item and '"message":' not in item and '"involvedObject":' not in item
 
 
 def test_componentstatuses_with_the_deprecation_warning(cluster: KubeHarness) -> None:

@@ -71,11 +71,14 @@ class ResourceKind:
     agent_grants: tuple[AgentGrant, ...] | None = None
     # The `Warning` header the API server adds to every request for a deprecated resource.
     warning: str = ""
+    # Stored in another group (events.k8s.io Events are core Events); None: its own group.
+    storage_group: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:
-        """Storage key: all versions of one group/kind share storage."""
-        return (self.group, self.kind)
+        """Storage key: all versions of one group/kind share storage (and a kind served by two
+        groups, the storage group's)."""
+        return (self.group if self.storage_group is None else self.storage_group, self.kind)
 
     @property
     def api_version(self) -> str:
@@ -196,6 +199,9 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
        agent_grants=(_agent(11, 1),)),
     _k("networking.k8s.io", "v1", "IngressClass", "ingressclasses", namespaced=False, printer=P.INGRESS_CLASS,
        agent_grants=(_agent(11, 2),)),
+    # events.k8s.io/v1: the core Events under the new field names (machinery/event_conversion.py)
+    _k("events.k8s.io", "v1", "Event", "events", short_names=("ev",), printer=P.EVENT,
+       storage_group="", agent_grants=()),
     # discovery.k8s.io/v1
     _k("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", printer=P.ENDPOINT_SLICE,
        agent_grants=(_agent(12, 0),)),
