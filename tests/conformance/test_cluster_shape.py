@@ -166,12 +166,22 @@ def test_csinodes_one_per_node(cluster: KubeHarness) -> None:
 
 
 @pytest.mark.parametrize("resource", ["runtimeclasses", "validatingadmissionpolicies",
-                                      "validatingadmissionpolicybindings", "csistoragecapacities",
-                                      "certificatesigningrequests"])
+                                      "validatingadmissionpolicybindings", "csistoragecapacities"])
 def test_kinds_kind_leaves_empty(cluster: KubeHarness, resource: str) -> None:
     result = cluster.kubectl("get", resource)
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "No resources found\n") or \
         result.stderr == "No resources found in default namespace.\n"
+
+
+def test_kubelet_csrs_of_tls_bootstrap(cluster: KubeHarness) -> None:
+    rows = _rows(cluster.ok("get", "csr"))
+    assert rows[0] == ["NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"]
+    assert all(re.fullmatch(r"csr-[a-z0-9]{5}", r[0]) for r in rows[1:])
+    assert sorted(r[2:] for r in rows[1:]) == sorted(
+        [["kubernetes.io/kube-apiserver-client-kubelet", "system:bootstrap:abcdef", "<none>",
+          "Approved,Issued"]] * 3
+        + [["kubernetes.io/kube-apiserver-client-kubelet", "system:node:sregym-control-plane", "<none>",
+            "Approved,Issued"]])
 
 
 def test_node_and_leader_leases_renew(cluster: KubeHarness) -> None:

@@ -15,6 +15,10 @@ cluster answers right after `kind create cluster` (with metrics-server installed
 - API Priority and Fairness: the mandatory and suggested FlowSchemas and
   PriorityLevelConfigurations of 1.32 with their precedences, distinguishers and queuing;
 - `csinodes`: one per node, no drivers (kind's local-path provisioner is not a CSI driver);
+- `certificatesigningrequests`: the kubelet client-certificate requests of TLS bootstrap, one per
+  node (the control plane's by `system:node:<name>`, the workers' by kind's bootstrap token
+  `system:bootstrap:abcdef`), auto-approved and issued; the csrcleaner controller removes them
+  (controllers/csr_cleaner.py). Their `request`/`certificate` bytes are PEM-framed stand-ins;
 - nothing for RuntimeClasses, ValidatingAdmissionPolicies, CSIStorageCapacities: kind has none.
 """
 
@@ -205,15 +209,53 @@ def csi_nodes(twin: Twin) -> list[Obj]:
     return out
 
 
+def _pem(label: str, rng: Any, size: int) -> str:
+    import base64
+
+    body = base64.b64encode(rng.getrandbits(size * 8).to_bytes(size, "big")).decode()
+    lines = [body[i:i + 64] for i in range(0, len(body), 64)]
+    text = f"-----BEGIN {label}-----\n" + "\n".join(lines) + f"\n-----END {label}-----\n"
+    return base64.b64encode(text.encode()).decode()
+
+
+def kubelet_csrs(twin: Twin) -> list[Obj]:
+    now = twin.clock.iso()
+    rng = twin.rng.stream("cluster-defaults")
+    out = []
+    for node in twin.store.scan("Node"):
+        name = node["metadata"]["name"]
+        control_plane = "node-role.kubernetes.io/control-plane" in (node["metadata"].get("labels") or {})
+        if control_plane:
+            user, groups = f"system:node:{name}", ["system:nodes", "system:authenticated"]
+            reason, message = "AutoApproved", "Auto approving self kubelet client certificate after SubjectAccessReview."
+        else:
+            user = "system:bootstrap:abcdef"
+            groups = ["system:bootstrappers", "system:bootstrappers:kubeadm:default-node-token",
+                      "system:authenticated"]
+            reason, message = "AutoApproved", "Auto approving kubelet client certificate after SubjectAccessReview."
+        out.append({
+            "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+            "metadata": {"name": f"csr-{twin.rng.suffix(5, name='cluster-defaults')}",
+                         "generateName": "csr-"},
+            "spec": {"groups": groups, "request": _pem("CERTIFICATE REQUEST", rng, 180),
+                     "signerName": "kubernetes.io/kube-apiserver-client-kubelet",
+                     "usages": ["digital signature", "client auth"], "username": user},
+            "status": {"conditions": [{"type": "Approved", "status": "True", "reason": reason,
+                                       "message": message, "lastUpdateTime": now,
+                                       "lastTransitionTime": now}],
+                       "certificate": _pem("CERTIFICATE", rng, 540)}})
+    return out
+
+
 def default_objects(twin: Twin) -> list[Obj]:
     """Everything above, in creation order (after nodes and namespaces exist). Their uids come from
     a stream of their own, so the objects every run creates later keep the uids they had."""
     objects = [*component_statuses(), *api_services(twin), *priority_levels(), *flow_schemas(twin),
-               *csi_nodes(twin)]
+               *csi_nodes(twin), *kubelet_csrs(twin)]
     for obj in objects:
         obj["metadata"]["uid"] = twin.rng.uuid("cluster-defaults")
     return objects
 
 
 __all__ = ["api_services", "component_statuses", "csi_nodes", "default_objects", "flow_schemas",
-           "priority_levels", "stamp_node_identity"]
+           "kubelet_csrs", "priority_levels", "stamp_node_identity"]
