@@ -656,6 +656,7 @@ def _with_requests(dep: dict[str, Any]) -> dict[str, Any]:
 
 def test_hpa_without_metrics_reports_failed_get_resource_metric_but_enforces_min() -> None:
     twin = isolated_twin(seed=27)
+    twin.services.metrics = None  # a cluster without metrics-server
     twin.apply(_with_requests(deployment("web", replicas=1)))
     twin.apply(hpa())
     twin.advance(20)

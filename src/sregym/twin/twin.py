@@ -14,12 +14,14 @@ from typing import Any
 
 from sregym.twin.admission.base import ADMISSION_PLUGINS, AdmissionPlugin
 from sregym.twin.clock import SimClock
+from sregym.twin.cluster_defaults import default_objects, stamp_node_identity
 from sregym.twin.controller import CONTROLLERS, Controller
 from sregym.twin.machinery.events import EventRecorder
 from sregym.twin.machinery.kinds import KindRegistry
 from sregym.twin.machinery.objects import clone
 from sregym.twin.machinery.store import ADMIN_USER, ObjectStore
 from sregym.twin.machinery.yamldocs import load_documents
+from sregym.twin.node.resource_metrics import ServedPodMetrics
 from sregym.twin.rng import RngStreams
 from sregym.twin.services import TwinServices
 from sregym.twin.topology import SYSTEM_NAMESPACES, Topology, namespace_object, node_object, system_objects
@@ -47,6 +49,8 @@ class Twin:
         # Per-twin state owned by subsystems (kubelet runtime, logs, data plane ...), one typed
         # attribute each, so subsystems can find each other without import cycles.
         self.services = TwinServices()
+        # metrics-server is part of the cluster in every mode: the HPA reads what `kubectl top` shows.
+        self.services.metrics = ServedPodMetrics(self)
         self.plugins: list[AdmissionPlugin] = []
         for entry in ADMISSION_PLUGINS.entries():
             plugin = entry.value(self)
@@ -63,9 +67,11 @@ class Twin:
         for ns in SYSTEM_NAMESPACES:
             self.store.create(namespace_object(ns), keep_status=True)
         for index, spec in enumerate(self.topology.nodes):
-            self.store.create(node_object(spec, index, now), keep_status=True)
+            self.store.create(stamp_node_identity(node_object(spec, index, now), self), keep_status=True)
         for obj in system_objects():
             self.store.create(obj)
+        for obj in default_objects(self):
+            self.store.create(obj, keep_status=True)
         from sregym.twin.telemetry import stack
 
         stack.install(self)  # the monitoring stack's pods, behind the scrape targets

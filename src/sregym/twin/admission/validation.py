@@ -252,6 +252,10 @@ def _name_errors(kind: ResourceKind, obj: Obj) -> list[str]:
         spec = obj.get("spec") or {}
         expected = f"{(spec.get('names') or {}).get('plural', '')}.{spec.get('group', '')}"
         return [] if name == expected else ['must be spec.names.plural+"."+spec.group']
+    if kind.key == ("apiregistration.k8s.io", "APIService"):  # `v1.` names the core group
+        spec = obj.get("spec") or {}
+        expected = f"{spec.get('version', '')}.{spec.get('group', '')}"
+        return [] if name == expected else [f'must be `spec.version+"."+spec.group`: "{expected}"']
     if kind.key in _LABEL_NAMED:
         return dns1123_label(name)
     if kind.key in _DNS1035_NAMED:

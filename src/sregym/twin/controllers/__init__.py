@@ -9,6 +9,7 @@ This table is the tick order; tests/twin/test_controller_order.py checks it agai
         3  leases                     node, leader-election and API server identity leases
         4  node-status                node status heartbeats
        10  garbage-collector          owner references, namespaces, service accounts
+       12  csrcleaner                 delete issued kubelet CSRs after an hour
        20  cronjob                    CronJob schedules
        25  job                        Job pods and completion
        30  deployment                 rollouts

@@ -10,7 +10,8 @@ built from the rows:
 - it reads (get/list/watch) everything, except what betrays the benchmark: the namespaces
   `chaos-mesh` and `sregym-system` (the Namespace objects themselves and everything in them) and
   any `chaos-mesh.org` resource anywhere. Those are denied before the rules are consulted, so the
-  server filters them out of lists and discovery and answers direct access with 403;
+  server filters them out of lists and discovery, and answers direct access exactly as it would
+  for a namespace or group that does not exist (api/kube/invisible.py);
 - it changes workloads (pods, deployments, replicasets, statefulsets, daemonsets, jobs,
   cronjobs, HPAs, PDBs), their `scale` subresource, pod eviction/exec/port-forward, config
   (configmaps, secrets, serviceaccounts and their tokens), networking (services, endpoints,
@@ -86,14 +87,15 @@ def agent_rules(kinds: tuple[ResourceKind, ...]) -> tuple[PolicyRule, ...]:
 
 AGENT_RULES: tuple[PolicyRule, ...] = agent_rules(BUILTIN_KINDS)
 
-# Groups the twin defines itself; any other group comes from a CRD created at run time.
-BUILTIN_GROUPS = frozenset(k.group for k in BUILTIN_KINDS)
+# Groups the twin defines itself; any other group comes from a CRD created at run time. The
+# hidden groups count as such CRD groups: RBAC must say of them what it says of any unknown group.
+BUILTIN_GROUPS = frozenset(k.group for k in BUILTIN_KINDS) - frozenset(HIDDEN_GROUPS)
 
 ADMIN_RULES: tuple[PolicyRule, ...] = (PolicyRule(("*",), ("*",), ("*",)),)
 
 _BINDING = {
     ADMIN: ('ClusterRoleBinding "sregym-admin"', 'ClusterRole "cluster-admin"'),
-    AGENT: ('ClusterRoleBinding "sregym-agent"', 'ClusterRole "sregym-oncall"'),
+    AGENT: ('ClusterRoleBinding "oncall"', 'ClusterRole "oncall"'),
 }
 
 
@@ -134,14 +136,24 @@ def authorize(user: str, verb: str, group: str, resource: str, namespace: str | 
 
     `verb` is a Kubernetes API verb (get, list, watch, create, update, patch, delete,
     deletecollection, or "*"); `resource` is the plural ("*" for any). The reason is the text
-    the real API server puts in `SubjectAccessReviewStatus.reason`.
+    the real API server puts in `SubjectAccessReviewStatus.reason`. What is hidden from `user` is
+    denied with no reason at all: the in-process callers (cluster/twin.py, snapshots, metrics)
+    rely on that denial, and the API server turns it into the answer for something absent
+    (api/kube/invisible.py), so no text ever names why.
     """
+    if user in _BINDING and is_hidden(user, group, namespace, resource, name):
+        return False, ""
+    return rbac_authorize(user, verb, group, resource, namespace, name, subresource)
+
+
+def rbac_authorize(user: str, verb: str, group: str, resource: str, namespace: str | None = None,
+                   name: str | None = None, subresource: str | None = None) -> tuple[bool, str]:
+    """What the RBAC rules alone say, as if nothing were hidden: the answer a cluster without the
+    hidden namespaces would give, which is what the agent must get about them (a namespace that
+    does not exist is no different to RBAC from one that does)."""
     sub = subresource or ""
     if user not in _BINDING:
         return False, ""
-    if is_hidden(user, group, namespace, resource, name):
-        where = f' in the namespace "{namespace}"' if namespace else ""
-        return False, f"access to {resource or 'resources'}{where} is reserved for the benchmark"
     if user != ADMIN and "*" in (group, resource):
         # A wildcard would include the hidden resources.
         return False, ""
@@ -172,5 +184,17 @@ def forbidden_message(user: str, verb: str, group: str, resource: str,
             f'"{group}"{where}')
 
 
-__all__ = ["ADMIN", "AGENT", "HIDDEN_GROUPS", "HIDDEN_NAMESPACES", "PolicyRule", "authorize",
-           "forbidden_message", "hidden_groups", "hidden_namespaces", "is_hidden", "rules_for"]
+__all__ = [
+    "ADMIN",
+    "AGENT",
+    "HIDDEN_GROUPS",
+    "HIDDEN_NAMESPACES",
+    "PolicyRule",
+    "authorize",
+    "forbidden_message",
+    "hidden_groups",
+    "hidden_namespaces",
+    "is_hidden",
+    "rbac_authorize",
+    "rules_for",
+]

@@ -39,10 +39,14 @@ class VersionConverter:
     storage_version: str
     to_storage: Callable[[Obj], Obj]
     from_storage: Callable[[Obj], Obj]
+    # The group the kind is stored in, when another group serves it too (events.k8s.io Events
+    # are stored as core Events); None: this converter's own group.
+    storage_group: str | None = None
 
     @property
     def storage_api_version(self) -> str:
-        return f"{self.group}/{self.storage_version}" if self.group else self.storage_version
+        group = self.group if self.storage_group is None else self.storage_group
+        return f"{group}/{self.storage_version}" if group else self.storage_version
 
 
 _CONVERTERS: dict[tuple[str, str, str], VersionConverter] = {}
@@ -428,6 +432,9 @@ def hpa_v1_to_v2(obj: Obj) -> Obj:
 register(VersionConverter("autoscaling", "HorizontalPodAutoscaler", "v1", "v2",
                           to_storage=hpa_v1_to_v2, from_storage=hpa_v2_to_v1))
 
+# Other modules' converters register on import; importing them here puts them in place wherever
+# conversion is used.
+from sregym.twin.machinery import event_conversion  # noqa: E402, F401
 
 __all__ = ["BEHAVIOR_ANNOTATION", "CONDITIONS_ANNOTATION", "METRIC_SPECS_ANNOTATION",
            "METRIC_STATUSES_ANNOTATION", "VersionConverter", "converter_for", "hpa_v1_to_v2",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sregym.errors import NotFound
+from sregym.twin.machinery import cluster_printers as CP
 from sregym.twin.machinery import printers as P
 
 CHAOS_GROUP = "chaos-mesh.org"
@@ -68,11 +69,16 @@ class ResourceKind:
     # declares it, `()` meaning read-only. None: undeclared (CRDs created at run time, whose rights
     # authz grants by group).
     agent_grants: tuple[AgentGrant, ...] | None = None
+    # The `Warning` header the API server adds to every request for a deprecated resource.
+    warning: str = ""
+    # Stored in another group (events.k8s.io Events are core Events); None: its own group.
+    storage_group: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:
-        """Storage key: all versions of one group/kind share storage."""
-        return (self.group, self.kind)
+        """Storage key: all versions of one group/kind share storage (and a kind served by two
+        groups, the storage group's)."""
+        return (self.group if self.storage_group is None else self.storage_group, self.kind)
 
     @property
     def api_version(self) -> str:
@@ -146,6 +152,10 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
        agent_grants=(_agent(1, 10), _agent(2, 4, ACT, "scale"))),
     _k("", "v1", "PodTemplate", "podtemplates", printer=P.POD_TEMPLATE,
        agent_grants=(_agent(1, 11),)),
+    _k("", "v1", "Binding", "bindings", verbs=("create",), virtual=True, agent_grants=()),
+    _k("", "v1", "ComponentStatus", "componentstatuses", namespaced=False, short_names=("cs",),
+       verbs=("get", "list"), printer=CP.COMPONENT_STATUS, agent_grants=(),
+       warning="v1 ComponentStatus is deprecated in v1.19+"),
     # apps/v1
     _k("apps", "v1", "Deployment", "deployments", short_names=("deploy",), categories=_ALL,
        subresources=("status", "scale"), generation=True,
@@ -191,6 +201,9 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
        agent_grants=(_agent(11, 1),)),
     _k("networking.k8s.io", "v1", "IngressClass", "ingressclasses", namespaced=False, printer=P.INGRESS_CLASS,
        agent_grants=(_agent(11, 2),)),
+    # events.k8s.io/v1: the core Events under the new field names (machinery/event_conversion.py)
+    _k("events.k8s.io", "v1", "Event", "events", short_names=("ev",), printer=P.EVENT,
+       storage_group="", agent_grants=()),
     # discovery.k8s.io/v1
     _k("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", printer=P.ENDPOINT_SLICE,
        agent_grants=(_agent(12, 0),)),
@@ -218,6 +231,10 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
        agent_grants=()),
     _k("storage.k8s.io", "v1", "CSIDriver", "csidrivers", namespaced=False, printer=P.CSI_DRIVER,
        agent_grants=()),
+    _k("storage.k8s.io", "v1", "CSINode", "csinodes", namespaced=False, printer=CP.CSI_NODE,
+       agent_grants=()),
+    _k("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities",
+       printer=CP.CSI_STORAGE_CAPACITY, agent_grants=()),
     # scheduling.k8s.io/v1
     _k("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", namespaced=False,
        short_names=("pc",), printer=P.PRIORITY_CLASS,
@@ -234,6 +251,29 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
        "mutatingwebhookconfigurations", namespaced=False, generation=True,
        printer=P.MUTATING_WEBHOOK_CONFIGURATION,
        agent_grants=(_agent(16, 1),)),
+    _k("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy",
+       "validatingadmissionpolicies", namespaced=False, subresources=("status",), generation=True,
+       printer=CP.VALIDATING_ADMISSION_POLICY, agent_grants=()),
+    _k("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding",
+       "validatingadmissionpolicybindings", namespaced=False, generation=True,
+       printer=CP.VALIDATING_ADMISSION_POLICY_BINDING, agent_grants=()),
+    # apiregistration.k8s.io/v1 (the aggregator)
+    _k("apiregistration.k8s.io", "v1", "APIService", "apiservices", namespaced=False,
+       subresources=("status",), categories=("api-extensions",), printer=CP.API_SERVICE,
+       agent_grants=()),
+    # certificates.k8s.io/v1
+    _k("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests",
+       namespaced=False, short_names=("csr",), subresources=("approval", "status"),
+       printer=CP.CERTIFICATE_SIGNING_REQUEST, agent_grants=()),
+    # flowcontrol.apiserver.k8s.io/v1 (API Priority and Fairness)
+    _k("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", "flowschemas", namespaced=False,
+       subresources=("status",), generation=True, printer=CP.FLOW_SCHEMA, agent_grants=()),
+    _k("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration",
+       "prioritylevelconfigurations", namespaced=False, subresources=("status",), generation=True,
+       printer=CP.PRIORITY_LEVEL_CONFIGURATION, agent_grants=()),
+    # node.k8s.io/v1
+    _k("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", namespaced=False,
+       printer=CP.RUNTIME_CLASS, agent_grants=()),
     # apiextensions.k8s.io/v1
     _k("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
        namespaced=False, short_names=("crd", "crds"), subresources=("status",), generation=True,
@@ -249,6 +289,12 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
     _k("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews",
        namespaced=False, verbs=("create",), virtual=True,
        agent_grants=(_agent(18, 0, ("create",)),)),
+    _k("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", namespaced=False,
+       verbs=("create",), virtual=True, agent_grants=()),
+    _k("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews",
+       verbs=("create",), virtual=True, agent_grants=()),
+    _k("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews",
+       namespaced=False, verbs=("create",), virtual=True, agent_grants=()),
     _k("metrics.k8s.io", "v1beta1", "PodMetrics", "pods", verbs=("get", "list"), virtual=True,
        agent_grants=()),
     _k("metrics.k8s.io", "v1beta1", "NodeMetrics", "nodes", namespaced=False,

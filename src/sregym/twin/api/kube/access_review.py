@@ -28,7 +28,7 @@ from sregym.twin.machinery import authz
 # Groups every authenticated user belongs to, as the real authenticators report them.
 _GROUPS = {
     authz.ADMIN: ["system:masters", "system:authenticated"],
-    authz.AGENT: ["sregym:oncall", "system:authenticated"],
+    authz.AGENT: ["oncall", "system:authenticated"],
 }
 
 # What the built-in `system:discovery`, `system:public-info-viewer` and `system:basic-user`
@@ -184,7 +184,9 @@ def review_access(user: str, spec: dict[str, Any]) -> dict[str, Any]:
             # kubectl sends `podchaos.chaos-mesh.org` as typed when discovery does not resolve
             # it; it names the group all the same.
             resource["resource"], _, resource["group"] = _text(resource["resource"]).partition(".")
-        allowed, reason = authz.authorize(
+        # RBAC alone: about a hidden namespace or group the agent hears what it would hear about
+        # one that does not exist.
+        allowed, reason = authz.rbac_authorize(
             user, _text(resource.get("verb")), _text(resource.get("group")),
             _text(resource.get("resource")), _text(resource.get("namespace")) or None,
             _text(resource.get("name")) or None, _text(resource.get("subresource")) or None)
@@ -203,10 +205,9 @@ def review_access(user: str, spec: dict[str, Any]) -> dict[str, Any]:
 
 def rules_in(user: str, namespace: str) -> dict[str, Any]:
     """The `status` of a SelfSubjectRulesReview: resource and non-resource rules that apply in
-    `namespace` (nothing but the self-review rules where the namespace is hidden from the user)."""
-    rules: list[authz.PolicyRule] = []
-    if not authz.is_hidden(user, namespace=namespace):
-        rules.extend(authz.rules_for(user))
+    `namespace` (the same in every namespace, hidden or absent ones included: the agent's rules
+    come from a ClusterRoleBinding)."""
+    rules: list[authz.PolicyRule] = list(authz.rules_for(user))
     if user in _GROUPS:
         rules.extend([_BASIC_USER_RULE, _SELF_REVIEW_RULE])
     resource_rules = [r.to_json() for r in rules]

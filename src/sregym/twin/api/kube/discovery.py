@@ -41,6 +41,7 @@ _SUBRESOURCES: dict[str, tuple[str | None, str | None, str | None, tuple[str, ..
     "proxy": ("", "v1", None, ("create", "delete", "get", "patch", "update")),
     "token": ("authentication.k8s.io", "v1", "TokenRequest", ("create",)),
     "finalize": ("", "v1", "Namespace", ("update",)),
+    "approval": (None, None, None, ("get", "patch", "update")),
 }
 
 AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"

@@ -25,7 +25,7 @@ from sregym.twin.api.kube.listing import field_selector_for, label_selector_for,
 from sregym.twin.api.kube.object_shape import check_patched_shape, check_shape, json_type, not_found
 from sregym.twin.api.kube.paths import ResourcePath
 from sregym.twin.api.kube.tables import INCLUDE_OBJECT, table
-from sregym.twin.machinery.authz import authorize, forbidden_message, hidden_namespaces
+from sregym.twin.machinery.authz import authorize, forbidden_message, hidden_namespaces, rbac_authorize
 from sregym.twin.machinery.conversion import converter_for, served_form
 from sregym.twin.machinery.kinds import ResourceKind
 from sregym.twin.machinery.managedfields import Writer, manager_for_user, manager_from_user_agent
@@ -50,6 +50,8 @@ class Call:
         self.accept = accept
         self.user_agent = ""
         self.warnings: list[str] = []  # sent as `Warning: 299` headers with the answer
+        # Aimed at a namespace hidden from the caller: authorize by RBAC alone (api/kube/invisible.py).
+        self.absent = False
 
     @property
     def store(self) -> Any:
@@ -66,8 +68,9 @@ class Call:
     def require(self, verb: str, name: str | None = None, subresource: str | None = None,
                 namespace: str | None = None) -> None:
         ns = namespace if namespace is not None else self.namespace
-        allowed, _reason = authorize(self.user, verb, self.kind.group, self.kind.plural, ns, name,
-                                     subresource)
+        check = rbac_authorize if self.absent else authorize
+        allowed, _reason = check(self.user, verb, self.kind.group, self.kind.plural, ns, name,
+                                 subresource)
         if not allowed:
             raise Forbidden(forbidden_message(self.user, verb, self.kind.group, self.kind.plural, ns,
                                               name, subresource),

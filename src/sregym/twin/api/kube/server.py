@@ -24,7 +24,16 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from sregym.errors import ApiError, BadRequest, Forbidden, InternalError, NotFound, Unauthorized
-from sregym.twin.api.kube import apiserver_metrics, discovery, handlers, nonresource, openapi, paths, rest
+from sregym.twin.api.kube import (
+    apiserver_metrics,
+    discovery,
+    handlers,
+    invisible,
+    nonresource,
+    openapi,
+    paths,
+    rest,
+)
 from sregym.twin.api.kube.encoding import decode_body, error_response, respond
 from sregym.twin.api.kube.handlers import RequestContext
 from sregym.twin.api.kube.limits import read_request_body
@@ -89,11 +98,19 @@ class KubeApi:
             raise unknown_resource()
         call = Call(ctx, rp, kind, request.query_params, accept)
         call.user_agent = request.headers.get("user-agent", "")
+        if invisible.hidden_target(user, kind, rp):
+            answer = invisible.answer_as_absent(call, request.method)
+            if answer is not None:
+                return answer
         if kind.virtual:
-            return await self._virtual(call, request)
-        if rp.subresource:
-            return await self._subresource(call, request)
-        return await self._resource(call, request)
+            response = await self._virtual(call, request)
+        elif rp.subresource:
+            response = await self._subresource(call, request)
+        else:
+            response = await self._resource(call, request)
+        if kind.warning:  # a deprecated resource: kubectl prints `Warning: <text>`
+            response.headers["Warning"] = f'299 - "{kind.warning}"'
+        return response
 
     def _resolve(self, rp: paths.ResourcePath, user: str) -> ResourceKind:
         if rp.group in hidden_groups(user):
@@ -226,6 +243,7 @@ class KubeApi:
             if rp is None or not rp.plural or not rp.name or not rp.subresource:
                 raise unknown_resource()
             kind = self._resolve(rp, user)
+            invisible.check_stream(user, kind, rp)
             handler = handlers.WEBSOCKET_SUBRESOURCES.get((kind.plural, rp.subresource))
             if handler is None:
                 raise unknown_resource()
