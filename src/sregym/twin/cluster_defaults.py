@@ -120,8 +120,8 @@ def component_statuses() -> list[Obj]:
 
 
 def api_services(twin: Twin) -> list[Obj]:
-    from sregym.twin.api.kube.discovery import group_versions
     from sregym.twin.machinery.authz import HIDDEN_GROUPS
+    from sregym.twin.machinery.served_versions import group_versions
 
     now = twin.clock.iso()
     out: list[Obj] = []

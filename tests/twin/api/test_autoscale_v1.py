@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from sregym.twin import Twin
-from sregym.twin.machinery.conversion import (
+from sregym.twin.machinery.hpa_conversion import (
     CONDITIONS_ANNOTATION,
     METRIC_SPECS_ANNOTATION,
     METRIC_STATUSES_ANNOTATION,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sregym.twin.api.kube.metrics import cpu_quantity, memory_quantity
+from sregym.twin.node.resource_metrics import cpu_quantity, memory_quantity
 
 MANIFEST = """
 apiVersion: v1

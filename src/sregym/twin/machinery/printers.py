@@ -41,15 +41,15 @@ _LB_WIDTH = 16
 
 
 # ----------------------------------------------------------------------------- small helpers
-def _meta(obj: Obj) -> Obj:
+def meta_of(obj: Obj) -> Obj:
     return obj.get("metadata") or {}
 
 
-def _spec(obj: Obj) -> Obj:
+def spec_of(obj: Obj) -> Obj:
     return obj.get("spec") or {}
 
 
-def _status(obj: Obj) -> Obj:
+def status_of(obj: Obj) -> Obj:
     return obj.get("status") or {}
 
 
@@ -63,8 +63,8 @@ def _since(ts: str | None, now: float) -> str:
         return "<unknown>"
 
 
-def _age(obj: Obj, now: float) -> str:
-    return _since(_meta(obj).get("creationTimestamp"), now)
+def age_of(obj: Obj, now: float) -> str:
+    return _since(meta_of(obj).get("creationTimestamp"), now)
 
 
 def _int(value: Any) -> int:
@@ -116,7 +116,7 @@ def _containers_cells(pod_spec: Obj) -> tuple[str, str]:
 
 
 def _template_spec(obj: Obj) -> Obj:
-    return ((_spec(obj).get("template") or {}).get("spec")) or {}
+    return ((spec_of(obj).get("template") or {}).get("spec")) or {}
 
 
 # ----------------------------------------------------------------------------- pods
@@ -133,9 +133,9 @@ def _condition_true(conditions: list[Obj], cond_type: str) -> bool:
 
 def _pod_summary(pod: Obj) -> tuple[str, int, int, int, float | None]:
     """kubectl's printPod, as one pass: (reason, ready, total, restarts, last restart time)."""
-    spec = _spec(pod)
-    status = _status(pod)
-    meta = _meta(pod)
+    spec = spec_of(pod)
+    status = status_of(pod)
+    meta = meta_of(pod)
     conditions = status.get("conditions") or []
     init_specs = {c.get("name"): c for c in spec.get("initContainers") or []}
     total = len(spec.get("containers") or [])
@@ -257,9 +257,9 @@ def _pod_row(pod: Obj, now: float, wide: bool) -> Cells:
     reason, ready, total, restarts, last = _pod_summary(pod)
     restarts_text = f"{restarts} ({format_age(now - last)} ago)" if restarts and last is not None \
         else str(restarts)
-    cells: Cells = [_meta(pod).get("name", ""), f"{ready}/{total}", reason, restarts_text, _age(pod, now)]
+    cells: Cells = [meta_of(pod).get("name", ""), f"{ready}/{total}", reason, restarts_text, age_of(pod, now)]
     if wide:
-        spec, status = _spec(pod), _status(pod)
+        spec, status = spec_of(pod), status_of(pod)
         ips = status.get("podIPs") or []
         pod_ip = (ips[0].get("ip") if ips else None) or status.get("podIP") or NONE
         gates = spec.get("readinessGates") or []
@@ -274,7 +274,7 @@ def _pod_row(pod: Obj, now: float, wide: bool) -> Cells:
 
 
 def _pod_conditions(pod: Obj) -> list[Obj] | None:
-    phase = _status(pod).get("phase")
+    phase = status_of(pod).get("phase")
     if phase == "Succeeded":
         return [{"type": "Completed", "status": "True", "reason": "Succeeded",
                  "message": "The pod has completed successfully."}]
@@ -285,11 +285,11 @@ def _pod_conditions(pod: Obj) -> list[Obj] | None:
 
 # ----------------------------------------------------------------------------- workloads
 def _deployment_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec, status = _spec(obj), _status(obj)
-    cells: Cells = [_meta(obj).get("name", ""),
+    spec, status = spec_of(obj), status_of(obj)
+    cells: Cells = [meta_of(obj).get("name", ""),
                     f"{_int(status.get('readyReplicas'))}/{_int(spec.get('replicas', 1))}",
                     _int(status.get("updatedReplicas")), _int(status.get("availableReplicas")),
-                    _age(obj, now)]
+                    age_of(obj, now)]
     if wide:
         names, images = _containers_cells(_template_spec(obj))
         cells += [names, images, selector_string(spec.get("selector"))]
@@ -297,9 +297,9 @@ def _deployment_row(obj: Obj, now: float, wide: bool) -> Cells:
 
 
 def _replicaset_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec, status = _spec(obj), _status(obj)
-    cells: Cells = [_meta(obj).get("name", ""), _int(spec.get("replicas", 1)), _int(status.get("replicas")),
-                    _int(status.get("readyReplicas")), _age(obj, now)]
+    spec, status = spec_of(obj), status_of(obj)
+    cells: Cells = [meta_of(obj).get("name", ""), _int(spec.get("replicas", 1)), _int(status.get("replicas")),
+                    _int(status.get("readyReplicas")), age_of(obj, now)]
     if wide:
         names, images = _containers_cells(_template_spec(obj))
         selector = spec.get("selector")
@@ -311,33 +311,33 @@ def _replicaset_row(obj: Obj, now: float, wide: bool) -> Cells:
 
 
 def _statefulset_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec, status = _spec(obj), _status(obj)
-    cells: Cells = [_meta(obj).get("name", ""),
-                    f"{_int(status.get('readyReplicas'))}/{_int(spec.get('replicas', 1))}", _age(obj, now)]
+    spec, status = spec_of(obj), status_of(obj)
+    cells: Cells = [meta_of(obj).get("name", ""),
+                    f"{_int(status.get('readyReplicas'))}/{_int(spec.get('replicas', 1))}", age_of(obj, now)]
     if wide:
         cells += list(_containers_cells(_template_spec(obj)))
     return cells
 
 
 def _daemonset_row(obj: Obj, now: float, wide: bool) -> Cells:
-    status = _status(obj)
-    cells: Cells = [_meta(obj).get("name", ""), _int(status.get("desiredNumberScheduled")),
+    status = status_of(obj)
+    cells: Cells = [meta_of(obj).get("name", ""), _int(status.get("desiredNumberScheduled")),
                     _int(status.get("currentNumberScheduled")), _int(status.get("numberReady")),
                     _int(status.get("updatedNumberScheduled")), _int(status.get("numberAvailable")),
-                    format_labels(_template_spec(obj).get("nodeSelector")), _age(obj, now)]
+                    format_labels(_template_spec(obj).get("nodeSelector")), age_of(obj, now)]
     if wide:
         names, images = _containers_cells(_template_spec(obj))
-        cells += [names, images, format_selector(_spec(obj).get("selector"))]
+        cells += [names, images, format_selector(spec_of(obj).get("selector"))]
     return cells
 
 
 def _job_status(obj: Obj) -> str:
-    conditions = _status(obj).get("conditions") or []
+    conditions = status_of(obj).get("conditions") or []
     if _condition_true(conditions, "Complete"):
         return "Complete"
     if _condition_true(conditions, "Failed"):
         return "Failed"
-    if _meta(obj).get("deletionTimestamp"):
+    if meta_of(obj).get("deletionTimestamp"):
         return "Terminating"
     if _condition_true(conditions, "Suspended"):
         return "Suspended"
@@ -347,7 +347,7 @@ def _job_status(obj: Obj) -> str:
 
 
 def _job_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec, status = _spec(obj), _status(obj)
+    spec, status = spec_of(obj), status_of(obj)
     succeeded = _int(status.get("succeeded"))
     if spec.get("completions") is not None:
         completions = f"{succeeded}/{_int(spec.get('completions'))}"
@@ -363,7 +363,7 @@ def _job_row(obj: Obj, now: float, wide: bool) -> Cells:
             duration = format_age(now - parse_time(status["startTime"]))
     except (ValueError, TypeError):
         duration = ""
-    cells: Cells = [_meta(obj).get("name", ""), _job_status(obj), completions, duration, _age(obj, now)]
+    cells: Cells = [meta_of(obj).get("name", ""), _job_status(obj), completions, duration, age_of(obj, now)]
     if wide:
         names, images = _containers_cells(_template_spec(obj))
         cells += [names, images, format_selector(spec.get("selector"))]
@@ -377,10 +377,10 @@ def _bool_ptr(value: Any) -> str:
 
 
 def _cronjob_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec, status = _spec(obj), _status(obj)
+    spec, status = spec_of(obj), status_of(obj)
     last = _since(status["lastScheduleTime"], now) if status.get("lastScheduleTime") else NONE
-    cells: Cells = [_meta(obj).get("name", ""), spec.get("schedule", ""), spec.get("timeZone") or NONE,
-                    _bool_ptr(spec.get("suspend")), len(status.get("active") or []), last, _age(obj, now)]
+    cells: Cells = [meta_of(obj).get("name", ""), spec.get("schedule", ""), spec.get("timeZone") or NONE,
+                    _bool_ptr(spec.get("suspend")), len(status.get("active") or []), last, age_of(obj, now)]
     if wide:
         job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
         template_spec = (job_spec.get("template") or {}).get("spec") or {}
@@ -429,32 +429,32 @@ def _hpa_metrics(spec: Obj, status: Obj) -> str:
 
 
 def _hpa_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec, status = _spec(obj), _status(obj)
+    spec, status = spec_of(obj), status_of(obj)
     ref = spec.get("scaleTargetRef") or {}
     min_pods = str(spec["minReplicas"]) if spec.get("minReplicas") is not None else UNSET
-    return [_meta(obj).get("name", ""), f"{ref.get('kind', '')}/{ref.get('name', '')}",
+    return [meta_of(obj).get("name", ""), f"{ref.get('kind', '')}/{ref.get('name', '')}",
             _hpa_metrics(spec, status), min_pods, _int(spec.get("maxReplicas")),
-            _int(status.get("currentReplicas")), _age(obj, now)]
+            _int(status.get("currentReplicas")), age_of(obj, now)]
 
 
 def _pdb_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec = _spec(obj)
+    spec = spec_of(obj)
     min_av = spec.get("minAvailable")
     max_un = spec.get("maxUnavailable")
-    return [_meta(obj).get("name", ""), "N/A" if min_av is None else str(min_av),
-            "N/A" if max_un is None else str(max_un), _int(_status(obj).get("disruptionsAllowed")),
-            _age(obj, now)]
+    return [meta_of(obj).get("name", ""), "N/A" if min_av is None else str(min_av),
+            "N/A" if max_un is None else str(max_un), _int(status_of(obj).get("disruptionsAllowed")),
+            age_of(obj, now)]
 
 
 def _controller_revision_row(obj: Obj, now: float, wide: bool) -> Cells:
     controller = NONE
-    for ref in _meta(obj).get("ownerReferences") or []:
+    for ref in meta_of(obj).get("ownerReferences") or []:
         if ref.get("controller"):
             group = str(ref.get("apiVersion", "")).rpartition("/")[0]
             kind = str(ref.get("kind", "")).lower()
             controller = f"{kind}.{group}/{ref.get('name')}" if group else f"{kind}/{ref.get('name')}"
             break
-    return [_meta(obj).get("name", ""), controller, _int(obj.get("revision")), _age(obj, now)]
+    return [meta_of(obj).get("name", ""), controller, _int(obj.get("revision")), age_of(obj, now)]
 
 
 # ----------------------------------------------------------------------------- networking
@@ -472,13 +472,13 @@ def _lb_status(status: Obj, wide: bool) -> str:
 
 
 def _service_external_ip(obj: Obj, wide: bool) -> str:
-    spec = _spec(obj)
+    spec = spec_of(obj)
     svc_type = spec.get("type") or "ClusterIP"
     external = spec.get("externalIPs") or []
     if svc_type in ("ClusterIP", "NodePort"):
         return ",".join(external) if external else NONE
     if svc_type == "LoadBalancer":
-        lb = _lb_status(_status(obj), wide)
+        lb = _lb_status(status_of(obj), wide)
         if external:
             return ",".join([*(lb.split(",") if lb else []), *external])
         return lb or "<pending>"
@@ -488,7 +488,7 @@ def _service_external_ip(obj: Obj, wide: bool) -> str:
 
 
 def _service_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec = _spec(obj)
+    spec = spec_of(obj)
     cluster_ips = spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
     ports = []
     for port in spec.get("ports") or []:
@@ -497,9 +497,9 @@ def _service_row(obj: Obj, now: float, wide: bool) -> Cells:
             ports.append(f"{port.get('port')}:{port.get('nodePort')}/{protocol}")
         else:
             ports.append(f"{port.get('port')}/{protocol}")
-    cells: Cells = [_meta(obj).get("name", ""), spec.get("type") or "ClusterIP",
+    cells: Cells = [meta_of(obj).get("name", ""), spec.get("type") or "ClusterIP",
                     cluster_ips[0] if cluster_ips else NONE, _service_external_ip(obj, wide),
-                    ",".join(ports) or NONE, _age(obj, now)]
+                    ",".join(ports) or NONE, age_of(obj, now)]
     if wide:
         cells.append(format_labels(spec.get("selector")))
     return cells
@@ -552,23 +552,23 @@ def _endpointslice_row(obj: Obj, now: float, wide: bool) -> Cells:
         else:
             ports.append("*")
     addresses = [str(a) for ep in obj.get("endpoints") or [] for a in ep.get("addresses") or []]
-    return [_meta(obj).get("name", ""), obj.get("addressType", ""), _with_more(ports, len(ports)),
-            _with_more(addresses, len(addresses)), _age(obj, now)]
+    return [meta_of(obj).get("name", ""), obj.get("addressType", ""), _with_more(ports, len(ports)),
+            _with_more(addresses, len(addresses)), age_of(obj, now)]
 
 
 def _ingress_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec = _spec(obj)
+    spec = spec_of(obj)
     rules = spec.get("rules") or []
     hosts = [r["host"] for r in rules[:3] if r.get("host")]
     host_text = ",".join(hosts) if hosts else "*"
     if len(rules) > 3 and hosts:
         host_text += f" + {len(rules) - 3} more..."
-    return [_meta(obj).get("name", ""), spec.get("ingressClassName") or NONE, host_text,
-            _lb_status(_status(obj), wide), "80, 443" if spec.get("tls") else "80", _age(obj, now)]
+    return [meta_of(obj).get("name", ""), spec.get("ingressClassName") or NONE, host_text,
+            _lb_status(status_of(obj), wide), "80, 443" if spec.get("tls") else "80", age_of(obj, now)]
 
 
 def _ingressclass_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec = _spec(obj)
+    spec = spec_of(obj)
     params = spec.get("parameters")
     text = NONE
     if params:
@@ -576,35 +576,35 @@ def _ingressclass_row(obj: Obj, now: float, wide: bool) -> Cells:
         if params.get("apiGroup"):
             text += "." + str(params["apiGroup"])
         text += "/" + str(params.get("name", ""))
-    return [_meta(obj).get("name", ""), spec.get("controller", ""), text, _age(obj, now)]
+    return [meta_of(obj).get("name", ""), spec.get("controller", ""), text, age_of(obj, now)]
 
 
 def _netpol_row(obj: Obj, now: float, wide: bool) -> Cells:
-    return [_meta(obj).get("name", ""), format_selector(_spec(obj).get("podSelector")), _age(obj, now)]
+    return [meta_of(obj).get("name", ""), format_selector(spec_of(obj).get("podSelector")), age_of(obj, now)]
 
 
 # ----------------------------------------------------------------------------- config, nodes
 def _configmap_row(obj: Obj, now: float, wide: bool) -> Cells:
-    return [_meta(obj).get("name", ""), len(obj.get("data") or {}) + len(obj.get("binaryData") or {}),
-            _age(obj, now)]
+    return [meta_of(obj).get("name", ""), len(obj.get("data") or {}) + len(obj.get("binaryData") or {}),
+            age_of(obj, now)]
 
 
 def _secret_row(obj: Obj, now: float, wide: bool) -> Cells:
-    return [_meta(obj).get("name", ""), obj.get("type") or "Opaque", len(obj.get("data") or {}),
-            _age(obj, now)]
+    return [meta_of(obj).get("name", ""), obj.get("type") or "Opaque", len(obj.get("data") or {}),
+            age_of(obj, now)]
 
 
 def _serviceaccount_row(obj: Obj, now: float, wide: bool) -> Cells:
-    return [_meta(obj).get("name", ""), len(obj.get("secrets") or []), _age(obj, now)]
+    return [meta_of(obj).get("name", ""), len(obj.get("secrets") or []), age_of(obj, now)]
 
 
 def _namespace_row(obj: Obj, now: float, wide: bool) -> Cells:
-    return [_meta(obj).get("name", ""), _status(obj).get("phase", ""), _age(obj, now)]
+    return [meta_of(obj).get("name", ""), status_of(obj).get("phase", ""), age_of(obj, now)]
 
 
 def node_roles(node: Obj) -> str:
     roles = set()
-    for key, value in (_meta(node).get("labels") or {}).items():
+    for key, value in (meta_of(node).get("labels") or {}).items():
         if key.startswith("node-role.kubernetes.io/"):
             role = key[len("node-role.kubernetes.io/"):]
             if role:
@@ -617,26 +617,26 @@ def node_roles(node: Obj) -> str:
 def node_status(node: Obj) -> str:
     """`Ready`, `NotReady`, `Unknown`, plus `,SchedulingDisabled` for a cordoned node."""
     parts = []
-    for cond in _status(node).get("conditions") or []:
+    for cond in status_of(node).get("conditions") or []:
         if cond.get("type") == "Ready":
             parts = ["Ready" if cond.get("status") == "True" else "NotReady"]
     if not parts:
         parts = ["Unknown"]
-    if _spec(node).get("unschedulable"):
+    if spec_of(node).get("unschedulable"):
         parts.append("SchedulingDisabled")
     return ",".join(parts)
 
 
 def _node_address(node: Obj, addr_type: str) -> str:
-    for addr in _status(node).get("addresses") or []:
+    for addr in status_of(node).get("addresses") or []:
         if addr.get("type") == addr_type:
             return str(addr.get("address", ""))
     return NONE
 
 
 def _node_row(obj: Obj, now: float, wide: bool) -> Cells:
-    info = _status(obj).get("nodeInfo") or {}
-    cells: Cells = [_meta(obj).get("name", ""), node_status(obj), node_roles(obj), _age(obj, now),
+    info = status_of(obj).get("nodeInfo") or {}
+    cells: Cells = [meta_of(obj).get("name", ""), node_status(obj), node_roles(obj), age_of(obj, now),
                     info.get("kubeletVersion", "")]
     if wide:
         cells += [_node_address(obj, "InternalIP"), _node_address(obj, "ExternalIP"),
@@ -667,7 +667,7 @@ def _event_row(obj: Obj, now: float, wide: bool) -> Cells:
     host = source.get("host") or obj.get("reportingInstance") or ""
     return [last, obj.get("type", ""), obj.get("reason", ""), target, involved.get("fieldPath", ""),
             f"{component}, {host}" if host else component, message, first, count,
-            _meta(obj).get("name", "")]
+            meta_of(obj).get("name", "")]
 
 
 def _access_modes(modes: list[str] | None) -> str:
@@ -679,62 +679,62 @@ def _access_modes(modes: list[str] | None) -> str:
 
 
 def _storage_class_of(obj: Obj) -> str:
-    spec = _spec(obj)
+    spec = spec_of(obj)
     if spec.get("storageClassName") is not None:
         return str(spec["storageClassName"])
-    return str((_meta(obj).get("annotations") or {}).get("volume.beta.kubernetes.io/storage-class", ""))
+    return str((meta_of(obj).get("annotations") or {}).get("volume.beta.kubernetes.io/storage-class", ""))
 
 
 def _pv_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec, status = _spec(obj), _status(obj)
+    spec, status = spec_of(obj), status_of(obj)
     claim = spec.get("claimRef")
     claim_text = f"{claim.get('namespace', '')}/{claim.get('name', '')}" if claim else ""
-    phase = "Terminating" if _meta(obj).get("deletionTimestamp") else status.get("phase", "")
-    return [_meta(obj).get("name", ""), str((spec.get("capacity") or {}).get("storage", "0")),
+    phase = "Terminating" if meta_of(obj).get("deletionTimestamp") else status.get("phase", "")
+    return [meta_of(obj).get("name", ""), str((spec.get("capacity") or {}).get("storage", "0")),
             _access_modes(spec.get("accessModes")), spec.get("persistentVolumeReclaimPolicy", ""), phase,
             claim_text, _storage_class_of(obj), spec.get("volumeAttributesClassName") or UNSET,
-            status.get("reason", ""), _age(obj, now), spec.get("volumeMode") or UNSET]
+            status.get("reason", ""), age_of(obj, now), spec.get("volumeMode") or UNSET]
 
 
 def _pvc_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec, status = _spec(obj), _status(obj)
-    phase = "Terminating" if _meta(obj).get("deletionTimestamp") else status.get("phase", "")
+    spec, status = spec_of(obj), status_of(obj)
+    phase = "Terminating" if meta_of(obj).get("deletionTimestamp") else status.get("phase", "")
     capacity = ""
     modes = ""
     if spec.get("volumeName"):
         modes = _access_modes(status.get("accessModes"))
         capacity = str((status.get("capacity") or {}).get("storage", ""))
-    return [_meta(obj).get("name", ""), phase, spec.get("volumeName", ""), capacity, modes,
-            _storage_class_of(obj), spec.get("volumeAttributesClassName") or UNSET, _age(obj, now),
+    return [meta_of(obj).get("name", ""), phase, spec.get("volumeName", ""), capacity, modes,
+            _storage_class_of(obj), spec.get("volumeAttributesClassName") or UNSET, age_of(obj, now),
             spec.get("volumeMode") or UNSET]
 
 
 def _storageclass_row(obj: Obj, now: float, wide: bool) -> Cells:
-    annotations = _meta(obj).get("annotations") or {}
-    name = _meta(obj).get("name", "")
+    annotations = meta_of(obj).get("annotations") or {}
+    name = meta_of(obj).get("name", "")
     if "true" in (annotations.get("storageclass.kubernetes.io/is-default-class"),
                   annotations.get("storageclass.beta.kubernetes.io/is-default-class")):
         name += " (default)"
     return [name, obj.get("provisioner", ""), obj.get("reclaimPolicy") or "Delete",
             obj.get("volumeBindingMode") or "Immediate", bool(obj.get("allowVolumeExpansion")),
-            _age(obj, now)]
+            age_of(obj, now)]
 
 
 def _resourcequota_row(obj: Obj, now: float, wide: bool) -> Cells:
-    status = _status(obj)
+    status = status_of(obj)
     hard = status.get("hard") or {}
     used = status.get("used") or {}
     requests, limits = [], []
     for resource in sorted(hard):
         target = limits if resource.split(".")[0] == "limits" and "." in resource else requests
         target.append(f"{resource}: {used.get(resource, '0')}/{hard[resource]}")
-    return [_meta(obj).get("name", ""), ", ".join(requests), ", ".join(limits), _age(obj, now)]
+    return [meta_of(obj).get("name", ""), ", ".join(requests), ", ".join(limits), age_of(obj, now)]
 
 
 def _rolebinding_row(obj: Obj, now: float, wide: bool) -> Cells:
     ref = obj.get("roleRef") or {}
-    cells: Cells = [_meta(obj).get("name", ""), f"{ref.get('kind', '')}/{ref.get('name', '')}",
-                    _age(obj, now)]
+    cells: Cells = [meta_of(obj).get("name", ""), f"{ref.get('kind', '')}/{ref.get('name', '')}",
+                    age_of(obj, now)]
     if wide:
         users, groups, sas = [], [], []
         for subject in obj.get("subjects") or []:
@@ -750,42 +750,42 @@ def _rolebinding_row(obj: Obj, now: float, wide: bool) -> Cells:
 
 
 def _webhook_row(obj: Obj, now: float, wide: bool) -> Cells:
-    return [_meta(obj).get("name", ""), len(obj.get("webhooks") or []), _age(obj, now)]
+    return [meta_of(obj).get("name", ""), len(obj.get("webhooks") or []), age_of(obj, now)]
 
 
 def _priorityclass_row(obj: Obj, now: float, wide: bool) -> Cells:
-    cells: Cells = [_meta(obj).get("name", ""), _int(obj.get("value")), bool(obj.get("globalDefault")),
-                    _age(obj, now)]
+    cells: Cells = [meta_of(obj).get("name", ""), _int(obj.get("value")), bool(obj.get("globalDefault")),
+                    age_of(obj, now)]
     if wide:
         cells.append(obj.get("preemptionPolicy") or "")
     return cells
 
 
 def _lease_row(obj: Obj, now: float, wide: bool) -> Cells:
-    return [_meta(obj).get("name", ""), _spec(obj).get("holderIdentity") or "", _age(obj, now)]
+    return [meta_of(obj).get("name", ""), spec_of(obj).get("holderIdentity") or "", age_of(obj, now)]
 
 
 def _csidriver_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec = _spec(obj)
+    spec = spec_of(obj)
     tokens = spec.get("tokenRequests")
-    return [_meta(obj).get("name", ""), spec.get("attachRequired", True) is not False,
+    return [meta_of(obj).get("name", ""), spec.get("attachRequired", True) is not False,
             bool(spec.get("podInfoOnMount")), bool(spec.get("storageCapacity")),
             UNSET if tokens is None else ",".join(str(t.get("audience", "")) for t in tokens),
             bool(spec.get("requiresRepublish")), ",".join(spec.get("volumeLifecycleModes") or []) or NONE,
-            _age(obj, now)]
+            age_of(obj, now)]
 
 
 def _volumeattachment_row(obj: Obj, now: float, wide: bool) -> Cells:
-    spec = _spec(obj)
-    return [_meta(obj).get("name", ""), spec.get("attacher", ""),
+    spec = spec_of(obj)
+    return [meta_of(obj).get("name", ""), spec.get("attacher", ""),
             (spec.get("source") or {}).get("persistentVolumeName") or "", spec.get("nodeName", ""),
-            bool(_status(obj).get("attached")), _age(obj, now)]
+            bool(status_of(obj).get("attached")), age_of(obj, now)]
 
 
 def _podtemplate_row(obj: Obj, now: float, wide: bool) -> Cells:
     template = obj.get("template") or {}
     names, images = _containers_cells(template.get("spec") or {})
-    return [_meta(obj).get("name", ""), names, images,
+    return [meta_of(obj).get("name", ""), names, images,
             format_labels((template.get("metadata") or {}).get("labels"))]
 
 
@@ -796,33 +796,33 @@ _CONTAINERS_DOC = "Names of each container in the template."
 _IMAGES_DOC = "Images referenced by each container in the template."
 
 
-def _col(name: str, ctype: str = "string", description: str = "", *, priority: int = 0,
+def col_def(name: str, ctype: str = "string", description: str = "", *, priority: int = 0,
          fmt: str = "") -> Obj:
     return {"name": name, "type": ctype, "format": fmt, "description": description, "priority": priority}
 
 
-def _name_col() -> Obj:
-    return _col("Name", "string", _NAME_DOC, fmt="name")
+def name_col() -> Obj:
+    return col_def("Name", "string", _NAME_DOC, fmt="name")
 
 
-def _age_col() -> Obj:
-    return _col("Age", "string", _AGE_DOC)
+def age_col() -> Obj:
+    return col_def("Age", "string", _AGE_DOC)
 
 
 def _wide(name: str, description: str = "", ctype: str = "string") -> Obj:
-    return _col(name, ctype, description, priority=1)
+    return col_def(name, ctype, description, priority=1)
 
 
 _TEMPLATE_WIDE = [_wide("Containers", _CONTAINERS_DOC), _wide("Images", _IMAGES_DOC),
                   _wide("Selector", "Label query over pods that should match the replica count.")]
 
 POD = Printer([
-        _name_col(),
-        _col("Ready", description="The aggregate readiness state of this pod for accepting traffic."),
-        _col("Status", description="The aggregate status of the containers in this pod."),
-        _col("Restarts", description="The number of times the containers in this pod have been restarted "
+        name_col(),
+        col_def("Ready", description="The aggregate readiness state of this pod for accepting traffic."),
+        col_def("Status", description="The aggregate status of the containers in this pod."),
+        col_def("Restarts", description="The number of times the containers in this pod have been restarted "
                                      "and when the last container in this pod has restarted."),
-        _age_col(),
+        age_col(),
         _wide("IP", "IP address allocated to the pod."),
         _wide("Node", "The node this pod is scheduled onto."),
         _wide("Nominated Node", "The node the scheduler nominated for this pod during preemption."),
@@ -830,146 +830,146 @@ POD = Printer([
 ], _pod_row, conditions=_pod_conditions)
 
 POD_TEMPLATE = Printer([
-        _name_col(), _col("Containers", description=_CONTAINERS_DOC),
-        _col("Images", description=_IMAGES_DOC), _col("Pod Labels", description="The labels for the pod template."),
+        name_col(), col_def("Containers", description=_CONTAINERS_DOC),
+        col_def("Images", description=_IMAGES_DOC), col_def("Pod Labels", description="The labels for the pod template."),
 ], _podtemplate_row)
 
 DEPLOYMENT = Printer([
-        _name_col(), _col("Ready", description="Number of the pod with ready state"),
-        _col("Up-to-date", description="Total number of non-terminated pods with the desired template."),
-        _col("Available", description="Total number of available pods (ready for at least minReadySeconds)."),
-        _age_col(), *_TEMPLATE_WIDE,
+        name_col(), col_def("Ready", description="Number of the pod with ready state"),
+        col_def("Up-to-date", description="Total number of non-terminated pods with the desired template."),
+        col_def("Available", description="Total number of available pods (ready for at least minReadySeconds)."),
+        age_col(), *_TEMPLATE_WIDE,
 ], _deployment_row)
 
 REPLICA_SET = Printer([
-        _name_col(), _col("Desired", "integer", "Number of desired pods."),
-        _col("Current", "integer", "The most recently observed number of replicas."),
-        _col("Ready", "integer", "The number of pods targeted by this ReplicaSet with a Ready Condition."),
-        _age_col(), *_TEMPLATE_WIDE,
+        name_col(), col_def("Desired", "integer", "Number of desired pods."),
+        col_def("Current", "integer", "The most recently observed number of replicas."),
+        col_def("Ready", "integer", "The number of pods targeted by this ReplicaSet with a Ready Condition."),
+        age_col(), *_TEMPLATE_WIDE,
 ], _replicaset_row)
 
 REPLICATION_CONTROLLER = Printer([
-        _name_col(), _col("Desired", "integer", "Number of desired pods."),
-        _col("Current", "integer", "The most recently observed number of replicas."),
-        _col("Ready", "integer", "The number of ready replicas for this replication controller."),
-        _age_col(), *_TEMPLATE_WIDE,
+        name_col(), col_def("Desired", "integer", "Number of desired pods."),
+        col_def("Current", "integer", "The most recently observed number of replicas."),
+        col_def("Ready", "integer", "The number of ready replicas for this replication controller."),
+        age_col(), *_TEMPLATE_WIDE,
 ], _replicaset_row)
 
 STATEFUL_SET = Printer([
-        _name_col(), _col("Ready", description="Number of the pod with ready state"), _age_col(),
+        name_col(), col_def("Ready", description="Number of the pod with ready state"), age_col(),
         _wide("Containers", _CONTAINERS_DOC), _wide("Images", _IMAGES_DOC),
 ], _statefulset_row)
 
 DAEMON_SET = Printer([
-        _name_col(),
-        _col("Desired", "integer", "The total number of nodes that should be running the daemon pod."),
-        _col("Current", "integer", "The number of nodes running at least one daemon pod."),
-        _col("Ready", "integer", "The number of nodes that should run the daemon pod and have it ready."),
-        _col("Up-to-date", "integer", "The number of nodes running the updated daemon pod."),
-        _col("Available", "integer", "The number of nodes with the daemon pod available."),
-        _col("Node Selector", description="Selector which must match a node's labels for the pod to be "
+        name_col(),
+        col_def("Desired", "integer", "The total number of nodes that should be running the daemon pod."),
+        col_def("Current", "integer", "The number of nodes running at least one daemon pod."),
+        col_def("Ready", "integer", "The number of nodes that should run the daemon pod and have it ready."),
+        col_def("Up-to-date", "integer", "The number of nodes running the updated daemon pod."),
+        col_def("Available", "integer", "The number of nodes with the daemon pod available."),
+        col_def("Node Selector", description="Selector which must match a node's labels for the pod to be "
                                           "scheduled on that node."),
-        _age_col(), *_TEMPLATE_WIDE,
+        age_col(), *_TEMPLATE_WIDE,
 ], _daemonset_row)
 
 CONTROLLER_REVISION = Printer([
-        _name_col(), _col("Controller", description="Controller of the object"),
-        _col("Revision", description="Revision indicates the revision of the state represented by Data."),
-        _age_col(),
+        name_col(), col_def("Controller", description="Controller of the object"),
+        col_def("Revision", description="Revision indicates the revision of the state represented by Data."),
+        age_col(),
 ], _controller_revision_row)
 
 JOB = Printer([
-        _name_col(), _col("Status", description="Status of the job."),
-        _col("Completions", description="The number of pods which reached phase Succeeded."),
-        _col("Duration", description="Time required to complete the job."), _age_col(), *_TEMPLATE_WIDE,
+        name_col(), col_def("Status", description="Status of the job."),
+        col_def("Completions", description="The number of pods which reached phase Succeeded."),
+        col_def("Duration", description="Time required to complete the job."), age_col(), *_TEMPLATE_WIDE,
 ], _job_row)
 
 CRON_JOB = Printer([
-        _name_col(), _col("Schedule", description="The schedule in Cron format."),
-        _col("Timezone", description="The time zone name for the given schedule."),
-        _col("Suspend", "boolean", "This flag tells the controller to suspend subsequent executions."),
-        _col("Active", "integer", "A list of pointers to currently running jobs."),
-        _col("Last Schedule", description="Information when was the last time the job was successfully "
+        name_col(), col_def("Schedule", description="The schedule in Cron format."),
+        col_def("Timezone", description="The time zone name for the given schedule."),
+        col_def("Suspend", "boolean", "This flag tells the controller to suspend subsequent executions."),
+        col_def("Active", "integer", "A list of pointers to currently running jobs."),
+        col_def("Last Schedule", description="Information when was the last time the job was successfully "
                                           "scheduled."),
-        _age_col(), *_TEMPLATE_WIDE,
+        age_col(), *_TEMPLATE_WIDE,
 ], _cronjob_row)
 
 HORIZONTAL_POD_AUTOSCALER = Printer([
-        _name_col(), _col("Reference", description="The target resource to scale."),
-        _col("Targets", description="The metrics used to calculate the desired replica count."),
-        _col("MinPods", description="The lower limit for the number of replicas."),
-        _col("MaxPods", description="The upper limit for the number of replicas."),
-        _col("Replicas", description="Current number of replicas of pods managed by this autoscaler."),
-        _age_col(),
+        name_col(), col_def("Reference", description="The target resource to scale."),
+        col_def("Targets", description="The metrics used to calculate the desired replica count."),
+        col_def("MinPods", description="The lower limit for the number of replicas."),
+        col_def("MaxPods", description="The upper limit for the number of replicas."),
+        col_def("Replicas", description="Current number of replicas of pods managed by this autoscaler."),
+        age_col(),
 ], _hpa_row)
 
 POD_DISRUPTION_BUDGET = Printer([
-        _name_col(), _col("Min Available", description="The minimum number of pods that must be available."),
-        _col("Max Unavailable", description="The maximum number of pods that may be unavailable."),
-        _col("Allowed Disruptions", "integer", "Calculated number of pods that may be disrupted at this time."),
-        _age_col(),
+        name_col(), col_def("Min Available", description="The minimum number of pods that must be available."),
+        col_def("Max Unavailable", description="The maximum number of pods that may be unavailable."),
+        col_def("Allowed Disruptions", "integer", "Calculated number of pods that may be disrupted at this time."),
+        age_col(),
 ], _pdb_row)
 
 SERVICE = Printer([
-        _name_col(), _col("Type", description="How the Service is exposed."),
-        _col("Cluster-IP", description="The IP address of the service."),
-        _col("External-IP", description="IP addresses for which nodes in the cluster also accept traffic."),
-        _col("Port(s)", description="The list of ports that are exposed by this service."), _age_col(),
+        name_col(), col_def("Type", description="How the Service is exposed."),
+        col_def("Cluster-IP", description="The IP address of the service."),
+        col_def("External-IP", description="IP addresses for which nodes in the cluster also accept traffic."),
+        col_def("Port(s)", description="The list of ports that are exposed by this service."), age_col(),
         _wide("Selector", "Route service traffic to pods with label keys and values matching this selector."),
 ], _service_row)
 
 ENDPOINTS = Printer([
-        _name_col(), _col("Endpoints", description="The set of all endpoints is the union of all subsets."),
-        _age_col(),
-], lambda o, now, wide: [_meta(o).get("name", ""), _endpoints_text(o), _age(o, now)])
+        name_col(), col_def("Endpoints", description="The set of all endpoints is the union of all subsets."),
+        age_col(),
+], lambda o, now, wide: [meta_of(o).get("name", ""), _endpoints_text(o), age_of(o, now)])
 
 ENDPOINT_SLICE = Printer([
-        _name_col(), _col("AddressType", description="The type of address carried by this EndpointSlice."),
-        _col("Ports", description="The network ports exposed by each endpoint in this slice."),
-        _col("Endpoints", description="A list of unique endpoints in this slice."), _age_col(),
+        name_col(), col_def("AddressType", description="The type of address carried by this EndpointSlice."),
+        col_def("Ports", description="The network ports exposed by each endpoint in this slice."),
+        col_def("Endpoints", description="A list of unique endpoints in this slice."), age_col(),
 ], _endpointslice_row)
 
 INGRESS = Printer([
-        _name_col(),
-        _col("Class", description="The name of the IngressClass resource that should be used for additional "
+        name_col(),
+        col_def("Class", description="The name of the IngressClass resource that should be used for additional "
                                   "configuration"),
-        _col("Hosts", description="Hosts that incoming requests are matched against before the ingress rule"),
-        _col("Address", description="Address is a list containing ingress points for the load-balancer"),
-        _col("Ports", description="Ports of TLS configurations that open"), _age_col(),
+        col_def("Hosts", description="Hosts that incoming requests are matched against before the ingress rule"),
+        col_def("Address", description="Address is a list containing ingress points for the load-balancer"),
+        col_def("Ports", description="Ports of TLS configurations that open"), age_col(),
 ], _ingress_row)
 
 INGRESS_CLASS = Printer([
-        _name_col(), _col("Controller", description="Controller that is responsible for handling this class"),
-        _col("Parameters", description="A reference to a resource with additional parameters"), _age_col(),
+        name_col(), col_def("Controller", description="Controller that is responsible for handling this class"),
+        col_def("Parameters", description="A reference to a resource with additional parameters"), age_col(),
 ], _ingressclass_row)
 
 NETWORK_POLICY = Printer([
-        _name_col(), _col("Pod-Selector", description="Selects the pods to which this policy applies."),
-        _age_col(),
+        name_col(), col_def("Pod-Selector", description="Selects the pods to which this policy applies."),
+        age_col(),
 ], _netpol_row)
 
 CONFIG_MAP = Printer([
-        _name_col(), _col("Data", description="Configuration data for pods to consume."), _age_col(),
+        name_col(), col_def("Data", description="Configuration data for pods to consume."), age_col(),
 ], _configmap_row)
 
 SECRET = Printer([
-        _name_col(), _col("Type", description="Used to facilitate programmatic handling of secret data."),
-        _col("Data", description="Secret data, values base64 encoded."), _age_col(),
+        name_col(), col_def("Type", description="Used to facilitate programmatic handling of secret data."),
+        col_def("Data", description="Secret data, values base64 encoded."), age_col(),
 ], _secret_row)
 
 SERVICE_ACCOUNT = Printer([
-        _name_col(), _col("Secrets", description="Secrets in the same namespace that pods running as this "
-                                                 "ServiceAccount may use."), _age_col(),
+        name_col(), col_def("Secrets", description="Secrets in the same namespace that pods running as this "
+                                                 "ServiceAccount may use."), age_col(),
 ], _serviceaccount_row)
 
 NAMESPACE = Printer([
-        _name_col(), _col("Status", description="The status of the namespace"), _age_col(),
+        name_col(), col_def("Status", description="The status of the namespace"), age_col(),
 ], _namespace_row)
 
 NODE = Printer([
-        _name_col(), _col("Status", description="The status of the node"),
-        _col("Roles", description="The roles of the node"), _age_col(),
-        _col("Version", description="Kubelet Version reported by the node."),
+        name_col(), col_def("Status", description="The status of the node"),
+        col_def("Roles", description="The roles of the node"), age_col(),
+        col_def("Version", description="Kubelet Version reported by the node."),
         _wide("Internal-IP", "List of addresses reachable to the node."),
         _wide("External-IP", "List of addresses reachable to the node."),
         _wide("OS-Image", "OS Image reported by the node from /etc/os-release."),
@@ -978,119 +978,119 @@ NODE = Printer([
 ], _node_row)
 
 EVENT = Printer([
-        _col("Last Seen", description="The time at which the most recent occurrence of this event was recorded."),
-        _col("Type", description="Type of this event (Normal, Warning)."),
-        _col("Reason", description="A short, machine understandable string giving the reason for the "
+        col_def("Last Seen", description="The time at which the most recent occurrence of this event was recorded."),
+        col_def("Type", description="Type of this event (Normal, Warning)."),
+        col_def("Reason", description="A short, machine understandable string giving the reason for the "
                                    "transition into the object's current status."),
-        _col("Object", description="The object that this event is about."),
+        col_def("Object", description="The object that this event is about."),
         _wide("Subobject", "The portion of the object the event is about, if any."),
         _wide("Source", "The component reporting this event."),
-        _col("Message", description="A human-readable description of the status of this operation."),
+        col_def("Message", description="A human-readable description of the status of this operation."),
         _wide("First Seen", "The time at which the event was first recorded."),
         _wide("Count", "The number of times this event has occurred."),
-        _col("Name", "string", _NAME_DOC, priority=1, fmt="name"),
+        col_def("Name", "string", _NAME_DOC, priority=1, fmt="name"),
 ], _event_row)
 
 PERSISTENT_VOLUME = Printer([
-        _name_col(), _col("Capacity", description="A description of the persistent volume's resources."),
-        _col("Access Modes", description="All ways the volume can be mounted."),
-        _col("Reclaim Policy", description="What happens to a persistent volume when released from its claim."),
-        _col("Status", description="Phase indicates if a volume is available, bound to a claim, or released."),
-        _col("Claim", description="Part of a bi-directional binding between PersistentVolume and "
+        name_col(), col_def("Capacity", description="A description of the persistent volume's resources."),
+        col_def("Access Modes", description="All ways the volume can be mounted."),
+        col_def("Reclaim Policy", description="What happens to a persistent volume when released from its claim."),
+        col_def("Status", description="Phase indicates if a volume is available, bound to a claim, or released."),
+        col_def("Claim", description="Part of a bi-directional binding between PersistentVolume and "
                                   "PersistentVolumeClaim."),
-        _col("StorageClass", description="StorageClass of the pv"),
-        _col("VolumeAttributesClass", description="VolumeAttributesClass of the pv"),
-        _col("Reason", description="A brief CamelCase string that describes any failure."), _age_col(),
+        col_def("StorageClass", description="StorageClass of the pv"),
+        col_def("VolumeAttributesClass", description="VolumeAttributesClass of the pv"),
+        col_def("Reason", description="A brief CamelCase string that describes any failure."), age_col(),
         _wide("VolumeMode", "Whether the volume is used with a formatted filesystem or as a raw block device."),
 ], _pv_row)
 
 PERSISTENT_VOLUME_CLAIM = Printer([
-        _name_col(), _col("Status", description="The current phase of PersistentVolumeClaim."),
-        _col("Volume", description="The binding reference to the PersistentVolume backing this claim."),
-        _col("Capacity", description="The actual resources of the underlying volume."),
-        _col("Access Modes", description="The actual access modes the volume backing the PVC has."),
-        _col("StorageClass", description="StorageClass of the pvc"),
-        _col("VolumeAttributesClass", description="VolumeAttributesClass of the pvc"), _age_col(),
+        name_col(), col_def("Status", description="The current phase of PersistentVolumeClaim."),
+        col_def("Volume", description="The binding reference to the PersistentVolume backing this claim."),
+        col_def("Capacity", description="The actual resources of the underlying volume."),
+        col_def("Access Modes", description="The actual access modes the volume backing the PVC has."),
+        col_def("StorageClass", description="StorageClass of the pvc"),
+        col_def("VolumeAttributesClass", description="VolumeAttributesClass of the pvc"), age_col(),
         _wide("VolumeMode", "Whether the volume is used with a formatted filesystem or as a raw block device."),
 ], _pvc_row)
 
 STORAGE_CLASS = Printer([
-        _name_col(), _col("Provisioner", description="The type of the provisioner."),
-        _col("ReclaimPolicy", description="Reclaim policy of dynamically provisioned volumes."),
-        _col("VolumeBindingMode", description="How PersistentVolumeClaims are provisioned and bound."),
-        _col("AllowVolumeExpansion", description="Whether the storage class allows volume expand."),
-        _age_col(),
+        name_col(), col_def("Provisioner", description="The type of the provisioner."),
+        col_def("ReclaimPolicy", description="Reclaim policy of dynamically provisioned volumes."),
+        col_def("VolumeBindingMode", description="How PersistentVolumeClaims are provisioned and bound."),
+        col_def("AllowVolumeExpansion", description="Whether the storage class allows volume expand."),
+        age_col(),
 ], _storageclass_row)
 
 CSI_DRIVER = Printer([
-        _name_col(), _col("AttachRequired", "boolean", "Whether the driver requires an attach operation."),
-        _col("PodInfoOnMount", "boolean", "Whether the driver requires pod information on mount."),
-        _col("StorageCapacity", "boolean", "Whether the scheduler considers storage capacity."),
-        _col("TokenRequests", description="Audiences of the service account tokens passed to the driver."),
-        _col("RequiresRepublish", "boolean", "Whether NodePublishVolume is called periodically."),
-        _col("Modes", description="Volume lifecycle modes supported by the driver."), _age_col(),
+        name_col(), col_def("AttachRequired", "boolean", "Whether the driver requires an attach operation."),
+        col_def("PodInfoOnMount", "boolean", "Whether the driver requires pod information on mount."),
+        col_def("StorageCapacity", "boolean", "Whether the scheduler considers storage capacity."),
+        col_def("TokenRequests", description="Audiences of the service account tokens passed to the driver."),
+        col_def("RequiresRepublish", "boolean", "Whether NodePublishVolume is called periodically."),
+        col_def("Modes", description="Volume lifecycle modes supported by the driver."), age_col(),
 ], _csidriver_row)
 
 VOLUME_ATTACHMENT = Printer([
-        _name_col(), _col("Attacher", description="The name of the volume driver.", fmt="name"),
-        _col("PV", description="Name of the persistent volume to attach."),
-        _col("Node", description="The node that the volume should be attached to."),
-        _col("Attached", "boolean", "Whether the attach operation succeeded."), _age_col(),
+        name_col(), col_def("Attacher", description="The name of the volume driver.", fmt="name"),
+        col_def("PV", description="Name of the persistent volume to attach."),
+        col_def("Node", description="The node that the volume should be attached to."),
+        col_def("Attached", "boolean", "Whether the attach operation succeeded."), age_col(),
 ], _volumeattachment_row)
 
 RESOURCE_QUOTA = Printer([
-        _name_col(),
-        _col("Request", description="Request represents a minimum amount of cpu/memory that a container "
+        name_col(),
+        col_def("Request", description="Request represents a minimum amount of cpu/memory that a container "
                                     "may consume."),
-        _col("Limit", description="Limits control the maximum amount of cpu/memory that a container may use "
+        col_def("Limit", description="Limits control the maximum amount of cpu/memory that a container may use "
                                   "independent of contention on the node."),
-        _age_col(),
+        age_col(),
 ], _resourcequota_row)
 
 ROLE_BINDING = Printer([
-        _name_col(), _col("Role", description="The Role or ClusterRole this binding refers to."), _age_col(),
+        name_col(), col_def("Role", description="The Role or ClusterRole this binding refers to."), age_col(),
         _wide("Users", "Users in the roleBinding"), _wide("Groups", "Groups in the roleBinding"),
         _wide("ServiceAccounts", "ServiceAccounts in the roleBinding"),
 ], _rolebinding_row)
 
 CLUSTER_ROLE_BINDING = Printer([
-        _name_col(), _col("Role", description="The ClusterRole this binding refers to."), _age_col(),
+        name_col(), col_def("Role", description="The ClusterRole this binding refers to."), age_col(),
         _wide("Users", "Users in the clusterRoleBinding"), _wide("Groups", "Groups in the clusterRoleBinding"),
         _wide("ServiceAccounts", "ServiceAccounts in the clusterRoleBinding"),
 ], _rolebinding_row)
 
 VALIDATING_WEBHOOK_CONFIGURATION = Printer([
-        _name_col(), _col("Webhooks", "integer", "Webhooks indicates the number of webhooks registered in "
-                                                 "this configuration"), _age_col(),
+        name_col(), col_def("Webhooks", "integer", "Webhooks indicates the number of webhooks registered in "
+                                                 "this configuration"), age_col(),
 ], _webhook_row)
 
 MUTATING_WEBHOOK_CONFIGURATION = Printer([
-        _name_col(), _col("Webhooks", "integer", "Webhooks indicates the number of webhooks registered in "
-                                                 "this configuration"), _age_col(),
+        name_col(), col_def("Webhooks", "integer", "Webhooks indicates the number of webhooks registered in "
+                                                 "this configuration"), age_col(),
 ], _webhook_row)
 
 PRIORITY_CLASS = Printer([
-        _name_col(), _col("Value", "integer", "The integer value of this priority class."),
-        _col("Global-Default", "boolean", "Whether this is the default priority class."), _age_col(),
+        name_col(), col_def("Value", "integer", "The integer value of this priority class."),
+        col_def("Global-Default", "boolean", "Whether this is the default priority class."), age_col(),
         _wide("PreemptionPolicy", "The policy for preempting pods with lower priority."),
 ], _priorityclass_row)
 
 LEASE = Printer([
-        _name_col(), _col("Holder", description="The identity of the holder of a current lease."), _age_col(),
+        name_col(), col_def("Holder", description="The identity of the holder of a current lease."), age_col(),
 ], _lease_row)
 
 # The generic table the API server falls back to for kinds without a printer (roles, limit ranges,
 # CRDs ...): `NAME CREATED AT` with an RFC 3339 timestamp.
-_DEFAULT_COLUMNS = [_name_col(), _col("Created At", "date", _AGE_DOC)]
+_DEFAULT_COLUMNS = [name_col(), col_def("Created At", "date", _AGE_DOC)]
 
 
 def _default_row(obj: Obj, now: float, wide: bool) -> Cells:
-    created = _meta(obj).get("creationTimestamp")
+    created = meta_of(obj).get("creationTimestamp")
     try:
         created_text = format_time(parse_time(created)) if created else ""
     except (ValueError, TypeError):
         created_text = str(created)
-    return [_meta(obj).get("name", ""), created_text]
+    return [meta_of(obj).get("name", ""), created_text]
 
 
 DEFAULT = Printer(_DEFAULT_COLUMNS, _default_row)
@@ -1103,11 +1103,11 @@ CUSTOM_RESOURCE = Printer([], _default_row)
 def _crd_columns(kind: ResourceKind, crd: Obj | None) -> list[Obj]:
     """The CRD's additionalPrinterColumns for this version, or the defaulted `Age` column."""
     if crd:
-        for version in _spec(crd).get("versions") or []:
+        for version in spec_of(crd).get("versions") or []:
             if version.get("name") == kind.version and version.get("additionalPrinterColumns"):
                 return list(version["additionalPrinterColumns"])
-        if _spec(crd).get("additionalPrinterColumns"):
-            return list(_spec(crd)["additionalPrinterColumns"])
+        if spec_of(crd).get("additionalPrinterColumns"):
+            return list(spec_of(crd)["additionalPrinterColumns"])
     return [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]
 
 
@@ -1186,10 +1186,10 @@ def columns_for(kind: ResourceKind, *, wide: bool = False, crd: Obj | None = Non
     if _is_custom(kind):
         extra = []
         for col in _crd_columns(kind, crd):
-            extra.append(_col(str(col.get("name", "")), str(col.get("type", "string")),
+            extra.append(col_def(str(col.get("name", "")), str(col.get("type", "string")),
                               str(col.get("description") or ""), priority=_int(col.get("priority")),
                               fmt=str(col.get("format") or "")))
-        return [c for c in [_name_col(), *extra] if wide or not c["priority"]]
+        return [c for c in [name_col(), *extra] if wide or not c["priority"]]
     columns = list((kind.printer or DEFAULT).columns)
     return [c for c in columns if wide or not c["priority"]]
 
@@ -1199,7 +1199,7 @@ def _row_object(obj: Obj, include_object: str) -> Obj | None:
         return None
     if include_object == "Object":
         return obj
-    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": _meta(obj)}
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta_of(obj)}
 
 
 def table(kind: ResourceKind, objects: list[Obj], *, now: float, wide: bool = False,
@@ -1218,7 +1218,7 @@ def table(kind: ResourceKind, objects: list[Obj], *, now: float, wide: bool = Fa
     if _is_custom(kind):
         extra = [c for c in _crd_columns(kind, crd) if wide or not _int(c.get("priority"))]
         for obj in objects:
-            cells: Cells = [_meta(obj).get("name", "")]
+            cells: Cells = [meta_of(obj).get("name", "")]
             cells += [_custom_cell(col, obj, now) for col in extra]
             rows.append(_row(cells, obj, include_object))
     else:

@@ -24,13 +24,13 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
 from sregym.errors import ApiError, not_found
-from sregym.twin.api.kube import metrics
 from sregym.twin.api.kube.encoding import error_response
 from sregym.twin.api.kube.handlers import RequestContext, subresource
 from sregym.twin.api.kube.proxy import ServiceUnavailable, proxied_path
 from sregym.twin.clock import format_time, parse_time
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import parse_quantity
+from sregym.twin.node import resource_metrics as metrics
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
