@@ -27,7 +27,9 @@ class AgentAccess:
     and the HTTP client only ever hold `agent_token`."""
 
     def __init__(self, twin: Twin, *, server_tokens: dict[str, str], agent_token: str, speed: float,
-                 namespace: str, prefix: str) -> None:
+                 namespace: str, prefix: str, wall: Any = None) -> None:
+        """`wall` is the server's `WallAnchor` (default: the machine's clock, see
+        `twin/api/wall_time.py`)."""
         import httpx
 
         from sregym.tools.kubectl import KubectlRunner, require_kubectl
@@ -43,7 +45,7 @@ class AgentAccess:
         self.kubectl: Any = None
         try:
             self.server = TwinServer(twin, tokens=server_tokens, port=0, speed=speed, shutdown_grace=0.2,
-                                     observability_ports=dict(OBSERVABILITY_PORTS))
+                                     observability_ports=dict(OBSERVABILITY_PORTS), wall=wall)
             self.server.start_in_thread()
             self.urls = self.server.observability_urls()
             self.workdir = Path(tempfile.mkdtemp(prefix=prefix))
@@ -61,6 +63,10 @@ class AgentAccess:
         """The agent's HOME (kubectl's cache, files the gold commands write)."""
         assert self.workdir is not None
         return self.workdir / "home"
+
+    def present(self, sim_s: float) -> float:
+        """A simulated instant as the agent's clients see it (the server's wall anchor)."""
+        return self.server.wall.present(sim_s) if self.server is not None else sim_s
 
     def query(self, api: QueryApi, path: str, params: list[tuple[str, str]]) -> tuple[int, Any]:
         """GET one of the query APIs with the agent's token: (status, JSON body)."""

@@ -494,8 +494,14 @@ class Backend:
         return self._c._query(api, path, params)
 
     def now(self) -> float:
+        """The served twin's now as the agent's clients see it (the wall anchor), so the tools'
+        "now-15m" names the same instants as kubectl's and the query APIs' timestamps."""
         run = self._c._run
-        return float(self._c._on_loop(run.cluster.now)) if run is not None else 0.0
+        if run is None:
+            return 0.0
+        sim_now = float(self._c._on_loop(run.cluster.now))
+        access = self._c._access
+        return float(self._c._on_loop(access.present, sim_now)) if access is not None else sim_now
 
     def app_context(self) -> AppContext:
         return self._c._app_context()

@@ -102,12 +102,15 @@ class SnapshotReplay:
     # ------------------------------------------------------------ lifecycle
     def start(self) -> SnapshotReplay:
         from sregym.twin.api.kubeconfig import make_tokens, token_for
+        from sregym.twin.api.wall_time import WallAnchor
 
         token = token_for(make_tokens(("agent",)), "agent")
         namespace = self.info.namespaces[0] if self.info.namespaces else "default"
-        # No admin token exists at all: the server accepts only the agent's.
+        # No admin token exists at all: the server accepts only the agent's. A snapshot is frozen
+        # at its own instant: it is served on the fixed anchor (simulated time as recorded), the
+        # same times its files and `now()` use.
         self._access = AgentAccess(self.twin, server_tokens={token: "agent"}, agent_token=token, speed=0.0,
-                                   namespace=namespace, prefix="sregym-replay-")
+                                   namespace=namespace, prefix="sregym-replay-", wall=WallAnchor.fixed())
         return self
 
     def close(self) -> None:
