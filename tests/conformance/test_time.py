@@ -167,6 +167,10 @@ def test_logs_timestamps_and_since_time(cluster: KubeHarness) -> None:
     for line in stamped:
         at = _stamp(re.sub(r"(\.\d{6})\d+", r"\1", line.split(" ", 1)[0]))
         assert time.time() - 3600 < at <= time.time() + 1, line
+    # The program's own log times (zerolog's leading RFC 3339) read on the same clock.
+    printed = [line.split(" ", 1)[0] for line in cluster.ok("logs", pod, "-n", NS, "--tail=20").splitlines()]
+    printed = [p for p in printed if re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:]+Z", p)]
+    assert printed and all(time.time() - 3600 < _stamp(p) <= time.time() + 1 for p in printed), printed
     everything = cluster.ok("logs", pod, "-n", NS, "--timestamps").splitlines()
     stamps = [_stamp(re.sub(r"(\.\d{6})\d+", r"\1", line.split(" ", 1)[0])) for line in everything]
     # --since-time at a second that some lines precede: exactly the lines from that second on.
@@ -210,6 +214,9 @@ def test_loki_query_range_defaults_to_the_last_hour(cluster: KubeHarness) -> Non
     assert lines, doc
     now_ns = time.time() * 1e9
     assert all(now_ns - 3600e9 <= int(ts) <= now_ns + 1e9 for ts, _line in lines)
+    days = {m for _ts, line in lines for m in re.findall(r"(\d{4}-\d\d-\d\d)T", line)}
+    assert days and days <= {time.strftime("%Y-%m-%d", time.gmtime(now_ns / 1e9 - 3600)),
+                             time.strftime("%Y-%m-%d", time.gmtime())}, days
     for start, end in ((str(int(now_ns - 3600e9)), str(int(now_ns))),  # nanoseconds
                        (f"{now_ns / 1e9 - 3600:.3f}", f"{now_ns / 1e9:.3f}"),  # float seconds
                        (datetime.fromtimestamp(now_ns / 1e9 - 3600, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

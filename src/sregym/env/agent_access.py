@@ -27,14 +27,15 @@ class AgentAccess:
     and the HTTP client only ever hold `agent_token`."""
 
     def __init__(self, twin: Twin, *, server_tokens: dict[str, str], agent_token: str, speed: float,
-                 namespace: str, prefix: str, wall: Any = None) -> None:
-        """`wall` is the server's `WallAnchor` (default: the machine's clock, see
-        `twin/api/wall_time.py`)."""
+                 namespace: str, prefix: str, fixed_time: bool = False) -> None:
+        """Timestamps are presented on the machine's clock (`twin/api/wall_time.py`), or as
+        simulated time unchanged with `fixed_time` (a frozen snapshot)."""
         import httpx
 
         from sregym.tools.kubectl import KubectlRunner, require_kubectl
         from sregym.twin.api.kubeconfig import write_kubeconfig
         from sregym.twin.api.serve import TwinServer
+        from sregym.twin.api.wall_time import WallAnchor
 
         require_kubectl()
         self.token = agent_token
@@ -45,7 +46,8 @@ class AgentAccess:
         self.kubectl: Any = None
         try:
             self.server = TwinServer(twin, tokens=server_tokens, port=0, speed=speed, shutdown_grace=0.2,
-                                     observability_ports=dict(OBSERVABILITY_PORTS), wall=wall)
+                                     observability_ports=dict(OBSERVABILITY_PORTS),
+                                     wall=WallAnchor.fixed() if fixed_time else None)
             self.server.start_in_thread()
             self.urls = self.server.observability_urls()
             self.workdir = Path(tempfile.mkdtemp(prefix=prefix))

@@ -102,7 +102,6 @@ class SnapshotReplay:
     # ------------------------------------------------------------ lifecycle
     def start(self) -> SnapshotReplay:
         from sregym.twin.api.kubeconfig import make_tokens, token_for
-        from sregym.twin.api.wall_time import WallAnchor
 
         token = token_for(make_tokens(("agent",)), "agent")
         namespace = self.info.namespaces[0] if self.info.namespaces else "default"
@@ -110,7 +109,7 @@ class SnapshotReplay:
         # at its own instant: it is served on the fixed anchor (simulated time as recorded), the
         # same times its files and `now()` use.
         self._access = AgentAccess(self.twin, server_tokens={token: "agent"}, agent_token=token, speed=0.0,
-                                   namespace=namespace, prefix="sregym-replay-", wall=WallAnchor.fixed())
+                                   namespace=namespace, prefix="sregym-replay-", fixed_time=True)
         return self
 
     def close(self) -> None:

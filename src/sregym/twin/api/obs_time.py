@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode
 
-from sregym.twin.api.wall_time import WallAnchor, shift_stamp
+from sregym.twin.api.wall_time import WallAnchor, shift_embedded, shift_stamp
 
 Api = Literal["prometheus", "loki", "jaeger"]
 Message = dict[str, Any]
@@ -223,8 +223,14 @@ def _shift_ns_text(value: Any, offset: int) -> Any:
 
 def _present_loki(doc: dict[str, Any], offset: int) -> None:
     data = doc.get("data")
-    if isinstance(data, dict):
-        _present_result(data, offset, _shift_ns_text)
+    if not isinstance(data, dict):
+        return
+    _present_result(data, offset, _shift_ns_text)
+    if data.get("resultType") == "streams":
+        for stream in data.get("result") or []:
+            for entry in stream.get("values") or []:
+                if isinstance(entry, list) and len(entry) > 1 and isinstance(entry[1], str):
+                    entry[1] = shift_embedded(entry[1], offset)
 
 
 def _present_jaeger(doc: dict[str, Any], offset: int) -> None:

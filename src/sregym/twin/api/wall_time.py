@@ -141,25 +141,43 @@ _STAMP = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:
 
 
 def shift_stamp(text: str, seconds: int) -> str:
-    """An RFC 3339 timestamp moved by whole `seconds`, fraction and `Z`/offset layout kept
-    (anything else is returned unchanged)."""
+    """An RFC 3339 timestamp moved by whole `seconds`, fraction and zone kept (anything else is
+    returned unchanged)."""
     match = _STAMP.fullmatch(text)
     if match is None or not seconds:
         return text
     base, fraction, zone = match.groups()
-    try:
-        moment = datetime.strptime(base, "%Y-%m-%dT%H:%M:%S")
-    except ValueError:
-        return text
-    if zone != "Z":
-        sign = 1 if zone[0] == "+" else -1
-        moment -= sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
-        zone = "Z"
-    try:
-        moment = moment.replace(tzinfo=UTC) + timedelta(seconds=seconds)
-    except OverflowError:
-        return text
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + (fraction or "") + zone
+    moved = _move(base, "%Y-%m-%dT%H:%M:%S", seconds)
+    return text if moved is None else moved + (fraction or "") + zone
 
 
-__all__ = ["DEFAULT_TOLERANCE_S", "WallAnchor", "active", "active_offset", "bind", "bound", "shift_stamp"]
+def _move(text: str, layout: str, seconds: int) -> str | None:
+    try:
+        moment = datetime.strptime(text, layout).replace(tzinfo=UTC) + timedelta(seconds=seconds)
+    except (ValueError, OverflowError):
+        return None
+    return moment.strftime(layout)
+
+
+# Date-times inside log lines, as the apps' logging libraries print them: RFC 3339 (zerolog,
+# logfmt, JSON, MongoDB's `$date`, the `--timestamps` prefix), `YYYY-MM-DD HH:MM:SS` (PostgreSQL)
+# and Go's `log` (`YYYY/MM/DD HH:MM:SS`). Only the date-time digits change; fraction and zone stay.
+_EMBEDDED = re.compile(r"\d{4}([-/])\d{2}\1\d{2}([T ])\d{2}:\d{2}:\d{2}")
+
+
+def shift_embedded(text: str, seconds: int) -> str:
+    """Every date-time printed inside `text` (log lines) moved by whole `seconds`: a program in
+    the twin reads the simulated clock where a real one reads the machine's."""
+    if not seconds or not text:
+        return text
+
+    def move(match: re.Match[str]) -> str:
+        sep, mid = match.group(1), match.group(2)
+        layout = f"%Y{sep}%m{sep}%d{mid}%H:%M:%S"
+        return _move(match.group(0), layout, seconds) or match.group(0)
+
+    return _EMBEDDED.sub(move, text)
+
+
+__all__ = ["DEFAULT_TOLERANCE_S", "WallAnchor", "active", "active_offset", "bind", "bound", "shift_embedded",
+           "shift_stamp"]

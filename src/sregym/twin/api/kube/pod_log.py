@@ -108,9 +108,7 @@ async def pod_log(request: Request, ctx: RequestContext, namespace: str | None,
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
         # sinceTime and --timestamps are in the client's clock (api/wall_time.py).
         opts = LogOptions(request.query_params, name, present_instant(ctx.twin.clock.now))
-        text = read_logs(ctx, namespace, name, opts)
-        if opts.timestamps:
-            text = present_log_lines(text)
+        text = present_log_lines(read_logs(ctx, namespace, name, opts))
     except ApiError as err:
         return error_response(err)
     if not opts.follow or opts.previous:
@@ -169,7 +167,7 @@ class _Follower:
 
         if self.opts.timestamps:
             return present_log_lines("".join(f"{format_timestamp(line.at)} {line.text}\n" for line in lines))
-        return "".join(f"{line.text}\n" for line in lines)
+        return present_log_lines("".join(f"{line.text}\n" for line in lines))
 
     def _take(self, text: str) -> tuple[bytes, bool]:
         """Bytes to send under `limitBytes`, and whether the limit is now reached."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sregym.twin.api.wall_time import active_offset, shift_stamp
+from sregym.twin.api.wall_time import active_offset, shift_embedded, shift_stamp
 
 # metav1.Time / MicroTime fields of the built-in kinds (core, apps, batch, autoscaling,
 # coordination, events, authentication, metrics).
@@ -77,16 +77,9 @@ def present_instant(sim_s: float) -> float:
 
 
 def present_log_lines(text: str) -> str:
-    """`kubectl logs --timestamps` output: the leading timestamp of every line moved."""
-    seconds = active_offset()
-    if not seconds or not text:
-        return text
-    out = []
-    for line in text.splitlines(keepends=True):
-        stamp, sep, rest = line.partition(" ")
-        out.append(shift_stamp(stamp, seconds) + sep + rest if sep else line)
-    return "".join(out)
+    """Container log text: the `--timestamps` prefix and the date-times the program printed."""
+    return shift_embedded(text, active_offset())
 
 
 __all__ = ["TIME_FIELDS", "incoming", "outgoing", "present_instant", "present_log_lines",
-           "shift_stamp", "shift_times"]
+           "shift_times"]
