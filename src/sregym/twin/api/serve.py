@@ -7,9 +7,10 @@ injector running in-process) must go through `TwinServer.call()`, which runs it 
 PromQL and LogQL queries are the exception: they evaluate on worker threads, so the clock and
 `call()` first wait (without blocking the loop) until no query runs (see `query_gate`).
 
-Time modes: `speed > 0` paces simulated time to wall time × speed (the only place sregym reads a
-wall clock, and only to pace: simulated timestamps still come from the twin's clock); `manual`
-(speed 0) never advances on its own, for tests and the stepped conductor (`advance()`).
+Time modes: `speed > 0` paces simulated time to wall time × speed (the wall clock read only to
+pace: simulated timestamps still come from the twin's clock); `manual` (speed 0) never advances on
+its own, for tests and the stepped conductor (`advance()`). Either way the server's wall anchor
+(`wall_time.py`) presents those timestamps on the client's clock, at the wire only.
 """
 
 from __future__ import annotations

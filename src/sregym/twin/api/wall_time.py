@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 
 Mode = Literal["paced", "follow", "fixed"]
 
-DEFAULT_TOLERANCE_S = 2.0
+# One second: the presented now is always the current wall second, so kubectl's client-side ages
+# (wall now - presented time, truncated to seconds) equal the simulated ages.
+DEFAULT_TOLERANCE_S = 1.0
 
 
 class WallAnchor:
