@@ -25,6 +25,7 @@ from typing import Any
 from sregym.twin import Twin
 from sregym.twin.api.kubeconfig import context_name, make_tokens, token_for, write_kubeconfig
 from sregym.twin.api.serve import TwinServer
+from sregym.twin.api.wall_time import WallAnchor
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
@@ -86,13 +87,16 @@ class KubeHarness:
         return client.ApiClient(config)
 
 
-def serve_twin(twin: Twin, directory: Path, *, observability: bool = False) -> KubeHarness:
+def serve_twin(twin: Twin, directory: Path, *, observability: bool = False,
+               wall: WallAnchor | None = None) -> KubeHarness:
     """Serve `twin` in manual clock mode on free loopback ports and write a kubeconfig in `directory`;
-    the caller stops it with `harness.server.stop()`."""
+    the caller stops it with `harness.server.stop()`. Timestamps are presented on the machine's
+    clock (the server's default wall anchor) unless `wall` says otherwise: `WallAnchor.fixed()`
+    serves simulated time as stored, for tests that assert exact timestamps."""
     tokens = make_tokens()
     ports = {"prometheus": 0, "loki": 0, "jaeger": 0} if observability else None
     server = TwinServer(twin, tokens=tokens, port=0, speed=0, shutdown_grace=0.2,
-                        observability_ports=ports).start_in_thread()
+                        observability_ports=ports, wall=wall).start_in_thread()
     assert server.tls is not None
     kubeconfig = write_kubeconfig(directory / "kubeconfig", server.url, tokens,
                                   ca_pem=server.tls.ca_pem)

@@ -27,12 +27,15 @@ class AgentAccess:
     and the HTTP client only ever hold `agent_token`."""
 
     def __init__(self, twin: Twin, *, server_tokens: dict[str, str], agent_token: str, speed: float,
-                 namespace: str, prefix: str) -> None:
+                 namespace: str, prefix: str, fixed_time: bool = False) -> None:
+        """Timestamps are presented on the machine's clock (`twin/api/wall_time.py`), or as
+        simulated time unchanged with `fixed_time` (a frozen snapshot)."""
         import httpx
 
         from sregym.tools.kubectl import KubectlRunner, require_kubectl
         from sregym.twin.api.kubeconfig import write_kubeconfig
         from sregym.twin.api.serve import TwinServer
+        from sregym.twin.api.wall_time import WallAnchor
 
         require_kubectl()
         self.token = agent_token
@@ -43,7 +46,8 @@ class AgentAccess:
         self.kubectl: Any = None
         try:
             self.server = TwinServer(twin, tokens=server_tokens, port=0, speed=speed, shutdown_grace=0.2,
-                                     observability_ports=dict(OBSERVABILITY_PORTS))
+                                     observability_ports=dict(OBSERVABILITY_PORTS),
+                                     wall=WallAnchor.fixed() if fixed_time else None)
             self.server.start_in_thread()
             self.urls = self.server.observability_urls()
             self.workdir = Path(tempfile.mkdtemp(prefix=prefix))
@@ -61,6 +65,10 @@ class AgentAccess:
         """The agent's HOME (kubectl's cache, files the gold commands write)."""
         assert self.workdir is not None
         return self.workdir / "home"
+
+    def present(self, sim_s: float) -> float:
+        """A simulated instant as the agent's clients see it (the server's wall anchor)."""
+        return self.server.wall.present(sim_s) if self.server is not None else sim_s
 
     def query(self, api: QueryApi, path: str, params: list[tuple[str, str]]) -> tuple[int, Any]:
         """GET one of the query APIs with the agent's token: (status, JSON body)."""

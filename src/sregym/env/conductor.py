@@ -268,6 +268,15 @@ class Conductor:
         assert self._run is not None
         return self._on_loop(self._run.cluster.now) - self._inject_at
 
+    def _agent_now(self) -> float:
+        """The twin's now as the agent's clients see it (the server's wall anchor), so the
+        tools' "now-15m" and the brief's start name the instants kubectl and the query APIs show."""
+        if self._run is None:
+            return 0.0
+        sim_now = float(self._on_loop(self._run.cluster.now))
+        access = self._access
+        return float(self._on_loop(access.present, sim_now)) if access is not None else sim_now
+
     def _on_loop(self, fn: Any, *args: Any) -> Any:
         server = self._access.server if self._access is not None else None
         if server is not None:
@@ -455,7 +464,7 @@ class Conductor:
 
         alerts = self._query("prometheus", "/api/v1/alerts", [])
         ctx = self._app_context()
-        started = format_time(self._on_loop(self._run.cluster.now)) if self._run else ""  # type: ignore[union-attr]
+        started = format_time(self._agent_now()) if self._run else ""
         return incident_brief(alerts, ctx, started, self.phases)
 
     # ========================================================= gold hooks
@@ -494,8 +503,7 @@ class Backend:
         return self._c._query(api, path, params)
 
     def now(self) -> float:
-        run = self._c._run
-        return float(self._c._on_loop(run.cluster.now)) if run is not None else 0.0
+        return self._c._agent_now()
 
     def app_context(self) -> AppContext:
         return self._c._app_context()

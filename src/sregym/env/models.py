@@ -36,7 +36,7 @@ class Brief(BaseModel):
     app: str
     namespaces: tuple[str, ...]
     phases: tuple[str, ...]
-    started_at: str  # simulated time, RFC 3339
+    started_at: str  # when the page fired, RFC 3339, on the agent's clock (twin/api/wall_time.py)
 
 
 EntryKind = Literal["tool", "message", "program"]

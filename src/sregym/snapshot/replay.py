@@ -105,9 +105,11 @@ class SnapshotReplay:
 
         token = token_for(make_tokens(("agent",)), "agent")
         namespace = self.info.namespaces[0] if self.info.namespaces else "default"
-        # No admin token exists at all: the server accepts only the agent's.
+        # No admin token exists at all: the server accepts only the agent's. A snapshot is frozen
+        # at its own instant: it is served on the fixed anchor (simulated time as recorded), the
+        # same times its files and `now()` use.
         self._access = AgentAccess(self.twin, server_tokens={token: "agent"}, agent_token=token, speed=0.0,
-                                   namespace=namespace, prefix="sregym-replay-")
+                                   namespace=namespace, prefix="sregym-replay-", fixed_time=True)
         return self
 
     def close(self) -> None:

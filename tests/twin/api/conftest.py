@@ -24,12 +24,15 @@ from pathlib import Path
 import pytest
 
 from sregym.twin import Twin
+from sregym.twin.api.wall_time import WallAnchor
 from support.kube import KubeHarness, serve_twin
 
 
 @pytest.fixture
 def kube(tmp_path: Path) -> Iterator[KubeHarness]:
-    harness = serve_twin(Twin(seed=7), tmp_path)
+    # These tests assert exact simulated timestamps (2026-01-05T09:00:30Z): the fixed anchor serves
+    # them as stored; tests/conformance/test_time.py covers the machine's clock.
+    harness = serve_twin(Twin(seed=7), tmp_path, wall=WallAnchor.fixed())
     try:
         yield harness
     finally:

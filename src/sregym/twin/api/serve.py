@@ -7,9 +7,10 @@ injector running in-process) must go through `TwinServer.call()`, which runs it 
 PromQL and LogQL queries are the exception: they evaluate on worker threads, so the clock and
 `call()` first wait (without blocking the loop) until no query runs (see `query_gate`).
 
-Time modes: `speed > 0` paces simulated time to wall time × speed (the only place sregym reads a
-wall clock, and only to pace: simulated timestamps still come from the twin's clock); `manual`
-(speed 0) never advances on its own, for tests and the stepped conductor (`advance()`).
+Time modes: `speed > 0` paces simulated time to wall time × speed (the wall clock read only to
+pace: simulated timestamps still come from the twin's clock); `manual` (speed 0) never advances on
+its own, for tests and the stepped conductor (`advance()`). Either way the server's wall anchor
+(`wall_time.py`) presents those timestamps on the client's clock, at the wire only.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import socket
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from sregym.twin.api.wall_time import WallAnchor
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
@@ -44,12 +47,16 @@ class TwinServer:
                  port: int = 6443, speed: float = 1.0, app: ASGIApp | None = None,
                  tls: ServingCert | bool = True, log_level: str = "warning",
                  shutdown_grace: float = 2.0,
-                 observability_ports: dict[str, int] | None = None) -> None:
+                 observability_ports: dict[str, int] | None = None,
+                 wall: WallAnchor | None = None) -> None:
         """`tls=True` generates a throwaway CA and serving certificate (kubectl sends tokens only
         over TLS); pass a `ServingCert` to reuse one, or False for plain HTTP.
         `observability_ports` (e.g. `{"prometheus": 9090, "loki": 3100, "jaeger": 16686}`, 0 for
-        any free port) also serves those query APIs."""
+        any free port) also serves those query APIs. `wall` presents simulated time on the
+        machine's clock at the wire (default: paced or follow by `speed`, see `wall_time`);
+        `WallAnchor.fixed()` serves simulated time as stored."""
         self.twin = twin
+        self.wall = wall if wall is not None else WallAnchor.for_speed(twin.clock, speed)
         if tls is True:
             from sregym.twin.api.tls import generate
 
@@ -101,7 +108,7 @@ class TwinServer:
         if self._app is None:
             from sregym.twin.api.kube.server import create_app
 
-            self._app = create_app(self.twin, tokens=self.tokens)
+            self._app = create_app(self.twin, tokens=self.tokens, wall=self.wall)
         return self._app
 
     # ------------------------------------------------------------------ run
@@ -160,7 +167,10 @@ class TwinServer:
 
         factories = {"prometheus": create_prometheus_app, "loki": create_loki_app,
                      "jaeger": create_jaeger_app}
-        by_port = {sock.getsockname()[1]: factories[name](self.twin, tokens=self.tokens)
+        from sregym.twin.api.obs_time import WallTimeApp
+
+        by_port = {sock.getsockname()[1]: WallTimeApp(factories[name](self.twin, tokens=self.tokens),
+                                                      self.wall, name)  # type: ignore[arg-type]
                    for name, sock in self._obs_socks.items()}
         return _PortDispatch(by_port)
 

@@ -15,6 +15,7 @@ import yaml
 from starlette.responses import Response
 
 from sregym.errors import ApiError, BadRequest
+from sregym.twin.api.kube.wall_fields import incoming, outgoing
 
 JSON = "application/json"
 YAML = "application/yaml"
@@ -75,6 +76,7 @@ def encode_json(obj: Any) -> bytes:
 
 def respond(obj: Any, status: int = 200, *, accept: str | None = None,
             content_type: str = JSON) -> Response:
+    obj = outgoing(obj)  # timestamps as the client's clock reads them (api/wall_time.py)
     if content_type == JSON and wants_yaml(accept):
         body = yaml.safe_dump(obj, sort_keys=False, allow_unicode=True).encode()
         return Response(body, status_code=status, media_type=YAML)
@@ -92,7 +94,12 @@ def success_status(details: dict[str, Any]) -> dict[str, Any]:
 
 
 def decode_body(raw: bytes, content_type: str | None) -> Any:
-    """Decode a request body sent as JSON or YAML (what kubectl and the clients send)."""
+    """Decode a request body sent as JSON or YAML (what kubectl and the clients send), its
+    timestamps mapped back to simulated time (api/wall_time.py)."""
+    return incoming(_decode_body(raw, content_type))
+
+
+def _decode_body(raw: bytes, content_type: str | None) -> Any:
     media = media_types(content_type)[0][0] if media_types(content_type) else JSON
     if not raw.strip():
         raise BadRequest("the body of the request was empty")

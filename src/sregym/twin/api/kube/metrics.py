@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse
 
 from sregym.errors import ApiError, Forbidden, MethodNotAllowed, NotFound
 from sregym.twin.api.kube.handlers import RequestContext, virtual
+from sregym.twin.api.kube.wall_fields import outgoing
 from sregym.twin.machinery import authz
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.selectors import parse_field_selector, parse_label_selector
@@ -83,7 +84,7 @@ async def pods(request: Request, ctx: RequestContext, namespace: str | None,
                 raise NotFound(f'podmetrics.{GROUP} "{namespace or "default"}/{name}" not found',
                                details={"name": f"{namespace or 'default'}/{name}", "group": GROUP,
                                         "kind": "podmetrics"})
-            return JSONResponse(item)
+            return JSONResponse(outgoing(item))
         _check(ctx, "list", "pods", namespace, None)
         labels, fields = _selectors(request)
         items = []
@@ -94,7 +95,7 @@ async def pods(request: Request, ctx: RequestContext, namespace: str | None,
             if item is not None:
                 items.append(item)
         return JSONResponse({"kind": "PodMetricsList", "apiVersion": API_VERSION,
-                             "metadata": {}, "items": items})
+                             "metadata": {}, "items": outgoing(items)})
     except ApiError as err:
         return _error(err)
 
@@ -117,7 +118,7 @@ async def nodes(request: Request, ctx: RequestContext, namespace: str | None,
             if item is None:
                 raise NotFound(f'nodemetrics.{GROUP} "{name}" not found',
                                details={"name": name, "group": GROUP, "kind": "nodemetrics"})
-            return JSONResponse(item)
+            return JSONResponse(outgoing(item))
         _check(ctx, "list", "nodes", None, None)
         labels, fields = _selectors(request)
         items = []
@@ -128,6 +129,6 @@ async def nodes(request: Request, ctx: RequestContext, namespace: str | None,
             if item is not None:
                 items.append(item)
         return JSONResponse({"kind": "NodeMetricsList", "apiVersion": API_VERSION,
-                             "metadata": {}, "items": items})
+                             "metadata": {}, "items": outgoing(items)})
     except ApiError as err:
         return _error(err)

@@ -23,6 +23,7 @@ from starlette.responses import Response, StreamingResponse
 from sregym.errors import ApiError, BadRequest, MethodNotAllowed, invalid
 from sregym.twin.api.kube.encoding import error_response
 from sregym.twin.api.kube.handlers import RequestContext, subresource
+from sregym.twin.api.kube.wall_fields import present_instant, present_log_lines
 from sregym.twin.clock import parse_time
 
 POLL_SECONDS = 0.05
@@ -105,8 +106,9 @@ async def pod_log(request: Request, ctx: RequestContext, namespace: str | None,
     try:
         if request.method != "GET":
             raise MethodNotAllowed("the server does not allow this method on the requested resource")
-        opts = LogOptions(request.query_params, name, ctx.twin.clock.now)
-        text = read_logs(ctx, namespace, name, opts)
+        # sinceTime and --timestamps are in the client's clock (api/wall_time.py).
+        opts = LogOptions(request.query_params, name, present_instant(ctx.twin.clock.now))
+        text = present_log_lines(read_logs(ctx, namespace, name, opts))
     except ApiError as err:
         return error_response(err)
     if not opts.follow or opts.previous:
@@ -164,8 +166,8 @@ class _Follower:
         from sregym.twin.node.logs import format_timestamp
 
         if self.opts.timestamps:
-            return "".join(f"{format_timestamp(line.at)} {line.text}\n" for line in lines)
-        return "".join(f"{line.text}\n" for line in lines)
+            return present_log_lines("".join(f"{format_timestamp(line.at)} {line.text}\n" for line in lines))
+        return present_log_lines("".join(f"{line.text}\n" for line in lines))
 
     def _take(self, text: str) -> tuple[bytes, bool]:
         """Bytes to send under `limitBytes`, and whether the limit is now reached."""

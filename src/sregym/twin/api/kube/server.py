@@ -39,6 +39,7 @@ from sregym.twin.api.kube.handlers import RequestContext
 from sregym.twin.api.kube.limits import read_request_body
 from sregym.twin.api.kube.rest import Call, unknown_resource
 from sregym.twin.api.kube.watch import WatchRegistry, watch
+from sregym.twin.api.wall_time import WallAnchor, bind
 from sregym.twin.machinery.authz import authorize, forbidden_message, hidden_groups
 from sregym.twin.machinery.kinds import ResourceKind
 
@@ -280,12 +281,14 @@ def _load_handler_modules() -> None:
     import_all("sregym.twin.api.kube")
 
 
-def create_app(twin: Twin, *, tokens: dict[str, str]) -> Starlette:
-    """The Kubernetes API as an ASGI app over `twin`. `tokens` maps bearer token → user name."""
+def create_app(twin: Twin, *, tokens: dict[str, str], wall: WallAnchor | None = None) -> Starlette:
+    """The Kubernetes API as an ASGI app over `twin`. `tokens` maps bearer token → user name;
+    `wall` presents timestamps on the client's clock (None: simulated time as stored)."""
     _load_handler_modules()
     api = KubeApi(twin, tokens)
 
     async def endpoint(request: Request) -> Response:
+        bind(wall)  # for this request's task, streamed bodies included (api/wall_time.py)
         started = perf_counter()
         response = await answer(request)
         apiserver_metrics.record(api, request.method, request.url.path, request.query_params,
@@ -305,6 +308,7 @@ def create_app(twin: Twin, *, tokens: dict[str, str]) -> Starlette:
             return error_response(InternalError(f"Internal error occurred: {exc!r}"))
 
     async def ws_endpoint(websocket: WebSocket) -> None:
+        bind(wall)
         started = perf_counter()
         await api.handle_websocket(websocket)
         apiserver_metrics.record(api, "GET", websocket.url.path, websocket.query_params, "", 101, started)

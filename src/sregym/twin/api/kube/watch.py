@@ -24,6 +24,7 @@ from sregym.errors import BadRequest, Gone
 from sregym.twin.api.kube.encoding import encode_json, wants_table
 from sregym.twin.api.kube.listing import field_selector_for, iter_visible, label_selector_for
 from sregym.twin.api.kube.rest import Call
+from sregym.twin.api.kube.wall_fields import outgoing
 from sregym.twin.machinery.authz import hidden_namespaces
 from sregym.twin.machinery.selectors import FieldSelector
 
@@ -107,7 +108,7 @@ def watch(call: Call, registry: WatchRegistry, name: str | None = None) -> Respo
                 tbl.pop("columnDefinitions", None)
             first[0] = False
             obj = tbl
-        return encode_json({"type": event_type, "object": obj}) + b"\n"
+        return encode_json({"type": event_type, "object": outgoing(obj)}) + b"\n"
 
     def visible(obj: dict[str, Any]) -> bool:
         if not hidden:
