@@ -9,6 +9,7 @@ discovery, RBAC reviews, events, logs errors) must not contain a tell-tale word.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -178,10 +179,33 @@ TELLTALE = re.compile(r"sregym-system|sregym-loadgen|chaos|benchmark|\binject|\b
                       r"|\boracle|sregym:|sregym-oncall|sregym-agent", re.IGNORECASE)
 
 
+# Upstream's own API documentation says "injected" (env vars, host aliases): a real cluster's
+# OpenAPI does too, so only descriptions the vendored 1.32 schemas do not contain are scanned.
+def _without_upstream_descriptions(text: str) -> str:
+    import gzip
+    from importlib import resources
+
+    data = resources.files("sregym.twin.machinery") / "data" / "kubernetes-1.32-schemas.json.gz"
+    upstream = gzip.decompress(data.read_bytes()).decode()
+    doc = json.loads(text)
+
+    def strip(node: object) -> object:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items()
+                    if not (k == "description" and isinstance(v, str) and json.dumps(v)[1:-1] in upstream)}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return json.dumps(strip(doc))
+
+
 @pytest.mark.parametrize("command", SWEEP)
 def test_agent_sees_no_trace_of_the_benchmark(cluster: KubeHarness, hidden_pods: dict[str, str],
                                               command: str) -> None:
     _rc, out, err = _run(cluster, command)
+    if command.startswith("get --raw /openapi"):
+        out = _without_upstream_descriptions(out)
     leaks = sorted({m.group(0) for m in TELLTALE.finditer(out + err)})
     assert not leaks, f"{command}: {leaks}"
     for pod in hidden_pods.values():
