@@ -35,7 +35,7 @@ EXERCISED: list[tuple[str, str]] = [
      "tests/twin/api/test_twin_up.py::test_twin_up_serves_kubectl_and_stops_cleanly_on_sigterm"),
     (r"^export KUBECONFIG=", "tests/test_readme.py::test_twin_up_with_the_app_answers_the_readme_commands"),
     (r"^kubectl get pods -A$", "tests/test_readme.py::test_twin_up_with_the_app_answers_the_readme_commands"),
-    (r"^kubectl --context sregym-admin get ns$",
+    (r"^kubectl --context kind-admin get ns$",
      "tests/test_readme.py::test_twin_up_with_the_app_answers_the_readme_commands"),
     (r"^sregym twin up --app hotel-reservation --speed 5$",
      "tests/test_readme.py::test_twin_up_with_the_app_answers_the_readme_commands"),
@@ -127,7 +127,7 @@ def _free_port() -> int:
 
 def test_twin_up_with_the_app_answers_the_readme_commands(tmp_path: Path) -> None:
     """`sregym twin up --app hotel-reservation --speed 5` (on free ports), then the README's own
-    `kubectl get pods -A`, `kubectl --context sregym-admin get ns` and the two curl queries."""
+    `kubectl get pods -A`, `kubectl --context kind-admin get ns` and the two curl queries."""
     port, prom, loki, jaeger = (_free_port() for _ in range(4))
     kubeconfig = tmp_path / "sregym.yaml"
     proc = subprocess.Popen(
@@ -153,7 +153,7 @@ def test_twin_up_with_the_app_answers_the_readme_commands(tmp_path: Path) -> Non
                 break
             time.sleep(1)
         assert re.search(r"frontend-\S+\s+1/1\s+Running", pods), pods
-        namespaces = sh("kubectl", "--context", "sregym-admin", "get", "ns")
+        namespaces = sh("kubectl", "--context", "kind-admin", "get", "ns")
         assert "hotel-reservation" in namespaces and "kube-system" in namespaces
         query = "query=sum by (service_name) (rate(traces_span_metrics_calls_total[1m]))"
         rates = ""

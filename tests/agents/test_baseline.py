@@ -55,10 +55,10 @@ def test_importing_baseline_loads_no_problem_fault_or_oracle_module() -> None:
 def test_parsers_read_kubectl_tables_and_alerts() -> None:
     pods = parse_pods(
         "NAME READY STATUS RESTARTS AGE IP NODE NOMINATED READINESS\n"
-        "geo-58676bb4c-b2p7v 0/1 CrashLoopBackOff 3 (28s ago) 59s 10.244.3.9 sregym-worker3 <none> <none>\n"
-        "frontend-5fbff86b7-rv854 1/1 Running 0 6m 10.244.3.2 sregym-worker2 <none> <none>\n")
+        "geo-58676bb4c-b2p7v 0/1 CrashLoopBackOff 3 (28s ago) 59s 10.244.3.9 kind-worker3 <none> <none>\n"
+        "frontend-5fbff86b7-rv854 1/1 Running 0 6m 10.244.3.2 kind-worker2 <none> <none>\n")
     assert [(p.name, p.healthy, p.node) for p in pods] == [
-        ("geo-58676bb4c-b2p7v", False, "sregym-worker3"), ("frontend-5fbff86b7-rv854", True, "sregym-worker2")]
+        ("geo-58676bb4c-b2p7v", False, "kind-worker3"), ("frontend-5fbff86b7-rv854", True, "kind-worker2")]
     events = parse_events("LAST SEEN TYPE REASON OBJECT MESSAGE\n"
                           "9s Warning FailedScheduling pod/user-5f-b2 0/4 nodes are available: x\n")
     assert events[0].reason == "FailedScheduling" and events[0].message.startswith("0/4 nodes")

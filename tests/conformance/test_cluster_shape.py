@@ -14,7 +14,7 @@ import pytest
 
 from support.kube import KubeHarness
 
-NODES = ("sregym-control-plane", "sregym-worker", "sregym-worker2", "sregym-worker3")
+NODES = ("kind-control-plane", "kind-worker", "kind-worker2", "kind-worker3")
 
 # `kubectl api-versions` of kind v1.32 with metrics-server.
 API_VERSIONS = """admissionregistration.k8s.io/v1
@@ -180,7 +180,7 @@ def test_kubelet_csrs_of_tls_bootstrap(cluster: KubeHarness) -> None:
     assert sorted(r[2:] for r in rows[1:]) == sorted(
         [["kubernetes.io/kube-apiserver-client-kubelet", "system:bootstrap:abcdef", "<none>",
           "Approved,Issued"]] * 3
-        + [["kubernetes.io/kube-apiserver-client-kubelet", "system:node:sregym-control-plane", "<none>",
+        + [["kubernetes.io/kube-apiserver-client-kubelet", "system:node:kind-control-plane", "<none>",
             "Approved,Issued"]])
 
 

@@ -174,9 +174,9 @@ SWEEP = [
     "get pods -l app=loadgen -A",
 ]
 # Words that betray the benchmark (word-bounded: "default" is not a fault). The cluster is named
-# like the kind cluster it mirrors, so node names carry it; nothing else may.
+# like the kind cluster it mirrors (nodes, kubeconfig), so "sregym" appears nowhere.
 TELLTALE = re.compile(r"sregym-system|sregym-loadgen|chaos|benchmark|\binject|\bfault|ground.?truth"
-                      r"|\boracle|sregym:|sregym-oncall|sregym-agent", re.IGNORECASE)
+                      r"|\boracle|sregym:|sregym", re.IGNORECASE)
 
 
 # Upstream's own API documentation says "injected" (env vars, host aliases): a real cluster's

@@ -52,7 +52,7 @@ def test_stepped_clock_and_agent_only_kubeconfig() -> None:
         brief = conductor.start()
         assert "demo-shop" in brief.text and brief.phases == ("diagnosis", "mitigation")
         kubeconfig = yaml.safe_load(conductor.kubeconfig.read_text())
-        assert [u["name"] for u in kubeconfig["users"]] == ["sregym-agent"]
+        assert [u["name"] for u in kubeconfig["users"]] == ["kind-kind"]
         assert kubeconfig["contexts"][0]["context"]["namespace"] == "demo-shop"
         first = conductor.session.call("kubectl", {"command": "get svc catalog"})
         second = conductor.session.call("kubectl", {"command": "get pods -n chaos-mesh"})
@@ -89,7 +89,7 @@ def test_no_ground_truth_in_brief_or_observations(problem_id: str) -> None:
         spec_text = "\n".join(f"{t.name} {t.description} {t.input_schema}" for t in s.specs())
     truth = problem.ground_truth
     secrets = [problem.id, problem.title, truth.description, truth.detail, truth.mechanism,
-               *(f.fault for f in problem.faults), "ground truth", "ground_truth", "gold", "sregym-admin"]
+               *(f.fault for f in problem.faults), "ground truth", "ground_truth", "gold", "kind-admin", "sregym"]
     for secret in secrets:
         assert secret.lower() not in seen.lower(), secret
         assert secret.lower() not in spec_text.lower(), secret

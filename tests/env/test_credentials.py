@@ -69,7 +69,7 @@ def test_conductor_tokens_are_fresh_per_attempt_and_never_in_the_twin(tmp_path: 
     token_a, fingerprint_a, users_a, dump_a, statuses_a = _attempt_tokens(tmp_path, 0)
     token_b, fingerprint_b, users_b, dump_b, statuses_b = _attempt_tokens(tmp_path, 1)
     assert token_a != token_b
-    assert users_a == users_b == ["sregym-agent"]
+    assert users_a == users_b == ["kind-kind"]
     # The agent's own token works; the seed-derived tokens (admin or agent) are refused; no admin
     # token is served at all.
     assert statuses_a[0] == statuses_b[0] == 200

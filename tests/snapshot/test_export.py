@@ -133,7 +133,7 @@ def test_metrics_per_entity(netpol: Path) -> None:
     cpu = [r for r in read_tsv(pods[0]) if "container_cpu_usage_seconds_total" in r["metric_name"]]
     assert cpu and json.loads(cpu[0]["labels"])["namespace"] == "hotel-reservation"
     assert (metrics / "deployment_hotel-reservation_recommendation.tsv").exists()
-    assert (metrics / "node___sregym-worker.tsv").exists()
+    assert (metrics / "node___kind-worker.tsv").exists()
     # Nothing of the benchmark machinery (load generator, chaos daemons).
     assert not [p for p in metrics.iterdir() if "sregym-system" in p.name or "chaos" in p.name]
 
@@ -161,7 +161,7 @@ def test_logs_traces_events_and_topology(netpol: Path) -> None:
     topo = json.loads((snap / "topology.json").read_text())
     ids_ = {e["id"] for e in topo["entities"]}
     assert "hotel-reservation/NetworkPolicy/recommendation-isolation" in ids_
-    assert "_/Node/sregym-worker" in ids_
+    assert "_/Node/kind-worker" in ids_
     owned = {(o["owner"].split("/")[1], o["owned"].split("/")[1]) for o in topo["ownership"]}
     assert {("Deployment", "ReplicaSet"), ("ReplicaSet", "Pod")} <= owned
     recommendation = next(s for s in topo["services"] if s["service"] == "hotel-reservation/Service/recommendation")

@@ -35,15 +35,15 @@ def _error(tmp_path: Path, data: object) -> OutputError:
 
 def test_valid_output_loads_and_round_trips(tmp_path: Path) -> None:
     data = {"entities": [{"kind": "ResourceQuota", "namespace": "hotel-reservation", "name": "q"},
-                         {"kind": "Node", "name": "sregym-worker"}],
+                         {"kind": "Node", "name": "kind-worker"}],
             "explanation": "quota q rejects pods"}
     out = load_output(_file(tmp_path, data))
-    assert out.entities[1] == OutputEntity(kind="Node", namespace=None, name="sregym-worker")
+    assert out.entities[1] == OutputEntity(kind="Node", namespace=None, name="kind-worker")
     assert out.explanation == "quota q rejects pods"
     target = write_output(tmp_path / "sub" / "copy.json", out)
     text = target.read_text()
     assert text.endswith("}\n") and '"namespace": null' not in text  # nulls left out
-    assert json.loads(text) == {**data, "entities": [data["entities"][0], {"kind": "Node", "name": "sregym-worker"}]}
+    assert json.loads(text) == {**data, "entities": [data["entities"][0], {"kind": "Node", "name": "kind-worker"}]}
     assert load_output(target) == out
     assert write_output(tmp_path / "again.json", load_output(target)).read_text() == text  # stable bytes
 
@@ -111,8 +111,8 @@ def test_kind_is_lenient_like_the_live_oracle_and_blank_namespace_is_none() -> N
 def test_the_snapshots_cluster_scoped_namespace_means_none() -> None:
     """The snapshot writes `_` for the namespace of cluster-scoped entities (topology ids, metric
     file names); an answer copying that convention names the Node, not a namespace called `_`."""
-    node = RootCause(entity=EntityRef(kind="Node", name="sregym-worker2"))
-    entity = OutputEntity(kind="Node", namespace="_", name="sregym-worker2")
+    node = RootCause(entity=EntityRef(kind="Node", name="kind-worker2"))
+    entity = OutputEntity(kind="Node", namespace="_", name="kind-worker2")
     assert entity.namespace is None and node.matches(entity.to_ref())
 
 

@@ -8,7 +8,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: box, namespace: default}
 spec:
-  nodeName: sregym-worker
+  nodeName: kind-worker
   containers:
   - {name: main, image: "busybox:1.36", command: ["sh", "-c", "sleep 36000"]}
 """
@@ -18,7 +18,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: small, namespace: default}
 spec:
-  nodeName: sregym-worker
+  nodeName: kind-worker
   containers:
   - name: main
     image: "busybox:1.36"

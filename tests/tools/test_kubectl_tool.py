@@ -46,7 +46,7 @@ def test_interactive_commands_are_rejected(command: str, hint: str) -> None:
 
 def test_credentials_cannot_be_overridden() -> None:
     for command in ("get pods --kubeconfig /root/.kube/config", "get pods --as admin", "get pods --token=x",
-                    "--context sregym-admin get pods"):
+                    "--context kind-admin get pods"):
         with pytest.raises(CommandRejected, match="fixed for this session"):
             parse_command(command)
 

@@ -36,7 +36,7 @@ def service(twin: Twin, name: str = "web", selector: dict[str, str] | None = Non
 
 
 def running_pod(twin: Twin, name: str, ip: str, *, ready: bool = True, labels: dict[str, str] | None = None,
-                port_name: str | None = "http", node: str = "sregym-worker") -> None:
+                port_name: str | None = "http", node: str = "kind-worker") -> None:
     port: dict[str, Any] = {"containerPort": 8080}
     if port_name:
         port["name"] = port_name
@@ -78,7 +78,7 @@ def test_ready_and_not_ready_addresses(twin: Twin) -> None:
     assert ips(subset["notReadyAddresses"]) == ["10.244.3.4"]
     assert subset["ports"] == [{"name": "http", "port": 8080, "protocol": "TCP"}]
     first = subset["addresses"][0]
-    assert first["nodeName"] == "sregym-worker"
+    assert first["nodeName"] == "kind-worker"
     assert first["targetRef"]["kind"] == "Pod" and first["targetRef"]["name"] == "web-a"
 
     [slice_obj] = slices(twin)

@@ -65,7 +65,7 @@ def test_deployment_reaches_ready_spread_over_workers_with_endpoints() -> None:
     assert len(pods) == 3
     assert all(p["status"]["phase"] == "Running" and is_ready(p) for p in pods)
     nodes = {p["spec"]["nodeName"] for p in pods}
-    assert nodes == {"sregym-worker", "sregym-worker2", "sregym-worker3"}
+    assert nodes == {"kind-worker", "kind-worker2", "kind-worker3"}
     endpoints = twin.get("endpoints", "default", "web")
     ips = sorted(a["ip"] for s in endpoints["subsets"] for a in s["addresses"])
     assert ips == sorted(p["status"]["podIP"] for p in pods)
@@ -326,7 +326,7 @@ def test_statefulset_pvcs_and_rwo_multi_attach() -> None:
     # two pods pinned to different nodes sharing one RWO claim
     twin.apply({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "shared", "namespace": "default"},
                 "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})
-    for name, node in (("a", "sregym-worker"), ("b", "sregym-worker2")):
+    for name, node in (("a", "kind-worker"), ("b", "kind-worker2")):
         twin.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
                     "spec": {"nodeSelector": {"kubernetes.io/hostname": node},
                              "containers": [{"name": "c", "image": "nginx:1.27",

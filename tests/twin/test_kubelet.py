@@ -14,7 +14,7 @@ from sregym.errors import ApiError
 from sregym.twin.clock import parse_time
 from sregym.twin.twin import Twin
 
-NODE = "sregym-worker"
+NODE = "kind-worker"
 
 
 def pod(name: str, containers: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
@@ -383,14 +383,14 @@ def test_control_plane_mirror_pods(twin: Twin):
     twin.advance(15)
     names = {p["metadata"]["name"]: p for p in twin.list("pods", "kube-system")}
     for component in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"):
-        mirror = names[f"{component}-sregym-control-plane"]
+        mirror = names[f"{component}-kind-control-plane"]
         assert "kubernetes.io/config.mirror" in mirror["metadata"]["annotations"]
         assert mirror["metadata"]["ownerReferences"][0]["kind"] == "Node"
         assert mirror["status"]["phase"] == "Running"
         assert mirror["status"]["podIP"] == "172.18.0.2"
-    twin.delete("pods", "kube-system", "etcd-sregym-control-plane", grace_period=0)
+    twin.delete("pods", "kube-system", "etcd-kind-control-plane", grace_period=0)
     twin.advance(2)
-    assert twin.try_get("pods", "kube-system", "etcd-sregym-control-plane") is not None
+    assert twin.try_get("pods", "kube-system", "etcd-kind-control-plane") is not None
 
 
 def test_same_seed_same_history():

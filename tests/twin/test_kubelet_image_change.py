@@ -21,7 +21,7 @@ _api = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_api)
 kube = _api.kube
 
-NODE = "sregym-worker"
+NODE = "kind-worker"
 CHANGED = "Container {} definition changed, will be restarted"
 
 

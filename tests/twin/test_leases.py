@@ -16,7 +16,7 @@ from sregym.twin.clock import parse_time
 from sregym.twin.controllers.leases import ROUND_TRIP_S, apiserver_identity
 from sregym.twin.topology import NodeSpec, node_object
 
-NODES = ("sregym-control-plane", "sregym-worker", "sregym-worker2", "sregym-worker3")
+NODES = ("kind-control-plane", "kind-worker", "kind-worker2", "kind-worker3")
 
 
 def _renewals(twin: Twin, namespace: str, seconds: float) -> dict[str, list[float]]:
@@ -57,7 +57,7 @@ def test_leader_elected_components_renew_every_retry_period() -> None:
     times = _renewals(twin, "kube-system", 60)
     for name in ("kube-controller-manager", "kube-scheduler"):
         spec = twin.get("leases", "kube-system", name)["spec"]
-        assert re.fullmatch(r"sregym-control-plane_[0-9a-f-]{36}", spec["holderIdentity"])
+        assert re.fullmatch(r"kind-control-plane_[0-9a-f-]{36}", spec["holderIdentity"])
         assert spec["leaseDurationSeconds"] == 15
         assert spec["leaseTransitions"] == 0
         assert spec["acquireTime"] == acquired[name]  # renewing never re-acquires
@@ -75,13 +75,13 @@ def test_leader_elected_components_renew_every_retry_period() -> None:
 
 def test_the_api_server_publishes_its_identity_lease() -> None:
     twin = Twin(seed=3)
-    name = apiserver_identity("sregym-control-plane")
+    name = apiserver_identity("kind-control-plane")
     assert re.fullmatch(r"apiserver-[a-z2-7]{26}", name)
-    assert apiserver_identity("sregym-control-plane2") != name
+    assert apiserver_identity("kind-control-plane2") != name
     times = _renewals(twin, "kube-system", 60)
     lease = twin.get("leases", "kube-system", name)
     assert lease["metadata"]["labels"] == {"apiserver.kubernetes.io/identity": "kube-apiserver",
-                                           "kubernetes.io/hostname": "sregym-control-plane"}
+                                           "kubernetes.io/hostname": "kind-control-plane"}
     assert lease["spec"]["leaseDurationSeconds"] == 3600
     assert lease["spec"]["holderIdentity"].startswith(f"{name}_")
     assert 5 <= len(times[name]) <= 6  # every 10 s
@@ -89,20 +89,20 @@ def test_the_api_server_publishes_its_identity_lease() -> None:
 
 def test_a_node_lease_follows_its_node() -> None:
     twin = Twin(seed=3)
-    twin.create(node_object(NodeSpec("sregym-worker4"), 4, twin.clock.iso()))
+    twin.create(node_object(NodeSpec("kind-worker4"), 4, twin.clock.iso()))
     twin.advance(2)
-    lease = twin.get("leases", "kube-node-lease", "sregym-worker4")
-    assert lease["metadata"]["ownerReferences"][0]["uid"] == twin.get("nodes", None, "sregym-worker4")["metadata"]["uid"]
+    lease = twin.get("leases", "kube-node-lease", "kind-worker4")
+    assert lease["metadata"]["ownerReferences"][0]["uid"] == twin.get("nodes", None, "kind-worker4")["metadata"]["uid"]
     # Replaced between two ticks (the node count does not change): the new kubelet takes over.
-    twin.delete("nodes", None, "sregym-worker4")
-    twin.create(node_object(NodeSpec("sregym-worker5"), 5, twin.clock.iso()))
+    twin.delete("nodes", None, "kind-worker4")
+    twin.create(node_object(NodeSpec("kind-worker5"), 5, twin.clock.iso()))
     twin.advance(30)
-    assert twin.try_get("leases", "kube-node-lease", "sregym-worker4") is None
-    assert twin.get("leases", "kube-node-lease", "sregym-worker5")["spec"]["holderIdentity"] == "sregym-worker5"
+    assert twin.try_get("leases", "kube-node-lease", "kind-worker4") is None
+    assert twin.get("leases", "kube-node-lease", "kind-worker5")["spec"]["holderIdentity"] == "kind-worker5"
     # Someone deleting a live node's lease: the kubelet recreates it on its next renewal.
-    twin.delete("leases", "kube-node-lease", "sregym-worker")
+    twin.delete("leases", "kube-node-lease", "kind-worker")
     twin.advance(11)
-    assert twin.get("leases", "kube-node-lease", "sregym-worker")["spec"]["holderIdentity"] == "sregym-worker"
+    assert twin.get("leases", "kube-node-lease", "kind-worker")["spec"]["holderIdentity"] == "kind-worker"
 
 
 def test_kubelets_report_node_status_every_five_minutes() -> None:
@@ -139,7 +139,7 @@ def test_same_seed_same_churn() -> None:
     a, b, c = run(11), run(11), run(12)
     assert a.dump() == b.dump()
     assert a.store.resource_version == b.store.resource_version
-    renew = {t.get("leases", "kube-node-lease", "sregym-worker")["spec"]["renewTime"] for t in (a, c)}
+    renew = {t.get("leases", "kube-node-lease", "kind-worker")["spec"]["renewTime"] for t in (a, c)}
     assert len(renew) == 2  # a different seed moves the phases
 
 

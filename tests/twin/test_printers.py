@@ -144,7 +144,7 @@ def names(tbl: dict) -> list[str]:
 
 
 def test_pod_table_wide_and_narrow() -> None:
-    obj = pod([running()], spec_extra={"nodeName": "sregym-worker"})
+    obj = pod([running()], spec_extra={"nodeName": "kind-worker"})
     obj["status"]["podIPs"] = [{"ip": "10.244.1.5"}]
     kind = KINDS.resolve("pods")
     narrow = table(kind, [obj], now=NOW)
@@ -153,7 +153,7 @@ def test_pod_table_wide_and_narrow() -> None:
     wide = table(kind, [obj], now=NOW, wide=True)
     assert names(wide)[5:] == ["IP", "Node", "Nominated Node", "Readiness Gates"]
     assert [c["priority"] for c in wide["columnDefinitions"]][5:] == [1, 1, 1, 1]
-    assert wide["rows"][0]["cells"][5:] == ["10.244.1.5", "sregym-worker", "<none>", "<none>"]
+    assert wide["rows"][0]["cells"][5:] == ["10.244.1.5", "kind-worker", "<none>", "<none>"]
     assert wide["kind"] == "Table" and wide["apiVersion"] == "meta.k8s.io/v1"
     assert wide["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
     assert table(kind, [obj], now=NOW, include_object="Object")["rows"][0]["object"] is obj

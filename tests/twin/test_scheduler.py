@@ -10,7 +10,7 @@ import pytest
 from sregym.errors import Forbidden
 from sregym.twin.twin import Twin
 
-WORKERS = {"sregym-worker", "sregym-worker2", "sregym-worker3"}
+WORKERS = {"kind-worker", "kind-worker2", "kind-worker3"}
 TAINT = "1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
 
 
@@ -88,9 +88,9 @@ def test_node_selector_without_match_gives_exact_message_and_backoff(twin: Twin)
     twin.advance(29)
     assert failed_scheduling(twin, "picky")[0]["count"] == 6
     # Labelling a worker fixes it without touching the pod.
-    twin.patch("nodes", None, "sregym-worker2", {"metadata": {"labels": {"disktype": "ssd"}}})
+    twin.patch("nodes", None, "kind-worker2", {"metadata": {"labels": {"disktype": "ssd"}}})
     twin.advance(10)
-    assert node_of(twin, "picky") == "sregym-worker2"
+    assert node_of(twin, "picky") == "kind-worker2"
 
 
 def test_control_plane_only_pod_reports_untolerated_taint(twin: Twin) -> None:
@@ -103,7 +103,7 @@ def test_control_plane_only_pod_reports_untolerated_taint(twin: Twin) -> None:
                          tolerations=[{"key": "node-role.kubernetes.io/control-plane",
                                        "operator": "Exists", "effect": "NoSchedule"}]))
     twin.advance(1)
-    assert node_of(twin, "cp-ok") == "sregym-control-plane"
+    assert node_of(twin, "cp-ok") == "kind-control-plane"
 
 
 def test_insufficient_cpu_and_memory(twin: Twin) -> None:
@@ -136,7 +136,7 @@ def test_requests_accumulate_on_nodes(twin: Twin) -> None:
 
 
 def test_cordoned_nodes_and_host_ports(twin: Twin) -> None:
-    for node in sorted(WORKERS - {"sregym-worker"}):
+    for node in sorted(WORKERS - {"kind-worker"}):
         twin.patch("nodes", None, node, {"spec": {"unschedulable": True}})
     ports = [{"containerPort": 80, "hostPort": 8080}]
     first = make_pod("hp-1")
@@ -146,7 +146,7 @@ def test_cordoned_nodes_and_host_ports(twin: Twin) -> None:
     twin.create(first)
     twin.create(second)
     twin.advance(1)
-    assert node_of(twin, "hp-1") == "sregym-worker"
+    assert node_of(twin, "hp-1") == "kind-worker"
     assert scheduled_condition(twin, "hp-2")["message"] == (
         f"0/4 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, {TAINT}, "
         "2 node(s) were unschedulable. preemption: 0/4 nodes are available: "
@@ -172,17 +172,17 @@ def test_required_anti_affinity_one_per_node(twin: Twin) -> None:
 
 
 def test_existing_pods_anti_affinity_repels_newcomers(twin: Twin) -> None:
-    twin.create(make_pod("loner", labels={"app": "loner"}, nodeSelector={"kubernetes.io/hostname": "sregym-worker"},
+    twin.create(make_pod("loner", labels={"app": "loner"}, nodeSelector={"kubernetes.io/hostname": "kind-worker"},
                          affinity=anti_affinity("noisy")))
     twin.advance(1)
-    twin.create(make_pod("noisy", labels={"app": "noisy"}, nodeSelector={"kubernetes.io/hostname": "sregym-worker"}))
+    twin.create(make_pod("noisy", labels={"app": "noisy"}, nodeSelector={"kubernetes.io/hostname": "kind-worker"}))
     twin.advance(1)
     assert "1 node(s) didn't satisfy existing pods anti-affinity rules" in \
         scheduled_condition(twin, "noisy")["message"]
 
 
 def test_required_pod_affinity(twin: Twin) -> None:
-    twin.create(make_pod("cache", labels={"app": "cache"}, nodeSelector={"kubernetes.io/hostname": "sregym-worker3"}))
+    twin.create(make_pod("cache", labels={"app": "cache"}, nodeSelector={"kubernetes.io/hostname": "kind-worker3"}))
     twin.advance(1)
     affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": "kubernetes.io/hostname"}]}}
@@ -191,7 +191,7 @@ def test_required_pod_affinity(twin: Twin) -> None:
         {"labelSelector": {"matchLabels": {"app": "ghost"}}, "topologyKey": "kubernetes.io/hostname"}]}}
     twin.create(make_pod("near-ghost", affinity=lonely))
     twin.advance(1)
-    assert node_of(twin, "near-cache") == "sregym-worker3"
+    assert node_of(twin, "near-cache") == "kind-worker3"
     assert scheduled_condition(twin, "near-ghost")["message"] == (
         f"0/4 nodes are available: {TAINT}, 3 node(s) didn't match pod affinity rules. "
         "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.")
@@ -199,10 +199,10 @@ def test_required_pod_affinity(twin: Twin) -> None:
 
 def test_required_node_affinity_and_match_fields(twin: Twin) -> None:
     affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["sregym-worker3"]}]}]}}}
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["kind-worker3"]}]}]}}}
     twin.create(make_pod("pinned", affinity=affinity))
     twin.advance(1)
-    assert node_of(twin, "pinned") == "sregym-worker3"
+    assert node_of(twin, "pinned") == "kind-worker3"
 
 
 def test_pods_for_other_schedulers_are_left_alone(twin: Twin) -> None:

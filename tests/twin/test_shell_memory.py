@@ -129,7 +129,7 @@ def test_exec_headroom_is_the_container_limit_and_the_kernel_logs_the_kill() -> 
     assert ctx.memory is not None and ctx.memory.limit == (8 << 20) - used
     result = run_exec(ctx, ["sh", "-c", "x=a; while :; do x=$x$x; done"])
     assert result.exit_code == 137 and result.oom_killed
-    kernel = [line.text for line in twin.services.logs.node_lines("sregym-worker", "kernel")]
+    kernel = [line.text for line in twin.services.logs.node_lines("kind-worker", "kernel")]
     assert any(text.startswith("Memory cgroup out of memory: Killed process 7 (sh)") for text in kernel)
     status = twin.store.peek("Pod", "default", "small")["status"]["containerStatuses"][0]
     assert "running" in status["state"] and status["restartCount"] == 0

@@ -53,7 +53,7 @@ def _pod(image: str = "nginx:1.27", **spec: Any) -> dict[str, Any]:
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "web-0", "namespace": "default", "labels": {"app": "web"}},
-        "spec": {"nodeName": "sregym-worker", "containers": [container],
+        "spec": {"nodeName": "kind-worker", "containers": [container],
                  "volumes": [{"name": "cfg", "configMap": {"name": "app-config"}},
                              {"name": "creds", "secret": {"secretName": "db-creds"}},
                              {"name": "scratch", "emptyDir": {}}],

@@ -100,7 +100,7 @@ def test_statefulset_style_pods_each_get_their_own_volume(twin: Twin) -> None:
         twin.create(pod(f"web-{i}", f"data-web-{i}"))
     twin.advance(6)
     nodes = {twin.get("pods", "default", f"web-{i}")["spec"].get("nodeName") for i in range(3)}
-    assert nodes <= {"sregym-worker", "sregym-worker2", "sregym-worker3"}
+    assert nodes <= {"kind-worker", "kind-worker2", "kind-worker3"}
     volumes = {twin.get("pvc", "default", f"data-web-{i}")["spec"]["volumeName"] for i in range(3)}
     assert len(volumes) == 3
     for i in range(3):
@@ -109,12 +109,12 @@ def test_statefulset_style_pods_each_get_their_own_volume(twin: Twin) -> None:
 
 def test_rwo_volume_shared_across_nodes_gives_multi_attach_error(twin: Twin) -> None:
     twin.create(pvc("shared"))
-    twin.create(pod("web-0", "shared", node="sregym-worker"))
+    twin.create(pod("web-0", "shared", node="kind-worker"))
     twin.advance(5)
-    twin.create(pod("web-1", "shared", node="sregym-worker2"))
+    twin.create(pod("web-1", "shared", node="kind-worker2"))
     twin.advance(5)
     first, second = (twin.get("pods", "default", n) for n in ("web-0", "web-1"))
-    assert second["spec"]["nodeName"] == "sregym-worker2"  # RWO does not stop scheduling
+    assert second["spec"]["nodeName"] == "kind-worker2"  # RWO does not stop scheduling
     pv_name = twin.get("pvc", "default", "shared")["spec"]["volumeName"]
     failed = events(twin, "FailedAttachVolume", "web-1")
     assert len(failed) == 1 and failed[0]["type"] == "Warning"
@@ -123,18 +123,18 @@ def test_rwo_volume_shared_across_nodes_gives_multi_attach_error(twin: Twin) -> 
     assert failed[0]["count"] == 1  # reported once per volume and node
     assert attach_status(twin, first) == (True, None)
     ok, reason = attach_status(twin, second)
-    assert not ok and "sregym-worker2" in (reason or "")
+    assert not ok and "kind-worker2" in (reason or "")
     # Once the holder is gone the volume detaches and follows the waiting pod.
     twin.delete("pods", "default", "web-0", grace_period=0)
     twin.advance(2)
     assert attach_status(twin, twin.get("pods", "default", "web-1")) == (True, None)
-    assert "volumesAttached" not in twin.get("nodes", None, "sregym-worker")["status"]
+    assert "volumesAttached" not in twin.get("nodes", None, "kind-worker")["status"]
 
 
 def test_rwx_volume_attaches_to_several_nodes(twin: Twin) -> None:
     twin.create(pvc("files", modes=("ReadWriteMany",)))
-    twin.create(pod("a", "files", node="sregym-worker"))
-    twin.create(pod("b", "files", node="sregym-worker3"))
+    twin.create(pod("a", "files", node="kind-worker"))
+    twin.create(pod("b", "files", node="kind-worker3"))
     twin.advance(6)
     assert not events(twin, "FailedAttachVolume")
     for name in ("a", "b"):
@@ -180,13 +180,13 @@ def test_unbound_and_missing_claims_block_scheduling(twin: Twin) -> None:
 
 
 def test_volume_node_affinity_conflict(twin: Twin) -> None:
-    twin.create(static_pv("local-3", "1Gi", node="sregym-worker3"))
+    twin.create(static_pv("local-3", "1Gi", node="kind-worker3"))
     twin.create(pvc("local", storage_class=""))
     twin.advance(2)
-    twin.create(pod("elsewhere", "local", node="sregym-worker"))
+    twin.create(pod("elsewhere", "local", node="kind-worker"))
     twin.create(pod("follows", "local"))
     twin.advance(2)
-    assert twin.get("pods", "default", "follows")["spec"]["nodeName"] == "sregym-worker3"
+    assert twin.get("pods", "default", "follows")["spec"]["nodeName"] == "kind-worker3"
     assert pod_message(twin, "elsewhere") == (
         "0/4 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, "
         "1 node(s) had volume node affinity conflict, 2 node(s) didn't match Pod's node affinity/selector. "

@@ -531,7 +531,7 @@ def test_daemonset_one_pod_per_worker_not_on_tainted_control_plane() -> None:
     twin.apply(daemonset())
     twin.advance(3)
     pods = live_pods(twin, "agent")
-    assert sorted(_pinned(p) for p in pods) == ["sregym-worker", "sregym-worker2", "sregym-worker3"]
+    assert sorted(_pinned(p) for p in pods) == ["kind-worker", "kind-worker2", "kind-worker3"]
     tolerations = {(t["key"], t["effect"]) for t in pods[0]["spec"]["tolerations"]}
     assert ("node.kubernetes.io/unschedulable", "NoSchedule") in tolerations
     assert ("node.kubernetes.io/disk-pressure", "NoSchedule") in tolerations
@@ -752,5 +752,5 @@ def test_e2e_daemonset_pods_bound_to_their_nodes() -> None:
     twin.apply(daemonset())
     twin.advance(20)
     agents = live_pods(twin, "agent")
-    assert sorted(p["spec"].get("nodeName") for p in agents) == ["sregym-worker", "sregym-worker2", "sregym-worker3"]
+    assert sorted(p["spec"].get("nodeName") for p in agents) == ["kind-worker", "kind-worker2", "kind-worker3"]
     assert twin.get("ds", "default", "agent")["status"]["numberReady"] == 3

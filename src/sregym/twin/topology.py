@@ -13,7 +13,7 @@ KUBERNETES_VERSION = "v1.32.2"
 CLUSTER_DNS_IP = "10.96.0.10"
 CLUSTER_DOMAIN = "cluster.local"
 SERVICE_CIDR = "10.96.0.0/12"
-CLUSTER_NAME = "sregym"
+CLUSTER_NAME = "kind"  # kind's default cluster name: nodes kind-control-plane, kind-worker, ...
 
 COREFILE = """.:53 {
     errors

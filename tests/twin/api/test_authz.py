@@ -39,9 +39,9 @@ def _seed_hidden(kube) -> None:
     (("agent", "patch", "apps", "deployments", "default", "web"), True),
     (("agent", "patch", "apps", "deployments", "default", "web", "scale"), True),
     (("agent", "update", "apps", "deployments", "default", "web", "status"), False),
-    (("agent", "patch", "", "nodes", None, "sregym-worker"), True),
-    (("agent", "update", "", "nodes", None, "sregym-worker", "status"), False),
-    (("agent", "delete", "", "nodes", None, "sregym-worker"), False),
+    (("agent", "patch", "", "nodes", None, "kind-worker"), True),
+    (("agent", "update", "", "nodes", None, "kind-worker", "status"), False),
+    (("agent", "delete", "", "nodes", None, "kind-worker"), False),
     (("agent", "delete", "", "namespaces", None, "default"), False),
     (("agent", "create", "", "namespaces", None), True),
     (("agent", "create", "apiextensions.k8s.io", "customresourcedefinitions", None), False),
@@ -82,8 +82,8 @@ def test_agent_cannot_see_hidden_namespaces_or_chaos_resources(kube):
 
 
 def test_agent_can_act_like_an_on_call_engineer_but_not_beyond(kube):
-    assert "cordoned" in kube.ok("cordon", "sregym-worker2")
-    assert kube.ok("get", "node", "sregym-worker2", "-o", "jsonpath={.spec.unschedulable}") == "true"
+    assert "cordoned" in kube.ok("cordon", "kind-worker2")
+    assert kube.ok("get", "node", "kind-worker2", "-o", "jsonpath={.spec.unschedulable}") == "true"
     crd = kube.kubectl("delete", "crd", "anything")
     assert crd.returncode != 0 and "Forbidden" in crd.stderr
     binding = kube.kubectl("create", "clusterrolebinding", "me", "--clusterrole=cluster-admin",

@@ -81,30 +81,30 @@ def test_drain_is_held_by_the_budget_until_it_allows_a_disruption(kube: Any) -> 
     kube.advance(30)
     kube.ok("apply", "-f", "-", input=_pdb("web", {"app": "web"}, minAvailable=3))
     kube.advance(2)
-    on_worker = [p["metadata"]["name"] for p in _pods(kube) if p["spec"]["nodeName"] == "sregym-worker"]
+    on_worker = [p["metadata"]["name"] for p in _pods(kube) if p["spec"]["nodeName"] == "kind-worker"]
     assert len(on_worker) == 1
     victim = on_worker[0]
 
-    held = _drain(kube, "sregym-worker", "--timeout=7s")
+    held = _drain(kube, "kind-worker", "--timeout=7s")
     assert held.returncode != 0
-    assert "node/sregym-worker cordoned" in held.stdout
+    assert "node/kind-worker cordoned" in held.stdout
     assert (f'error when evicting pods/"{victim}" -n "default" (will retry after 5s): {VIOLATION}'
             in held.stderr)
     assert "Warning: ignoring DaemonSet-managed Pods: kube-system/kube-proxy-" in held.stderr
     assert victim in [p["metadata"]["name"] for p in _pods(kube)]
-    assert "SchedulingDisabled" in kube.ok("get", "node", "sregym-worker")
+    assert "SchedulingDisabled" in kube.ok("get", "node", "kind-worker")
 
     kube.ok("patch", "pdb", "web", "--type=merge", "-p", '{"spec":{"minAvailable":2}}')
     kube.advance(2)
     assert _pdb_status(kube)["disruptionsAllowed"] == 1
-    drained = _drain(kube, "sregym-worker", "--timeout=60s")
+    drained = _drain(kube, "kind-worker", "--timeout=60s")
     assert drained.returncode == 0, drained.stderr
     assert f"pod/{victim} evicted" in drained.stdout
-    assert "node/sregym-worker drained" in drained.stdout
+    assert "node/kind-worker drained" in drained.stdout
     kube.advance(30)
     pods = _pods(kube)
     assert victim not in [p["metadata"]["name"] for p in pods]
-    assert len(pods) == 3 and all(p["spec"]["nodeName"] != "sregym-worker" for p in pods)
+    assert len(pods) == 3 and all(p["spec"]["nodeName"] != "kind-worker" for p in pods)
     assert all(is_ready(p) for p in pods)
     status = _pdb_status(kube)
     assert (status["currentHealthy"], status["desiredHealthy"], status["disruptionsAllowed"]) == (3, 2, 1)

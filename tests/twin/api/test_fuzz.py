@@ -60,7 +60,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: fuzz-pod, namespace: default, labels: {app: fuzz}}
 spec:
-  nodeName: sregym-worker
+  nodeName: kind-worker
   containers: [{name: c, image: busybox:1.36, command: [sleep, "3600"]}]
 ---
 apiVersion: apps/v1

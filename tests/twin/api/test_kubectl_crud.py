@@ -40,7 +40,7 @@ def _apply(kube, text: str = WEB, user: str = "agent") -> str:
 def test_get_builtin_kinds_with_output_formats(kube):
     nodes = kube.ok("get", "nodes")
     assert nodes.splitlines()[0].split()[:2] == ["NAME", "STATUS"]
-    assert sum("sregym-worker" in line for line in nodes.splitlines()) == 3
+    assert sum("kind-worker" in line for line in nodes.splitlines()) == 3
     pods = kube.ok("get", "pods", "-A")
     assert pods.splitlines()[0].split()[:3] == ["NAMESPACE", "NAME", "READY"]
     assert "coredns-" in pods
@@ -68,8 +68,8 @@ def test_label_and_field_selectors(kube):
     by_name = kube.ok("get", "pods", "-A", "--field-selector", "metadata.namespace=kube-system",
                       "-o", "name")
     assert by_name and all(line.startswith("pod/") for line in by_name.split())
-    node = kube.ok("get", "nodes", "--field-selector", "metadata.name=sregym-worker2", "-o", "name")
-    assert node.strip() == "node/sregym-worker2"
+    node = kube.ok("get", "nodes", "--field-selector", "metadata.name=kind-worker2", "-o", "name")
+    assert node.strip() == "node/kind-worker2"
     bad = kube.kubectl("get", "pods", "--field-selector", "spec.bogus=x")
     assert bad.returncode != 0 and "field label not supported: spec.bogus" in bad.stderr
     shown = kube.ok("get", "cm", "settings", "--show-labels")
@@ -177,7 +177,7 @@ def test_rollout_status_follows_a_watch_while_time_advances(kube):
     _apply(kube)
     env = {"KUBECONFIG": str(kube.kubeconfig)}
     proc = subprocess.Popen(
-        ["kubectl", "--context", "sregym-agent", "--cache-dir", str(kube.cache_dir / "cache"),
+        ["kubectl", "--context", "kind-kind", "--cache-dir", str(kube.cache_dir / "cache"),
          "rollout", "status", "deploy/web", "--timeout=60s"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, **env})
@@ -198,7 +198,7 @@ def test_rollout_status_follows_a_watch_while_time_advances(kube):
 def test_get_watch_streams_changes(kube):
     env = {**os.environ, "KUBECONFIG": str(kube.kubeconfig)}
     proc = subprocess.Popen(
-        ["kubectl", "--context", "sregym-agent", "--cache-dir", str(kube.cache_dir / "cache"),
+        ["kubectl", "--context", "kind-kind", "--cache-dir", str(kube.cache_dir / "cache"),
          "get", "configmaps", "-w", "--request-timeout=30s"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:

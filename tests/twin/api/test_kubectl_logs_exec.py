@@ -21,7 +21,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: ticker, namespace: default}
 spec:
-  nodeName: sregym-worker
+  nodeName: kind-worker
   containers:
   - name: main
     image: busybox:1.36
@@ -37,7 +37,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: crasher, namespace: default}
 spec:
-  nodeName: sregym-worker2
+  nodeName: kind-worker2
   containers:
   - name: app
     image: busybox:1.36
@@ -47,7 +47,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: pulling, namespace: default}
 spec:
-  nodeName: sregym-worker3
+  nodeName: kind-worker3
   containers:
   - {name: app, image: "busybox:no-such-tag"}
 """
@@ -171,7 +171,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: controller, namespace: chaos-mesh}
 spec:
-  nodeName: sregym-worker
+  nodeName: kind-worker
   containers:
   - {name: c, image: busybox:1.36, command: ["sleep", "3600"]}
 """)

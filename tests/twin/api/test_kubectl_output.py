@@ -145,7 +145,7 @@ def test_wide_columns_labels_and_output_formats(demo) -> None:  # type: ignore[n
     assert rows(svc)["web"][4] == "80/TCP"
     nodes = demo.ok("get", "nodes", "-o", "wide")
     assert header(nodes)[:5] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
-    assert rows(nodes)["sregym-control-plane"][1:3] == ["Ready", "control-plane"]
+    assert rows(nodes)["kind-control-plane"][1:3] == ["Ready", "control-plane"]
     labels = demo.ok("get", "cm", "web-config", "-n", "demo", "--show-labels")
     assert header(labels) == ["NAME", "DATA", "AGE", "LABELS"]
     assert rows(labels)["web-config"][-1] == "app=web"
@@ -179,7 +179,7 @@ def test_describe_has_events(demo) -> None:  # type: ignore[no-untyped-def]
     assert "Events:" in pod and "Failed" in pod
     for args in (["deployment", "web", "-n", "demo"], ["service", "web", "-n", "demo"]):
         assert "Events:" in demo.ok("describe", *args)
-    assert "Events:" in demo.ok("describe", "node", "sregym-worker", user="admin")
+    assert "Events:" in demo.ok("describe", "node", "kind-worker", user="admin")
 
 
 def test_patch_types_and_set_commands(demo) -> None:  # type: ignore[no-untyped-def]

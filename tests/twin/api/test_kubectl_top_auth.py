@@ -17,7 +17,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: web, namespace: default, labels: {app: web}}
 spec:
-  nodeName: sregym-worker
+  nodeName: kind-worker
   containers:
   - {name: nginx, image: "nginx:1.27", resources: {limits: {memory: 256Mi}}}
 ---
@@ -25,7 +25,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: chaos-controller, namespace: chaos-mesh}
 spec:
-  nodeName: sregym-worker2
+  nodeName: kind-worker2
   containers:
   - {name: c, image: busybox:1.36, command: ["sleep", "3600"]}
 """
@@ -82,9 +82,9 @@ def test_top_nodes(cluster) -> None:  # type: ignore[no-untyped-def]
     header, *rows = out.splitlines()
     assert header.split() == ["NAME", "CPU(cores)", "CPU(%)", "MEMORY(bytes)", "MEMORY(%)"]
     names = [r.split()[0] for r in rows]
-    assert names == ["sregym-control-plane", "sregym-worker", "sregym-worker2", "sregym-worker3"]
-    worker = next(r.split() for r in rows if r.startswith("sregym-worker "))
-    idle = next(r.split() for r in rows if r.startswith("sregym-worker3 "))
+    assert names == ["kind-control-plane", "kind-worker", "kind-worker2", "kind-worker3"]
+    worker = next(r.split() for r in rows if r.startswith("kind-worker "))
+    idle = next(r.split() for r in rows if r.startswith("kind-worker3 "))
     # The worker running the busy pod uses at least its 250m more than an idle worker.
     assert int(worker[1][:-1]) - int(idle[1][:-1]) >= 250
 

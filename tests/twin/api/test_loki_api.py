@@ -36,14 +36,14 @@ def env() -> tuple[Twin, TestClient, float]:
     store = log_store(twin)
     client = TestClient(create_loki_app(twin, tokens=TOKENS))
     t0 = twin.clock.now - 300
-    store.open("c-geo-0", {"namespace": "hotel", "pod": "geo-7d9f", "container": "main", "node": "sregym-worker",
+    store.open("c-geo-0", {"namespace": "hotel", "pod": "geo-7d9f", "container": "main", "node": "kind-worker",
                            "restart": 0})
-    store.open("c-geo-1", {"namespace": "hotel", "pod": "geo-7d9f", "container": "main", "node": "sregym-worker",
+    store.open("c-geo-1", {"namespace": "hotel", "pod": "geo-7d9f", "container": "main", "node": "kind-worker",
                            "restart": 1})
     store.open("c-fe", {"namespace": "hotel", "pod": "frontend-5c4b", "container": "main",
-                        "node": "sregym-worker2", "restart": 0})
+                        "node": "kind-worker2", "restart": 0})
     store.open("c-lg", {"namespace": "sregym-system", "pod": "loadgen-0", "container": "main",
-                        "node": "sregym-worker3", "restart": 0})
+                        "node": "kind-worker3", "restart": 0})
     for i in range(10):
         store.append("c-geo-0", t0 + i, "stdout", f'level=info msg="served nearby" latency_ms={10 + i}')
     store.append("c-geo-0", t0 + 10, "stderr", 'level=error msg="not authorized on geo-db to execute command"')
@@ -55,8 +55,8 @@ def env() -> tuple[Twin, TestClient, float]:
                                  "msg": "GET /hotels", "http": {"method": "GET"}}))
     store.append("c-fe", t0 + 200, "stdout", "not json at all")
     store.append("c-lg", t0 + 50, "stdout", "loadgen: 1200 rps")
-    store.node_append("sregym-worker", "kernel", t0 + 30, "nf_conntrack: table full, dropping packet")
-    store.node_append("sregym-worker", "kubelet", t0 + 40, 'E0105 "Error syncing pod, skipping"')
+    store.node_append("kind-worker", "kernel", t0 + 30, "nf_conntrack: table full, dropping packet")
+    store.node_append("kind-worker", "kubelet", t0 + 40, 'E0105 "Error syncing pod, skipping"')
     return twin, client, t0
 
 
@@ -77,7 +77,7 @@ def test_stream_labels_and_shapes(env: tuple[Twin, TestClient, float]) -> None:
     assert set(data["stats"]) >= {"summary", "querier", "ingester"}
     (stream,) = data["result"]  # both container restarts share one stream
     assert stream["stream"] == {"namespace": "hotel", "pod": "geo-7d9f", "container": "main", "app": "geo",
-                                "node": "sregym-worker", "job": "hotel/main"}
+                                "node": "kind-worker", "job": "hotel/main"}
     values = stream["values"]
     assert len(values) == 12
     assert values[0][1] == 'level=info msg="restarted" latency_ms=5'  # backward: newest first
@@ -147,8 +147,8 @@ def test_metric_queries(env: tuple[Twin, TestClient, float]) -> None:
 
 def test_node_logs_labels_series(env: tuple[Twin, TestClient, float]) -> None:
     _twin, client, t0 = env
-    kernel = _range(client, '{node="sregym-worker", source="kernel"}', t0)["result"]
-    assert kernel[0]["stream"] == {"node": "sregym-worker", "source": "kernel"}
+    kernel = _range(client, '{node="kind-worker", source="kernel"}', t0)["result"]
+    assert kernel[0]["stream"] == {"node": "kind-worker", "source": "kernel"}
     assert kernel[0]["values"][0][1] == "nf_conntrack: table full, dropping packet"
     labels = client.get("/loki/api/v1/labels").json()
     assert labels["status"] == "success"
@@ -157,7 +157,7 @@ def test_node_logs_labels_series(env: tuple[Twin, TestClient, float]) -> None:
     assert sources == ["kernel", "kubelet"]
     series = client.get("/loki/api/v1/series", params={"match[]": '{app="frontend"}'}).json()["data"]
     assert series == [{"app": "frontend", "container": "main", "job": "hotel/main", "namespace": "hotel",
-                       "node": "sregym-worker2", "pod": "frontend-5c4b"}]
+                       "node": "kind-worker2", "pod": "frontend-5c4b"}]
     assert client.get("/ready").text == "ready\n"
 
 

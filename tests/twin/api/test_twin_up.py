@@ -35,10 +35,10 @@ def test_twin_up_serves_kubectl_and_stops_cleanly_on_sigterm(tmp_path: Path) -> 
         nodes = subprocess.run(["kubectl", "get", "nodes", "-o", "name"], env=env, capture_output=True,
                                text=True, timeout=60)
         assert nodes.returncode == 0, nodes.stderr
-        assert "node/sregym-control-plane" in nodes.stdout.split()
+        assert "node/kind-control-plane" in nodes.stdout.split()
         whoami = subprocess.run(["kubectl", "config", "current-context"], env=env, capture_output=True,
                                 text=True, timeout=30)
-        assert whoami.stdout.strip() == "sregym-agent"
+        assert whoami.stdout.strip() == "kind-kind"
         printed = "".join(lines)
         assert f"prometheus: http://127.0.0.1:{prom}" in printed
         # The observability APIs answer on their own ports, in their own JSON shapes.

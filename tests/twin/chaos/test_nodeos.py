@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sregym.twin import Twin
 
-NODE = "sregym-worker"
+NODE = "kind-worker"
 
 
 def test_conntrack_full_drops_and_logs() -> None:

@@ -13,7 +13,7 @@ from sregym.twin.dataplane.netpolicy import allowed, policies_selecting
 def _pod(name: str, namespace: str, labels: dict[str, str], ip: str, **spec: Any) -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": namespace, "uid": f"{namespace}-{name}",
                          "labels": labels, "resourceVersion": "1"},
-            "spec": {"nodeName": "sregym-worker",
+            "spec": {"nodeName": "kind-worker",
                      "containers": [{"name": "c", "image": "nginx",
                                      "ports": [{"name": "http", "containerPort": 8080},
                                                {"name": "metrics", "containerPort": 9090}]}], **spec},

@@ -13,7 +13,7 @@ from sregym.twin.telemetry.scrape import TelemetryScraper, scraper_of
 from sregym.twin.telemetry.tsdb import TSDB, Matcher, Series, is_stale
 from sregym.twin.twin import Twin
 
-NODE = "sregym-worker"
+NODE = "kind-worker"
 
 
 def deployment(name: str, replicas: int = 2, **container: Any) -> dict[str, Any]:
@@ -355,7 +355,7 @@ def test_span_and_app_metrics_from_the_data_plane() -> None:
 def test_unreachable_node_is_down_and_its_series_go_stale() -> None:
     twin = Twin(seed=6)
     twin.advance(45)
-    node = "sregym-worker3"
+    node = "kind-worker3"
 
     def lost(obj: dict[str, Any]) -> None:
         for cond in obj["status"]["conditions"]:
@@ -369,6 +369,6 @@ def test_unreachable_node_is_down_and_its_series_go_stale() -> None:
     up = select(twin, "up", job="node-exporter", node=node)
     assert last(up[0]) == 0.0
     assert all(is_stale(last(s)) for s in select(twin, "node_load1", node=node))
-    assert not any(is_stale(last(s)) for s in select(twin, "node_load1", node="sregym-worker"))
+    assert not any(is_stale(last(s)) for s in select(twin, "node_load1", node="kind-worker"))
     ready = select(twin, "kube_node_status_condition", node=node, condition="Ready", status="unknown")
     assert last(ready[0]) == 1.0

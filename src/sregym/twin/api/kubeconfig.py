@@ -1,8 +1,9 @@
 """Credentials and the kubeconfig file that points real clients at the twin's API server.
 
-The kubeconfig has the shape `kind` writes: one cluster, and two users with bearer tokens, each
-with its own context — `sregym-admin` (fault injectors, oracles, humans) and `sregym-agent` (the
-agent under evaluation, and the current context so a shell agent is the agent by default).
+The kubeconfig has the shape `kind` writes, with kind's names: one cluster `kind-kind`, and two
+users with bearer tokens, each with its own context — `kind-admin` (fault injectors, oracles,
+humans) and `kind-kind` (the agent under evaluation, and the current context so a shell agent is
+the agent by default). Nothing in the file an agent holds names the benchmark.
 
 Tokens are drawn from `secrets` on every start, never derived from the seed or anything else an
 agent could know or guess: the admin token is cluster-admin on a port that may be reachable by
@@ -32,11 +33,11 @@ TOKEN_BYTES = 32  # 256 bits of entropy, like a ServiceAccount token's signature
 
 
 def make_tokens(users: Iterable[str] = USERS) -> dict[str, str]:
-    """Fresh random bearer tokens (token → user name), one per user. The `sregym-<user>.` prefix
-    only helps a human tell the kubeconfig's credentials apart; the secret is the random part."""
+    """Fresh random bearer tokens (token → user name), one per user: nothing but the random part,
+    so a token an agent reads tells it nothing."""
     if isinstance(users, str):
         users = (users,)
-    return {f"sregym-{user}.{secrets.token_urlsafe(TOKEN_BYTES)}": user for user in users}
+    return {secrets.token_urlsafe(TOKEN_BYTES): user for user in users}
 
 
 def token_for(tokens: dict[str, str], user: str) -> str:
@@ -46,8 +47,12 @@ def token_for(tokens: dict[str, str], user: str) -> str:
     raise KeyError(f"no token for user {user!r}")
 
 
+KUBECONFIG_CLUSTER = f"{CLUSTER_NAME}-{CLUSTER_NAME}"  # `kind-kind`, as `kind create cluster` names it
+
+
 def context_name(user: str) -> str:
-    return f"{CLUSTER_NAME}-{user}"
+    """`kind-kind` for the agent (kind's own context name), `kind-<user>` for the others."""
+    return KUBECONFIG_CLUSTER if user == CURRENT_USER else f"{CLUSTER_NAME}-{user}"
 
 
 def kubeconfig_dict(server: str, tokens: dict[str, str], *, ca_pem: bytes | None = None,
@@ -62,10 +67,10 @@ def kubeconfig_dict(server: str, tokens: dict[str, str], *, ca_pem: bytes | None
         "apiVersion": "v1",
         "kind": "Config",
         "preferences": {},
-        "clusters": [{"name": CLUSTER_NAME, "cluster": cluster}],
+        "clusters": [{"name": KUBECONFIG_CLUSTER, "cluster": cluster}],
         "users": [{"name": context_name(u), "user": {"token": token_for(tokens, u)}} for u in users],
         "contexts": [{"name": context_name(u),
-                      "context": {"cluster": CLUSTER_NAME, "user": context_name(u),
+                      "context": {"cluster": KUBECONFIG_CLUSTER, "user": context_name(u),
                                   "namespace": namespace}} for u in users],
         "current-context": context_name(current_user),
     }

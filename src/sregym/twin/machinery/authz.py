@@ -94,7 +94,7 @@ BUILTIN_GROUPS = frozenset(k.group for k in BUILTIN_KINDS) - frozenset(HIDDEN_GR
 ADMIN_RULES: tuple[PolicyRule, ...] = (PolicyRule(("*",), ("*",), ("*",)),)
 
 _BINDING = {
-    ADMIN: ('ClusterRoleBinding "sregym-admin"', 'ClusterRole "cluster-admin"'),
+    ADMIN: ('ClusterRoleBinding "kubeadm:cluster-admins"', 'ClusterRole "cluster-admin"'),
     AGENT: ('ClusterRoleBinding "oncall"', 'ClusterRole "oncall"'),
 }
 

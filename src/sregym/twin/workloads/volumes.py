@@ -146,7 +146,7 @@ def attach_status(twin: Twin, pod: dict[str, Any]) -> tuple[bool, str | None]:
     """Whether every PVC-backed volume of a scheduled pod is bound and attached to its node.
 
     Returns (True, None) when the kubelet may mount them all, else (False, reason) where reason is
-    short and human ("volume "data" is not attached to node sregym-worker2"). The kubelet turns a
+    short and human ("volume "data" is not attached to node kind-worker2"). The kubelet turns a
     long wait into its own `FailedMount` timeout message; `unattached_volumes()` lists names.
     """
     node = get_path(pod, "spec", "nodeName") or ""
