@@ -62,8 +62,8 @@ def test_exec_logs_and_agent_credential_over_the_wire(wire: KubeCluster) -> None
     probe = wire.connect("demo-shop", "catalog", 8080)
     assert probe.ok
     agent = wire.as_user("agent")
-    with pytest.raises(Exception, match=r"(?i)forbidden|reserved|not found"):
-        agent.list("Pod", "chaos-mesh")
+    # The benchmark's namespaces answer the agent as absent ones do: empty, not forbidden.
+    assert agent.list("Pod", "chaos-mesh") == agent.list("Pod", "no-such-namespace") == []
 
 
 def test_gold_over_the_wire_passes_mitigation(wire: KubeCluster) -> None:

@@ -1100,7 +1100,7 @@ def static_pod_manifests(node: dict[str, Any]) -> list[dict[str, Any]]:
         "kube-controller-manager": (f"registry.k8s.io/kube-controller-manager:{version}",
                                     ["kube-controller-manager", "--allocate-node-cidrs=true",
                                      "--bind-address=127.0.0.1", "--cluster-cidr=10.244.0.0/16",
-                                     "--cluster-name=sregym", "--controllers=*,bootstrapsigner,tokencleaner",
+                                     "--cluster-name=kind", "--controllers=*,bootstrapsigner,tokencleaner",
                                      "--leader-elect=true", "--use-service-account-credentials=true"],
                                     {"httpGet": {"host": "127.0.0.1", "path": "/healthz", "port": 10257,
                                                  "scheme": "HTTPS"}},

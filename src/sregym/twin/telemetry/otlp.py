@@ -14,7 +14,9 @@ from typing import Any
 
 from sregym.twin.telemetry.traces import Span
 
-SCOPE = {"name": "sregym.twin.dataplane", "version": "1.0.0"}
+# The instrumentation scope a Go gRPC service traced with OpenTelemetry reports.
+SCOPE = {"name": "go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc",
+         "version": "0.49.0"}
 SPAN_KINDS = {"internal": 1, "server": 2, "client": 3, "producer": 4, "consumer": 5}
 STATUS_UNSET, STATUS_OK, STATUS_ERROR = 0, 1, 2
 

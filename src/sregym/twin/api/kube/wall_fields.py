@@ -48,6 +48,10 @@ def _walk(obj: Any, seconds: int) -> Any:
                 out[key] = _walk(value, seconds)
             else:
                 out[key] = value
+        if type(obj) is not dict:  # a decoded body's marker type (repeated keys) survives the copy
+            marked = type(obj)(out)
+            marked.__dict__.update(getattr(obj, "__dict__", {}))
+            return marked
         return out
     if isinstance(obj, list):
         return [_walk(item, seconds) if isinstance(item, dict | list) else item for item in obj]
