@@ -139,6 +139,14 @@ def bind(anchor: WallAnchor | None) -> None:
     _ACTIVE.set(anchor)
 
 
+def presenter() -> Callable[[float], float] | None:
+    """The active anchor's `present` (simulated → client's instant), None outside a served
+    request: for work that outlives the request's first answer (an exec session prints `date`
+    later, on the anchor's current offset)."""
+    anchor = _ACTIVE.get()
+    return anchor.present if anchor is not None else None
+
+
 _STAMP = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})")
 
 
@@ -181,5 +189,5 @@ def shift_embedded(text: str, seconds: int) -> str:
     return _EMBEDDED.sub(move, text)
 
 
-__all__ = ["DEFAULT_TOLERANCE_S", "WallAnchor", "active", "active_offset", "bind", "bound", "shift_embedded",
+__all__ = ["DEFAULT_TOLERANCE_S", "WallAnchor", "active", "active_offset", "bind", "bound", "presenter", "shift_embedded",
            "shift_stamp"]
