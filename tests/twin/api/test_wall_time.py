@@ -135,3 +135,12 @@ def test_query_answers_move_forward() -> None:
     jaeger = {"data": [{"spans": [{"startTime": 10, "logs": [{"timestamp": 20}]}]}]}
     out = json.loads(present_body(json.dumps(jaeger).encode(), "jaeger", 1))
     assert out["data"][0]["spans"][0] == {"startTime": 1_000_010, "logs": [{"timestamp": 1_000_020}]}
+
+
+def test_presenter_is_the_bound_anchors_present() -> None:
+    from sregym.twin.api.wall_time import presenter
+
+    assert presenter() is None  # in-process: programs print simulated time
+    with bound(WallAnchor.fixed(3600)):
+        present = presenter()
+        assert present is not None and present(100.0) == 3700.0
