@@ -144,3 +144,13 @@ def test_presenter_is_the_bound_anchors_present() -> None:
     with bound(WallAnchor.fixed(3600)):
         present = presenter()
         assert present is not None and present(100.0) == 3700.0
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I0105 09:01:17.123456       1 server.go:1] up", "I0106 10:01:17.123456       1 server.go:1] up"),
+    ("E0105 23:59:59.000000 x W0105 00:00:00.000001 y", "E0107 00:59:59.000000 x W0106 01:00:00.000001 y"),
+    ("I0105 09:01:17 no fraction: not klog", "I0105 09:01:17 no fraction: not klog"),
+    ("ID0105 09:01:17.123456 inside a word", "ID0105 09:01:17.123456 inside a word"),
+])
+def test_shift_embedded_moves_klog_headers(text: str, expected: str) -> None:
+    assert shift_embedded(text, 90_000) == expected
