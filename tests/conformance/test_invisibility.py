@@ -210,3 +210,25 @@ def test_agent_sees_no_trace_of_the_benchmark(cluster: KubeHarness, hidden_pods:
     assert not leaks, f"{command}: {leaks}"
     for pod in hidden_pods.values():
         assert pod not in out + err
+
+
+# A create is decoded before namespace lifecycle refuses it: a malformed or mistyped body is the
+# same 400 in a hidden namespace as in an absent one, and a good body is the same NotFound.
+CREATE_BODIES = [
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\ndata: {a: 1}\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\ndata: {a: b}\nbogus: 1\n",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\ndata: {a: b}\n",
+]
+
+
+@pytest.mark.parametrize("ns", HIDDEN)
+@pytest.mark.parametrize("body", CREATE_BODIES)
+def test_a_create_into_a_hidden_namespace_is_decoded_first(cluster: KubeHarness, hidden_pods: dict[str, str],
+                                                           ns: str, body: str) -> None:
+    def create(namespace: str) -> tuple[int, str, str]:
+        result = cluster.kubectl("create", "-f", "-", "-n", namespace, input=body)
+        return result.returncode, result.stdout, result.stderr
+
+    seen, absent = create(ns), create(ABSENT)
+    assert seen == tuple(p.replace(ABSENT, ns) if isinstance(p, str) else p for p in absent)
+    assert seen[0] != 0

@@ -135,3 +135,22 @@ def test_query_answers_move_forward() -> None:
     jaeger = {"data": [{"spans": [{"startTime": 10, "logs": [{"timestamp": 20}]}]}]}
     out = json.loads(present_body(json.dumps(jaeger).encode(), "jaeger", 1))
     assert out["data"][0]["spans"][0] == {"startTime": 1_000_010, "logs": [{"timestamp": 1_000_020}]}
+
+
+def test_presenter_is_the_bound_anchors_present() -> None:
+    from sregym.twin.api.wall_time import presenter
+
+    assert presenter() is None  # in-process: programs print simulated time
+    with bound(WallAnchor.fixed(3600)):
+        present = presenter()
+        assert present is not None and present(100.0) == 3700.0
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I0105 09:01:17.123456       1 server.go:1] up", "I0106 10:01:17.123456       1 server.go:1] up"),
+    ("E0105 23:59:59.000000 x W0105 00:00:00.000001 y", "E0107 00:59:59.000000 x W0106 01:00:00.000001 y"),
+    ("I0105 09:01:17 no fraction: not klog", "I0105 09:01:17 no fraction: not klog"),
+    ("ID0105 09:01:17.123456 inside a word", "ID0105 09:01:17.123456 inside a word"),
+])
+def test_shift_embedded_moves_klog_headers(text: str, expected: str) -> None:
+    assert shift_embedded(text, 90_000) == expected

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode
 
-from sregym.twin.api.wall_time import WallAnchor, shift_embedded, shift_stamp
+from sregym.twin.api.wall_time import WallAnchor, bound, shift_embedded, shift_stamp
 
 Api = Literal["prometheus", "loki", "jaeger"]
 Message = dict[str, Any]
@@ -47,7 +47,10 @@ class WallTimeApp:
         qs = scope.get("query_string", b"").decode("latin-1")
         scope = dict(scope, query_string=rewrite_params(qs, self.api, offset).encode("latin-1"))
         receive = await self._rewritten_form(scope, receive, offset)
-        await self.app(scope, receive, _Presenter(send, self.api, offset))
+        # The offset this request's times were mapped with, for what the API computes itself
+        # (PromQL's `time()`, `@`, clock-valued samples: `promql.clock_valued`).
+        with bound(WallAnchor.fixed(offset)):
+            await self.app(scope, receive, _Presenter(send, self.api, offset))
 
     async def _rewritten_form(self, scope: Message, receive: Any, offset: int) -> Any:
         """A POSTed url-encoded form (Prometheus and Loki read parameters from it too)."""

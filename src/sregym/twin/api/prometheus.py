@@ -30,6 +30,7 @@ from sregym.twin.api.body import BodyTooLarge, read_body
 from sregym.twin.api.prom_access import user_from_headers
 from sregym.twin.api.prom_params import FormData
 from sregym.twin.api.query_gate import gate_for
+from sregym.twin.api.wall_time import active_offset
 from sregym.twin.telemetry.promql.budget import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
 from sregym.twin.telemetry.promtime import ParamError, parse_duration_ms, parse_time_ms
 from sregym.twin.telemetry.regex import check as regex_check
@@ -111,7 +112,7 @@ class PrometheusApi:
 
         timeout = self.timeout_s if timeout_s is None else min(timeout_s, self.timeout_s)
         return Engine(tsdb_for(self.tsdb, user), lookback_ms=LOOKBACK_MS,
-                      max_samples=self.max_samples, timeout_s=timeout)
+                      max_samples=self.max_samples, timeout_s=timeout, present_offset_s=active_offset())
 
     def time_param(self, params: Params, name: str, default: int) -> int:
         text = params.get(name)

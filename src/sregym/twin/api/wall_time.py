@@ -139,6 +139,14 @@ def bind(anchor: WallAnchor | None) -> None:
     _ACTIVE.set(anchor)
 
 
+def presenter() -> Callable[[float], float] | None:
+    """The active anchor's `present` (simulated → client's instant), None outside a served
+    request: for work that outlives the request's first answer (an exec session prints `date`
+    later, on the anchor's current offset)."""
+    anchor = _ACTIVE.get()
+    return anchor.present if anchor is not None else None
+
+
 _STAMP = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})")
 
 
@@ -169,7 +177,8 @@ _EMBEDDED = re.compile(r"\d{4}([-/])\d{2}\1\d{2}([T ])\d{2}:\d{2}:\d{2}")
 
 def shift_embedded(text: str, seconds: int) -> str:
     """Every date-time printed inside `text` (log lines) moved by whole `seconds`: a program in
-    the twin reads the simulated clock where a real one reads the machine's."""
+    the twin reads the simulated clock where a real one reads the machine's. klog's year-less
+    header moves too."""
     if not seconds or not text:
         return text
 
@@ -178,8 +187,24 @@ def shift_embedded(text: str, seconds: int) -> str:
         layout = f"%Y{sep}%m{sep}%d{mid}%H:%M:%S"
         return _move(match.group(0), layout, seconds) or match.group(0)
 
-    return _EMBEDDED.sub(move, text)
+    return _KLOG.sub(_move_klog(seconds), _EMBEDDED.sub(move, text))
 
 
-__all__ = ["DEFAULT_TOLERANCE_S", "WallAnchor", "active", "active_offset", "bind", "bound", "shift_embedded",
+# klog's header (`I1201 22:01:17.123456`, Kubernetes components and the kubelet) has no year. The
+# twin's clock starts early in its epoch year and runs for hours, so that year is the stamp's.
+_KLOG = re.compile(r"(?<![\w.:-])([IWEF])(\d{4} \d{2}:\d{2}:\d{2})(?=\.\d{6})")
+
+
+def _move_klog(seconds: int) -> Callable[[re.Match[str]], str]:
+    from sregym.twin.clock import DEFAULT_EPOCH
+
+    year = DEFAULT_EPOCH.year
+
+    def move(match: re.Match[str]) -> str:
+        moved = _move(f"{year}{match.group(2)}", "%Y%m%d %H:%M:%S", seconds)
+        return match.group(0) if moved is None else match.group(1) + moved[4:]
+    return move
+
+
+__all__ = ["DEFAULT_TOLERANCE_S", "WallAnchor", "active", "active_offset", "bind", "bound", "presenter", "shift_embedded",
            "shift_stamp"]

@@ -368,7 +368,7 @@ def hostname(call: Invocation) -> int:
 @command("date")
 def date(call: Invocation) -> int:
     fmt = next((a[1:] for a in call.args if a.startswith("+")), None)
-    call.write(format_date(call.now, fmt) + "\n")
+    call.write(format_date(call.wall_now, fmt) + "\n")
     return 0
 
 

@@ -32,6 +32,8 @@ from sregym.twin.userland.environment import container_env
 from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hostname
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sregym.twin.twin import Twin
 
 EXEC_PID = 7  # an exec'd process's pid in the kernel's OOM line (the container's own is 1)
@@ -82,7 +84,7 @@ def _layer_key(pod: dict[str, Any], container: str) -> tuple[str, str, str, str]
 
 
 def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
-                 tty: bool = False) -> ExecContext:
+                 tty: bool = False, present_time: Callable[[float], float] | None = None) -> ExecContext:
     """Build the context a command exec'd into `container_name` of `pod` runs in.
 
     When the kubelet runtime has the running instance, its view wins: the environment it
@@ -127,6 +129,7 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
         fs=fs,
         base_files=dict(files),
         memory=meter,
+        present_time=present_time,
     )
     return ctx
 

@@ -34,6 +34,7 @@ from sregym.twin.userland.netdiag import (
 
 CURL_VERSION = "8.5.0"
 OPENSSL = "OpenSSL/3.0.15"
+HTTP_DATE = "%a, %d %b %Y %H:%M:%S GMT"  # RFC 7231 IMF-fixdate
 
 
 # ================================================================================ requests
@@ -107,7 +108,7 @@ def _fallback_http(call: Invocation, conn: Connection, url: Url, method: str) ->
     exchange.body = "" if method == "HEAD" else ("OK\n" if ok else "404 page not found\n")
     exchange.headers = {"Content-Type": "text/plain; charset=utf-8",
                         "Content-Length": str(len("OK\n" if ok else "404 page not found\n")),
-                        "Date": format_date(call.now, "%a, %d %b %Y %H:%M:%S GMT")}
+                        "Date": format_date(call.wall_now, HTTP_DATE)}
     return exchange
 
 
@@ -135,6 +136,8 @@ def http_exchange(call: Invocation, url: Url, method: str, headers: dict[str, st
             exchange.error = error
         exchange.status = status
         exchange.headers = dict(getattr(result, "headers", None) or {})
+        if "Date" in exchange.headers:  # the server's clock is the client's (api/wall_time.py)
+            exchange.headers["Date"] = format_date(call.wall_now, HTTP_DATE)
         exchange.body = "" if method == "HEAD" else str(getattr(result, "body", "") or "")
         exchange.total_ms = answer.latency_ms + float(getattr(result, "latency_ms", 0.0) or 0.0)
         return exchange
@@ -499,7 +502,7 @@ def _busybox_wget(call: Invocation, url: Url, ex: Exchange, quiet: bool, to_stdo
 
 def _gnu_wget(call: Invocation, url: Url, ex: Exchange, quiet: bool, to_stdout: bool, name: str,
               spider: bool, timeout: float | None) -> int:
-    stamp = format_date(call.now, "%Y-%m-%d %H:%M:%S")
+    stamp = format_date(call.wall_now, "%Y-%m-%d %H:%M:%S")
     say = (lambda text: None) if quiet else call.error
     say(f"--{stamp}--  {url.text()}")
     if ex.error == "dns":

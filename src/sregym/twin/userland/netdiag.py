@@ -231,7 +231,7 @@ def dig(call: Invocation) -> Program:
         for owner_name, rtype, value in records:
             out.append(f"{owner_name}\t30\tIN\t{rtype}\t{value}")
         out.append("")
-    when = format_date(call.now, "%a %b %d %H:%M:%S UTC %Y") if call.ctx.twin is not None else ""
+    when = format_date(call.wall_now, "%a %b %d %H:%M:%S UTC %Y") if call.ctx.twin is not None else ""
     out += [f";; Query time: {max(0, int(answer.latency_ms))} msec",
             f";; SERVER: {srv}#53({srv}) (UDP)", f";; WHEN: {when}",
             f";; MSG SIZE  rcvd: {60 + 16 * len(records)}", ""]

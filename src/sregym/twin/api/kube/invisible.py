@@ -9,7 +9,8 @@ answers the same request about an absent namespace:
   credential lacks is still a 403 with the usual text, exactly as for a made-up namespace;
 - a named object (or its subresource: logs, exec, status, scale ...) is `<resource> "<name>" not
   found`; the Namespace object itself is `namespaces "<name>" not found`;
-- a create is refused by namespace lifecycle admission: `namespaces "<ns>" not found`;
+- a create is decoded and checked like any other (a malformed body is still a 400), then refused
+  by namespace lifecycle admission: `namespaces "<ns>" not found` (`rest.create` reads `call.absent`);
 - lists, watches and deletecollections run the ordinary code with the RBAC-only check; the
   listing already leaves hidden namespaces out (api/kube/listing.py), so they come back empty.
 
@@ -66,8 +67,7 @@ def answer_as_absent(call: Call, method: str) -> Response | None:
         call.require(_VERBS.get(method, "get"), rp.name, sub)
         raise _missing(kind, rp)
     if method == "POST":
-        call.require("create")
-        raise not_found("namespaces", rp.namespace or "")
+        return None  # decoded like any create first (a malformed body is a 400), then refused: rest.create
     if kind.virtual and method == "GET":
         call.require("list")
         return respond({"kind": f"{kind.kind}List", "apiVersion": kind.api_version, "metadata": {},

@@ -48,6 +48,7 @@ from sregym.twin.api.kube.pod_exec import (
     status_internal,
     status_success,
 )
+from sregym.twin.api.wall_time import presenter
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.userland.exec_target import container_running, resolve_container
 
@@ -128,7 +129,7 @@ async def _script(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, A
     from sregym.twin.userland.context import ExecRun, exec_context
 
     stdin = await read_stdin(channels)
-    run = ExecRun(exec_context(ctx.twin, pod, opts.container), argv, stdin)
+    run = ExecRun(exec_context(ctx.twin, pod, opts.container, present_time=presenter()), argv, stdin)
     while not run.step(EXEC_SLICE_STEPS):
         await asyncio.sleep(0)
     result = run.result()
@@ -148,7 +149,7 @@ async def _terminal(channels: ChannelSocket, ctx: RequestContext, pod: dict[str,
     from sregym.twin.userland.context import exec_context, keep_writes
     from sregym.twin.userland.session import TtySession
 
-    context = exec_context(ctx.twin, pod, opts.container, tty=True)
+    context = exec_context(ctx.twin, pod, opts.container, tty=True, present_time=presenter())
     session = TtySession(context, argv)
     transcript: list[str] = []
     while session.exit_code is None:

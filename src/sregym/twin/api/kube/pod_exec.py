@@ -49,6 +49,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from sregym.errors import ApiError, BadRequest, InternalError, not_found
 from sregym.twin.api.kube.encoding import error_response
 from sregym.twin.api.kube.handlers import RequestContext, subresource, websocket_subresource
+from sregym.twin.api.wall_time import presenter
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.userland.exec_target import container_running, exec_start_error, resolve_container
 
@@ -242,7 +243,7 @@ async def _serve(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, An
         await channels.send_status(status_internal(
             f'unable to upgrade connection: container not found ("{opts.container}")'))
         return
-    context = exec_context(twin, pod, opts.container, tty=opts.tty)
+    context = exec_context(twin, pod, opts.container, tty=opts.tty, present_time=presenter())
     if not executable_exists(context, opts.command[0]):
         message = exec_start_error(twin, pod, opts.container, opts.command[0])
         await channels.send_status(status_internal(message))

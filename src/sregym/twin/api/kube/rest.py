@@ -17,6 +17,7 @@ from starlette.datastructures import QueryParams
 from starlette.responses import Response
 
 from sregym.errors import ApiError, BadRequest, Forbidden, Gone, Invalid, NotFound, Timeout, invalid
+from sregym.errors import not_found as missing
 from sregym.twin.api.kube.encoding import patch_type_of, respond, success_status, wants_table
 from sregym.twin.api.kube.field_validation import check_body, check_patched, warning_header
 from sregym.twin.api.kube.handlers import RequestContext
@@ -235,6 +236,8 @@ def create(call: Call, body: Any) -> Response:
     _check_field_params(call)
     obj = check_shape(call, check_body(call, body))
     check_object(obj, call.kind.kind, call.kind.group)
+    if call.absent:  # a namespace hidden from the caller: admission's answer for an absent one
+        raise missing("namespaces", call.rp.namespace or "")
     created = call.store.create(obj, namespace=call.namespace, dry_run=call.dry_run(),
                                 user=call.user, writer=call.writer())
     return call.respond(call.present(created), 201)

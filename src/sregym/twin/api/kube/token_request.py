@@ -27,6 +27,7 @@ from sregym.errors import ApiError, BadRequest, Conflict, MethodNotAllowed, inva
 from sregym.twin.api.kube.encoding import decode_body, error_response, respond
 from sregym.twin.api.kube.handlers import RequestContext, subresource
 from sregym.twin.api.kube.limits import read_request_body
+from sregym.twin.api.kube.wall_fields import present_instant
 from sregym.twin.topology import CLUSTER_DOMAIN
 
 ISSUER = f"https://kubernetes.default.svc.{CLUSTER_DOMAIN}"
@@ -139,7 +140,9 @@ def issue_token(ctx: RequestContext, namespace: str, name: str, body: Any) -> di
         node = twin.store.peek("Node", None, node_name) if node_name else None
         if node is not None:
             private["node"] = {"name": node_name, "uid": node["metadata"].get("uid", "")}
-    issued = int(twin.clock.now)
+    # The JWT's times are epoch numbers inside an opaque string, so the field presenter cannot
+    # see them: they are minted on the client's clock here (api/wall_time.py).
+    issued = int(present_instant(int(twin.clock.now)))
     rng = twin.rng.stream(RNG_STREAM)
     claims = {
         "aud": spec["audiences"],

@@ -18,7 +18,10 @@ class ShellContext:
 
     `files` maps absolute paths to contents (mounted ConfigMap/Secret keys, projected service
     account files, files the program wrote). `resolve(name)` may return a command for an image's
-    own binaries. `start_time` is the simulated epoch second the process started (for `date`).
+    own binaries. `start_time` is the simulated epoch second the process started.
+    `present_time` maps a simulated instant to the one the exec's client reads on its own clock
+    (the served API's wall anchor, `api/wall_time.py`); None for in-process execs, which print
+    simulated time.
     """
 
     env: dict[str, str] = field(default_factory=dict)
@@ -37,6 +40,7 @@ class ShellContext:
     extras: dict[str, Any] = field(default_factory=dict)
     # The process tree's memory; one is made on first use (see `MemoryMeter`).
     memory: MemoryMeter | None = None
+    present_time: Callable[[float], float] | None = None
 
     def meter(self) -> MemoryMeter:
         if self.memory is None:
@@ -85,6 +89,13 @@ class Invocation:
     def now(self) -> float:
         """Simulated epoch seconds at this point of the program."""
         return self.ctx.start_time + self.shell.offset
+
+    @property
+    def wall_now(self) -> float:
+        """`now` as the program's clock shows it (`date`, HTTP `Date`, wget's stamps): the
+        client's clock when served, simulated time in-process."""
+        present = self.ctx.present_time
+        return self.now if present is None else present(self.now)
 
     def read_file(self, path: str) -> str | None:
         return self.ctx.files.get(self.shell.abspath(path))

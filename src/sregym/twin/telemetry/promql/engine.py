@@ -16,6 +16,7 @@ import promql_parser as pp
 from sregym.twin.telemetry.promql import binops
 from sregym.twin.telemetry.promql.aggregations import aggregate
 from sregym.twin.telemetry.promql.budget import Budget, too_many_samples
+from sregym.twin.telemetry.promql.clock_valued import is_clock_valued
 from sregym.twin.telemetry.promql.errors import PromQLError
 from sregym.twin.telemetry.promql.functions import call_function
 from sregym.twin.telemetry.promql.nodes import unwrap
@@ -57,16 +58,22 @@ def td_ms(td: timedelta | None) -> int:
 class Engine:
     """PromQL over a TSDB. `lookback_ms` is Prometheus' --query.lookback-delta (5 m default);
     `subquery_step_ms` is the step of `x[5m:]` (the global evaluation interval, 1 m default).
-    `max_samples` and `timeout_s` bound every query (see `budget`); None means unbounded."""
+    `max_samples` and `timeout_s` bound every query (see `budget`); None means unbounded.
+    `present_offset_s` is the served API's wall anchor offset for this request (`api/wall_time.py`):
+    `time()`, `timestamp()`, the date functions, `@ <unix>` and the values of clock-valued families
+    (`clock_valued`) are on the client's clock, while query times stay simulated. In-process
+    callers leave it 0 and see stored time."""
 
     def __init__(self, tsdb: TSDB, lookback_ms: int = 300_000, subquery_step_ms: int = 60_000,
-                 *, max_samples: int | None = None, timeout_s: float | None = None) -> None:
+                 *, max_samples: int | None = None, timeout_s: float | None = None,
+                 present_offset_s: int = 0) -> None:
         self.tsdb = tsdb
         self.lookback_ms = lookback_ms
         self.subquery_step_ms = subquery_step_ms
         self.max_samples = max_samples
         self.timeout_s = timeout_s
         self.budget = Budget()
+        self.present_ms = int(present_offset_s) * 1000
 
     def _start(self) -> None:
         self.budget = Budget(self.max_samples, self.timeout_s)
@@ -180,13 +187,22 @@ class Engine:
             return ctx.query_end
         assert at.at is not None
         moment = at.at if at.at.tzinfo else at.at.replace(tzinfo=UTC)
-        return td_ms(moment - _EPOCH)
+        return td_ms(moment - _EPOCH) - self.present_ms  # the client's instant, in simulated time
 
     def select(self, vs: pp.VectorSelector) -> list[Series]:
         matchers = [Matcher(m.name, _MATCH_OPS[str(m.op).rsplit(".", 1)[-1]], m.value) for m in vs.matchers.matchers]
         if vs.name and not any(m.name == "__name__" for m in matchers):
             matchers.insert(0, Matcher("__name__", "=", vs.name))
         return self.tsdb.select(matchers)
+
+    def presented_values(self, series: Series) -> list[float]:
+        """The series' values as the client's Prometheus would hold them: a clock-valued family
+        moved by the presentation offset (stale markers kept bit for bit)."""
+        values = series.values
+        if not self.present_ms or not is_clock_valued(series.labels.get("__name__")):
+            return values
+        shift = self.present_ms / 1000
+        return [v if is_stale(v) else v + shift for v in values]
 
     def ref_times(self, at: pp.AtModifier | None, offset: timedelta | None, ctx: Ctx) -> list[int]:
         off = td_ms(offset)
@@ -202,7 +218,7 @@ class Engine:
         budget = self.budget
         for series in self.select(vs):
             budget.charge(len(refs))
-            ts, values = series.timestamps, series.values
+            ts, values = series.timestamps, self.presented_values(series)
             vals: list[float | None] = []
             found = False
             for ref in refs:
@@ -227,7 +243,7 @@ class Engine:
             for ref in refs:
                 i = bisect.bisect_right(ts, ref) - 1
                 ok = i >= 0 and ts[i] >= ref - self.lookback_ms and not is_stale(values[i])
-                vals.append(ts[i] / 1000 if ok else None)
+                vals.append((ts[i] + self.present_ms) / 1000 if ok else None)
             if any(v is not None for v in vals):
                 out.append(VSeries(without_name(series.labels), vals))
         return Vec(out)
@@ -240,7 +256,7 @@ class Engine:
             vs = node.vector_selector
             range_ms = td_ms(node.range)
             refs = self.ref_times(vs.at, vs.offset, ctx)
-            raw = [MSeries(s.labels, s.timestamps, s.values) for s in self.select(vs)]
+            raw = [MSeries(s.labels, s.timestamps, self.presented_values(s)) for s in self.select(vs)]
             return self._windows(raw, refs, range_ms, drop_stale=True)
         if isinstance(node, pp.SubqueryExpr):
             return self.eval_subquery(node, ctx)

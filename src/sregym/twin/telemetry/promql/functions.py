@@ -244,7 +244,7 @@ def _absent_over_time_call(engine: Engine, fn: Function, args: list[pp.Expr], ct
 
 
 def _time_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Scal:
-    return Scal([t / 1000 for t in ctx.times])
+    return Scal([(t + engine.present_ms) / 1000 for t in ctx.times])
 
 
 def _vector_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
@@ -266,13 +266,13 @@ def _timestamp_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx)
     if isinstance(arg, pp.VectorSelector):
         return engine.sample_timestamps(arg, ctx)
     vec = _vector_arg(engine, arg, ctx)
-    return _map_vec(vec, lambda v, i: ctx.times[i] / 1000, ctx)
+    return _map_vec(vec, lambda v, i: (ctx.times[i] + engine.present_ms) / 1000, ctx)
 
 
 def _date_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
     date_fn = fn.kernel
     if not args:
-        return Vec([VSeries({}, [date_fn(_utc(t / 1000)) for t in ctx.times])])
+        return Vec([VSeries({}, [date_fn(_utc((t + engine.present_ms) / 1000)) for t in ctx.times])])
     vec = _vector_arg(engine, args[0], ctx)
     return _map_vec(vec, lambda v, i: NAN if math.isnan(v) or math.isinf(v) else date_fn(_utc(v)), ctx)
 
