@@ -34,16 +34,14 @@ from sregym.twin.api.kube.handlers import RequestContext, subresource, websocket
 from sregym.twin.api.kube.pod_exec import (
     CLOSE,
     EXEC_SLICE_STEPS,
-    EXEC_START_SECONDS,
     STDERR,
     STDIN,
     STDOUT,
-    SUPPORTED,
     ChannelSocket,
     ExecOptions,
     deny,
     flag,
-    negotiate,
+    open_channels,
     read_stdin,
     status_internal,
     status_success,
@@ -79,16 +77,9 @@ async def attach_websocket(websocket: WebSocket, ctx: RequestContext, namespace:
     except ApiError as err:
         await deny(websocket, err)
         return
-    protocol = negotiate(websocket)
-    offered = websocket.scope.get("subprotocols") or []
-    if protocol is None and offered:
-        await deny(websocket, BadRequest(
-            f"unable to upgrade: unable to negotiate protocol: client supports {offered}, "
-            f"server accepts {list(SUPPORTED)}"))
+    channels = await open_channels(websocket)
+    if channels is None:
         return
-    await websocket.accept(subprotocol=protocol)
-    await asyncio.sleep(EXEC_START_SECONDS)  # see pod_exec: client-go registers its streams
-    channels = ChannelSocket(websocket, protocol or "channel.k8s.io")
     try:
         await _serve(channels, ctx, pod, opts)
     except WebSocketDisconnect:

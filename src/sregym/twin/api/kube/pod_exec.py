@@ -200,6 +200,25 @@ async def deny(websocket: WebSocket, err: ApiError) -> None:
         await websocket.close(code=1008, reason=err.message[:120])
 
 
+async def open_channels(websocket: WebSocket) -> ChannelSocket | None:
+    """Negotiate the channel protocol and accept the upgrade (exec and attach share it), or refuse
+    it with the API server's message and return None."""
+    protocol = negotiate(websocket)
+    offered = websocket.scope.get("subprotocols") or []
+    if protocol is None and offered:
+        await deny(websocket, BadRequest(
+            f"unable to upgrade: unable to negotiate protocol: client supports {offered}, "
+            f"server accepts {list(SUPPORTED)}"))
+        return None
+    await websocket.accept(subprotocol=protocol)
+    # client-go starts reading frames before it has registered its streams and drops frames for
+    # streams it does not know yet ("Unknown stream id 3, discarding message"). A real exec spends
+    # tens of milliseconds starting the process before anything is written, which hides that race;
+    # wait as long before the first frame.
+    await asyncio.sleep(EXEC_START_SECONDS)
+    return ChannelSocket(websocket, protocol or "channel.k8s.io")
+
+
 # ----------------------------------------------------------------------------- handlers
 @websocket_subresource("pods", "exec")
 async def exec_websocket(websocket: WebSocket, ctx: RequestContext, namespace: str | None,
@@ -209,20 +228,9 @@ async def exec_websocket(websocket: WebSocket, ctx: RequestContext, namespace: s
     except ApiError as err:
         await deny(websocket, err)
         return
-    protocol = negotiate(websocket)
-    offered = websocket.scope.get("subprotocols") or []
-    if protocol is None and offered:
-        await deny(websocket, BadRequest(
-            f"unable to upgrade: unable to negotiate protocol: client supports {offered}, "
-            f"server accepts {list(SUPPORTED)}"))
+    channels = await open_channels(websocket)
+    if channels is None:
         return
-    await websocket.accept(subprotocol=protocol)
-    # client-go starts reading frames before it has registered its streams and drops frames for
-    # streams it does not know yet ("Unknown stream id 3, discarding message"). A real exec spends
-    # tens of milliseconds starting the process before anything is written, which hides that race;
-    # wait as long before the first frame.
-    await asyncio.sleep(EXEC_START_SECONDS)
-    channels = ChannelSocket(websocket, protocol or "channel.k8s.io")
     try:
         await _serve(channels, ctx, pod, opts)
     except WebSocketDisconnect:
