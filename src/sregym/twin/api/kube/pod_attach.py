@@ -39,16 +39,15 @@ from sregym.twin.api.kube.pod_exec import (
     STDOUT,
     ChannelSocket,
     ExecOptions,
-    deny,
     flag,
-    open_channels,
     read_stdin,
-    status_internal,
+    running_pod,
+    serve_upgrade,
     status_success,
 )
 from sregym.twin.api.wall_time import presenter
 from sregym.twin.machinery.objects import get_path
-from sregym.twin.userland.exec_target import container_running, resolve_container
+from sregym.twin.userland.exec_target import resolve_container
 
 # Wall seconds between looks at the container's log while streaming it.
 POLL_SECONDS = 0.05
@@ -72,19 +71,8 @@ def preflight(ctx: RequestContext, namespace: str | None, name: str,
 @websocket_subresource("pods", "attach")
 async def attach_websocket(websocket: WebSocket, ctx: RequestContext, namespace: str | None,
                            name: str) -> None:
-    try:
-        pod, opts = preflight(ctx, namespace, name, websocket.query_params)
-    except ApiError as err:
-        await deny(websocket, err)
-        return
-    channels = await open_channels(websocket)
-    if channels is None:
-        return
-    try:
-        await _serve(channels, ctx, pod, opts)
-    except WebSocketDisconnect:
-        return
-    await channels.close()
+    await serve_upgrade(websocket, lambda: preflight(ctx, namespace, name, websocket.query_params),
+                        lambda channels, pod, opts: _serve(channels, ctx, pod, opts))
 
 
 async def _serve(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, Any],
@@ -95,11 +83,10 @@ async def _serve(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, An
     twin = ctx.twin
     namespace = str(get_path(pod, "metadata", "namespace") or "default")
     name = str(get_path(pod, "metadata", "name") or "")
-    pod = twin.store.peek("Pod", namespace, name) or pod
-    if not container_running(pod, opts.container):
-        await channels.send_status(status_internal(
-            f'unable to upgrade connection: container not found ("{opts.container}")'))
+    found = await running_pod(channels, twin, pod, opts.container)
+    if found is None:
         return
+    pod = found
     instance = runtime_of(twin).instance(namespace, name, opts.container)
     if opts.stdin and is_waiting(instance):
         assert instance is not None

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -219,12 +220,12 @@ async def open_channels(websocket: WebSocket) -> ChannelSocket | None:
     return ChannelSocket(websocket, protocol or "channel.k8s.io")
 
 
-# ----------------------------------------------------------------------------- handlers
-@websocket_subresource("pods", "exec")
-async def exec_websocket(websocket: WebSocket, ctx: RequestContext, namespace: str | None,
-                         name: str) -> None:
+async def serve_upgrade(websocket: WebSocket, prepare: Callable[[], tuple[dict[str, Any], ExecOptions]],
+                        serve: Callable[[ChannelSocket, dict[str, Any], ExecOptions], Awaitable[None]]) -> None:
+    """One channel subresource (exec, attach): check the request (`prepare` raises the API error
+    the upgrade is refused with), upgrade, `serve`, close; a client that hangs up ends it quietly."""
     try:
-        pod, opts = preflight(ctx, namespace, name, websocket.query_params)
+        pod, opts = prepare()
     except ApiError as err:
         await deny(websocket, err)
         return
@@ -232,10 +233,31 @@ async def exec_websocket(websocket: WebSocket, ctx: RequestContext, namespace: s
     if channels is None:
         return
     try:
-        await _serve(channels, ctx, pod, opts)
+        await serve(channels, pod, opts)
     except WebSocketDisconnect:
         return
     await channels.close()
+
+
+async def running_pod(channels: ChannelSocket, twin: Any, pod: dict[str, Any],
+                      container: str) -> dict[str, Any] | None:
+    """The pod read again (it may have changed since the upgrade), or None once the client has
+    been told the container is not running."""
+    pod = twin.store.peek("Pod", get_path(pod, "metadata", "namespace"),
+                          get_path(pod, "metadata", "name")) or pod
+    if not container_running(pod, container):
+        await channels.send_status(status_internal(
+            f'unable to upgrade connection: container not found ("{container}")'))
+        return None
+    return pod
+
+
+# ----------------------------------------------------------------------------- handlers
+@websocket_subresource("pods", "exec")
+async def exec_websocket(websocket: WebSocket, ctx: RequestContext, namespace: str | None,
+                         name: str) -> None:
+    await serve_upgrade(websocket, lambda: preflight(ctx, namespace, name, websocket.query_params),
+                        lambda channels, pod, opts: _serve(channels, ctx, pod, opts))
 
 
 async def _serve(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, Any],
@@ -244,13 +266,10 @@ async def _serve(channels: ChannelSocket, ctx: RequestContext, pod: dict[str, An
     from sregym.twin.userland.session import TtySession, is_interactive_shell
 
     twin = ctx.twin
-    # The pod may have changed between the upgrade and now; read it again.
-    pod = twin.store.peek("Pod", get_path(pod, "metadata", "namespace"),
-                          get_path(pod, "metadata", "name")) or pod
-    if not container_running(pod, opts.container):
-        await channels.send_status(status_internal(
-            f'unable to upgrade connection: container not found ("{opts.container}")'))
+    found = await running_pod(channels, twin, pod, opts.container)
+    if found is None:
         return
+    pod = found
     context = exec_context(twin, pod, opts.container, tty=opts.tty, present_time=presenter())
     if not executable_exists(context, opts.command[0]):
         message = exec_start_error(twin, pod, opts.container, opts.command[0])
