@@ -4,16 +4,13 @@ Each case is what a real 1.32 cluster answers: the stdout/stderr wording kubectl
 code it returns (a `run -i --rm` propagates the container's), and the state left behind (content
 of copied files, `ephemeralContainerStatuses`, `describe`'s `Ephemeral Containers:`). The served
 twin's clock is manual, so commands that wait for a pod to run do so while a background thread
-advances it (`ticking`).
+advances it (`cluster.ticking()`).
 """
 
 from __future__ import annotations
 
 import subprocess
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -24,27 +21,8 @@ from support.kube import KUBECTL, KubeHarness
 NS = "default"
 
 
-@contextmanager
-def ticking(cluster: KubeHarness, step: float = 1.0) -> Iterator[None]:
-    """Advance simulated time while a command waits on it."""
-    stop = threading.Event()
-
-    def run() -> None:
-        while not stop.is_set():
-            cluster.advance(step)
-            time.sleep(0.05)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-
-
 def kubectl(cluster: KubeHarness, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    with ticking(cluster):
+    with cluster.ticking():
         return cluster.kubectl(*args, input=input if input is not None else "", timeout=120)
 
 
@@ -167,7 +145,7 @@ def test_run_it_without_terminal(cluster: KubeHarness) -> None:
 def test_attach_streams_new_output(cluster: KubeHarness) -> None:
     kubectl(cluster, "run", "ticker", "--image=busybox", "--restart=Never", "--",
             "sh", "-c", "echo before; sleep 5; echo after-1; echo after-2")
-    with ticking(cluster, 0.2):
+    with cluster.ticking(0.2):
         deadline = time.monotonic() + 30
         while "Running" not in cluster.ok("get", "pod", "ticker", "-o", "jsonpath={.status.phase}"):
             assert time.monotonic() < deadline
@@ -175,7 +153,7 @@ def test_attach_streams_new_output(cluster: KubeHarness) -> None:
     proc = subprocess.Popen([KUBECTL, "--context", context_name("agent"), "attach", "ticker"],
                             env=_env(cluster), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
-    with ticking(cluster):
+    with cluster.ticking():
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert out.splitlines() == ["after-1", "after-2"]  # what it wrote before is only in the logs

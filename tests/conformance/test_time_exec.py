@@ -7,10 +7,7 @@ client's `date`, not with the twin's simulated epoch (`sregym/twin/api/wall_time
 from __future__ import annotations
 
 import subprocess
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 
 import pytest
@@ -21,27 +18,8 @@ NS = "default"
 APP = "http://frontend.hotel-reservation:5000/"
 
 
-@contextmanager
-def _ticking(cluster: KubeHarness) -> Iterator[None]:
-    """Advance simulated time while kubectl waits on it (pod start-up)."""
-    stop = threading.Event()
-
-    def run() -> None:
-        while not stop.is_set():
-            cluster.advance(1.0)
-            time.sleep(0.05)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-
-
 def _kubectl(cluster: KubeHarness, *args: str) -> subprocess.CompletedProcess[str]:
-    with _ticking(cluster):
+    with cluster.ticking():
         return cluster.kubectl(*args, input="", timeout=120)
 
 

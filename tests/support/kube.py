@@ -6,6 +6,7 @@
   `subprocess.CompletedProcess` (text) of the real kubectl binary against the twin;
   `ok(*args, ...)` does the same, asserts exit 0 and returns stdout;
 - `advance(seconds)` steps the twin on the server's loop (watch streams see every tick);
+  `with ticking(step):` keeps stepping it in the background while a command waits;
 - `call(fn, *args)` runs any twin access on the server's loop (never touch `twin` from the test
   thread while requests may be in flight);
 - `client(user="agent")` → an official `kubernetes.client.ApiClient`;
@@ -18,7 +19,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +57,25 @@ class KubeHarness:
 
     def advance(self, seconds: float) -> None:
         self.server.advance(seconds)
+
+    @contextmanager
+    def ticking(self, step: float = 1.0) -> Iterator[None]:
+        """Advance simulated time by `step` every 50 ms while a command waits on it (a pod
+        starting, `kubectl run --rm` waiting for Running)."""
+        stop = threading.Event()
+
+        def run() -> None:
+            while not stop.is_set():
+                self.advance(step)
+                time.sleep(0.05)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         return self.server.call(fn, *args)
