@@ -35,6 +35,7 @@ from sregym.twin.api.kube import (
     rest,
 )
 from sregym.twin.api.kube.encoding import decode_body, error_response, respond
+from sregym.twin.api.kube.field_validation import warning_header
 from sregym.twin.api.kube.handlers import RequestContext
 from sregym.twin.api.kube.limits import read_request_body
 from sregym.twin.api.kube.rest import Call, unknown_resource
@@ -109,8 +110,9 @@ class KubeApi:
             response = await self._subresource(call, request)
         else:
             response = await self._resource(call, request)
-        if kind.warning:  # a deprecated resource: kubectl prints `Warning: <text>`
-            response.headers["Warning"] = f'299 - "{kind.warning}"'
+        header = warning_header(kind.warning) if kind.warning else None
+        if header is not None:  # a deprecated resource: kubectl prints `Warning: <text>`, before
+            response.raw_headers.insert(0, (b"warning", header))  # any field-validation warnings
         return response
 
     def _resolve(self, rp: paths.ResourcePath, user: str) -> ResourceKind:
