@@ -83,6 +83,7 @@ class NodeState:
     conntrack_transient: float = 0.0
     conntrack_drops: int = 0  # cumulative (node_nf_conntrack_stat_drop)
     clock_offset: float = 0.0
+    kubelet_running: bool = True  # False after `systemctl stop kubelet` or a kubelet crash
     disks: dict[str, Disk] = field(default_factory=dict)
     # net_ratelimit window for the conntrack message.
     window_start: float = -math.inf
@@ -238,6 +239,16 @@ class NodeOS:
     def clock_offset(self, node: str) -> float:
         state = self.nodes.get(node)
         return state.clock_offset if state is not None else 0.0
+
+    # ---------------------------------------------------------------- kubelet
+    def kubelet_running(self, node: str) -> bool:
+        """Whether the node's kubelet process is up: the one switch node-level faults (a stopped
+        or crashed kubelet) flip, and the kubelet, lease and status code consult."""
+        state = self.nodes.get(node)
+        return state.kubelet_running if state is not None else True
+
+    def set_kubelet_running(self, node: str, running: bool) -> None:
+        self.node(node).kubelet_running = bool(running)
 
     # ------------------------------------------------------------------- logs
     def kernel(self, node: str, text: str) -> None:
