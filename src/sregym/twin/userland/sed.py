@@ -897,22 +897,24 @@ def parse_options(call: Invocation, busybox: bool) -> Options:
 
 @command("sed")
 def sed(call: Invocation) -> int:
+    """GNU sed names itself as invoked (`/bin/sed: can't read ...`); BusyBox as its applet."""
     busybox = call.ctx.shell_flavour in ("ash", "")
+    prog = "sed" if busybox else (call.argv[0] or "sed")
     try:
         opts = parse_options(call, busybox)
     except SedError as exc:
-        return usage_error(call, exc, busybox)
+        return usage_error(call, exc, busybox, prog)
     try:
         cmds, quiet = compile_scripts(call, opts, busybox)
     except SedError as exc:
-        call.error(f"sed: {exc.message}")
+        call.error(f"{prog}: {exc.message}")
         return exc.status
     machine = Machine(call, cmds, quiet)
     status = 0
     sources = opts.files or ["-"]
     streams: list[tuple[str, list[Line]]] = []
     for path in sources:
-        content = read_source(call, path, busybox)
+        content = read_source(call, path, busybox, prog)
         if content is None:
             status = 1 if busybox else 2
             continue
@@ -920,7 +922,7 @@ def sed(call: Invocation) -> int:
     try:
         if opts.in_place is not None:
             if not opts.files:
-                call.error("sed: no input files")
+                call.error(f"{prog}: no input files")
                 return 1 if busybox else 4
             for path, lines in streams:
                 out = Output()
@@ -941,7 +943,7 @@ def sed(call: Invocation) -> int:
         call.write(out.text())
         return stop if stop is not None else status
     except SedError as exc:
-        call.error(f"sed: {exc.message}")
+        call.error(f"{prog}: {exc.message}")
         return 4
 
 
@@ -963,7 +965,7 @@ def compile_scripts(call: Invocation, opts: Options, busybox: bool) -> tuple[lis
     return cmds, opts.quiet or compiler.quiet_comment
 
 
-def read_source(call: Invocation, path: str, busybox: bool) -> str | None:
+def read_source(call: Invocation, path: str, busybox: bool, prog: str) -> str | None:
     if path == "-":
         return call.stdin
     full = call.shell.abspath(path)
@@ -971,10 +973,10 @@ def read_source(call: Invocation, path: str, busybox: bool) -> str | None:
     if content is not None:
         return content
     if full in call.ctx.directories():
-        call.error(f"sed: read error on {path}: Is a directory" if not busybox
+        call.error(f"{prog}: read error on {path}: Is a directory" if not busybox
                    else "sed: read error: Is a directory")
         return None
-    call.error(f"sed: can't read {path}: No such file or directory" if not busybox
+    call.error(f"{prog}: can't read {path}: No such file or directory" if not busybox
                else f"sed: {path}: No such file or directory")
     return None
 
@@ -989,19 +991,20 @@ def replace_file(call: Invocation, path: str, text: str, suffix: str) -> None:
     call.ctx.files[full] = text
 
 
-def usage_error(call: Invocation, exc: SedError, busybox: bool) -> int:
+def usage_error(call: Invocation, exc: SedError, busybox: bool, prog: str) -> int:
+    usage = GNU_USAGE.replace("Usage: sed ", f"Usage: {prog} ", 1)
     if exc.status == -2:
-        call.write("This is not GNU sed version 4.0\n" if busybox else GNU_VERSION)
+        call.write("This is not GNU sed version 4.0\n" if busybox else prog + GNU_VERSION[3:])
         return 0
     if exc.status == -3:
-        call.write(GNU_USAGE)
+        call.write(usage)
         return 0
     if exc.message:
-        call.error(f"sed: {exc.message}")
+        call.error(f"{prog}: {exc.message}")
     if busybox:
         call.error(BUSYBOX_USAGE)
     else:
-        call.write(GNU_USAGE, "stderr")
+        call.write(usage, "stderr")
     return 1
 
 
