@@ -228,6 +228,32 @@ class Compiler:
             if ch == "\n" and regex:
                 raise self.fail(unterminated, f"unmatched '{delim}'")
             out.append(ch)
+            if ch == "[" and regex:
+                out.append(self.bracket_rest())
+
+    def bracket_rest(self) -> str:
+        """The rest of a bracket expression: a delimiter inside `[...]` does not end the regex."""
+        start = self.pos
+        text = self.text
+        i = start
+        if i < len(text) and text[i] == "^":
+            i += 1
+        if i < len(text) and text[i] == "]":
+            i += 1
+        while i < len(text) and text[i] != "]":
+            if text[i] == "[" and i + 1 < len(text) and text[i + 1] in ":.=":
+                end = text.find(text[i + 1] + "]", i + 2)
+                if end < 0:
+                    break
+                i = end + 2
+                continue
+            if text[i] == "\n":
+                break
+            i += 1
+        if i >= len(text) or text[i] != "]":
+            return ""  # unterminated: let the delimiter scan and regcomp report it
+        self.pos = i + 1
+        return text[start:i + 1]
 
     # ----------------------------------------------------------------------------- commands
     def one_command(self) -> None:
@@ -489,23 +515,24 @@ class Quit(Exception):
 
 class Output:
     """A stream that remembers a last line printed without its newline (GNU adds it back
-    before anything else is written)."""
+    before anything else is written). `sep` is NUL under `-z`."""
 
-    def __init__(self) -> None:
+    def __init__(self, sep: str = "\n") -> None:
         self.parts: list[str] = []
         self.missing = False
+        self.sep = sep
 
     def line(self, text: str, newline: bool = True) -> None:
         if self.missing:
-            self.parts.append("\n")
-        self.parts.append(text + ("\n" if newline else ""))
+            self.parts.append(self.sep)
+        self.parts.append(text + (self.sep if newline else ""))
         self.missing = not newline
 
     def raw(self, text: str) -> None:
         if not text:
             return
         if self.missing:
-            self.parts.append("\n")
+            self.parts.append(self.sep)
         self.parts.append(text)
         self.missing = not text.endswith("\n")
 
@@ -805,10 +832,10 @@ def escape_l(text: str, width: int) -> str:
 
 
 # ------------------------------------------------------------------------------ the command
-def split_lines(content: str, source: str) -> list[Line]:
+def split_lines(content: str, source: str, sep: str = "\n") -> list[Line]:
     if not content:
         return []
-    parts = content.split("\n")
+    parts = content.split(sep)
     lines = [Line(part, True, source) for part in parts[:-1]]
     if parts[-1]:
         lines.append(Line(parts[-1], False, source))
@@ -821,6 +848,7 @@ class Options:
     extended: bool = False
     in_place: str | None = None
     separate: bool = False
+    null_data: bool = False
     scripts: list[tuple[str, str]] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
 
@@ -844,6 +872,8 @@ def parse_options(call: Invocation, busybox: bool) -> Options:
                 opts.separate = True
             elif name in ("posix", "unbuffered", "debug", "sandbox", "follow-symlinks"):
                 pass
+            elif name == "null-data":
+                opts.null_data = True
             elif name == "in-place":
                 opts.in_place = value if eq else ""
             elif name in ("expression", "file"):
@@ -870,8 +900,10 @@ def parse_options(call: Invocation, busybox: bool) -> Options:
                     opts.extended = True
                 elif flag == "s":
                     opts.separate = True
-                elif flag in "uz" and not busybox:
+                elif flag == "u" and not busybox:
                     pass
+                elif flag == "z" and not busybox:
+                    opts.null_data = True
                 elif flag == "i":
                     opts.in_place = arg[i:]
                     break
@@ -911,6 +943,7 @@ def sed(call: Invocation) -> int:
         return exc.status
     machine = Machine(call, cmds, quiet)
     status = 0
+    sep = "\0" if opts.null_data else "\n"
     sources = opts.files or ["-"]
     streams: list[tuple[str, list[Line]]] = []
     for path in sources:
@@ -918,20 +951,20 @@ def sed(call: Invocation) -> int:
         if content is None:
             status = 1 if busybox else 2
             continue
-        streams.append((path, split_lines(content, path)))
+        streams.append((path, split_lines(content, path, sep)))
     try:
         if opts.in_place is not None:
             if not opts.files:
                 call.error(f"{prog}: no input files")
                 return 1 if busybox else 4
             for path, lines in streams:
-                out = Output()
+                out = Output(sep)
                 stop = machine.run(lines, out)
                 replace_file(call, path, out.text(), opts.in_place)
                 if stop is not None:
                     return stop
             return status
-        out = Output()
+        out = Output(sep)
         if opts.separate:
             stop = None
             for _path, lines in streams:
@@ -997,7 +1030,7 @@ def usage_error(call: Invocation, exc: SedError, busybox: bool, prog: str) -> in
         call.write("This is not GNU sed version 4.0\n" if busybox else prog + GNU_VERSION[3:])
         return 0
     if exc.status == -3:
-        call.write(usage)
+        call.write(usage + "E-mail bug reports to: <bug-sed@gnu.org>.\n")
         return 0
     if exc.message:
         call.error(f"{prog}: {exc.message}")

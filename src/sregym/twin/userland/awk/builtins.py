@@ -212,8 +212,8 @@ def _fflush(vm: Interpreter, args: list[Node]) -> float:
 
 
 def _system(vm: Interpreter, args: list[Node]) -> float:
-    vm.system_calls.append(_arg_str(vm, args, 0))
-    return 0.0
+    vm.call.write(vm.run_command(_arg_str(vm, args, 0)))
+    return float(vm.last_status)
 
 
 _BUILTINS = {

@@ -170,8 +170,6 @@ def awk(call: Invocation) -> Generator[Any, None, int]:
         status = 2
     for cmd, text in vm.closed_pipes + [(cmd, "".join(vm.pipes[cmd])) for cmd in vm.pipe_order]:
         yield from run_piped(call, cmd, text)
-    for cmd in vm.system_calls:
-        yield from run_piped(call, cmd, "")
     return status
 
 

@@ -127,7 +127,6 @@ class Interpreter:
         self.pipes: dict[str, list[str]] = {}
         self.pipe_order: list[str] = []
         self.closed_pipes: list[tuple[str, str]] = []  # (command, what was written), in close order
-        self.system_calls: list[str] = []
         self.readers: dict[str, tuple[list[str], int]] = {}
         self.regex_cache: dict[str, re.Pattern[str]] = {}
         self.ranges: dict[int, bool] = {}
@@ -238,9 +237,7 @@ class Interpreter:
             content = self.call.ctx.files.get(self.call.shell.abspath(path))
             if content is None:
                 raise AwkRuntimeError(self.cannot_open(path))
-        self.globals["FILENAME"] = path if path != "-" or self.gawk else ""
-        if path == "-" and self.flavour == "mawk":
-            self.globals["FILENAME"] = "-" if self.operands else ""
+        self.globals["FILENAME"] = "" if path == "-" and self.gawk else path
         self.globals["FNR"] = 0.0
         self.main_records = self.split_records(content)
         self.main_index = 0
@@ -300,7 +297,7 @@ class Interpreter:
         if index == 0:
             return StrNum(self.record)
         if index < 0:
-            raise AwkRuntimeError(f"{self.name()}: run time error: negative field index ${index}")
+            raise self.runtime_error(f"negative field index ${index}")
         fields = self.split()
         if index > len(fields):
             return UNINIT
@@ -331,6 +328,12 @@ class Interpreter:
         self.rebuild()
 
     # ----------------------------------------------------------------------------- helpers
+    def runtime_error(self, message: str) -> AwkRuntimeError:
+        """mawk's run-time error: the message, then where the input was."""
+        g = self.globals
+        return AwkRuntimeError(f"{self.name()}: run time error: {message}\n\tFILENAME=\"{to_str(g['FILENAME'])}\" "
+                               f"FNR={self.str_of(g['FNR'])} NR={self.str_of(g['NR'])}")
+
     def name(self) -> str:
         return self.progname
 
@@ -400,7 +403,7 @@ class Interpreter:
             self.frames[-1][name] = value
             return
         if isinstance(self.globals.get(name), dict):
-            raise AwkRuntimeError(f"{self.name()}: can't assign to {name}; it's an array name.")
+            raise AwkRuntimeError(f"{self.name()}: line 1: illegal reference to array {name}")
         if name == "NF":
             self.set_nf(int(to_num(value)))
             return
@@ -548,10 +551,8 @@ class Interpreter:
             if who == "printf":
                 self.call.write(exc.partial)
             if "not enough" in str(exc):
-                raise AwkRuntimeError(f"{self.name()}: run time error: not enough arguments passed to "
-                                      f"{who}(\"{fmt}\")\n\tFILENAME=\"{to_str(self.globals['FILENAME'])}\" "
-                                      f"FNR={self.str_of(self.globals['FNR'])} NR={self.str_of(self.globals['NR'])}") from None
-            raise AwkRuntimeError(f"{self.name()}: run time error: {exc}") from None
+                raise self.runtime_error(f"not enough arguments passed to {who}(\"{fmt}\")") from None
+            raise self.runtime_error(str(exc)) from None
 
     # ------------------------------------------------------------------------- expressions
     def eval(self, node: Node) -> Any:
@@ -665,7 +666,11 @@ class Interpreter:
                 return 0.0 if name in self.readers else -1.0
             text = text_or_none
         else:
-            return -1.0
+            name = self.str_of(self.eval(source))
+            text_or_none = self.read_from_command(name)
+            if text_or_none is None:
+                return 0.0
+            text = text_or_none
         if target is None:
             self.set_record(text)
             if kind == "simple":
@@ -700,11 +705,35 @@ class Interpreter:
         self.readers[name] = (records, index + 1)
         return records[index]
 
+    def read_from_command(self, cmd: str) -> str | None:
+        """`cmd | getline`: the command's output, run once in the container, read record by record."""
+        key = "|" + cmd
+        if key not in self.readers:
+            self.readers[key] = (self.split_records(self.run_command(cmd)), 0)
+        records, index = self.readers[key]
+        if index >= len(records):
+            return None
+        self.readers[key] = (records, index + 1)
+        return records[index]
+
+    def run_command(self, cmd: str) -> str:
+        """Run `cmd` by the container's shell to completion; its stdout, its stderr passed on."""
+        from sregym.twin.node.shell import run_once
+
+        result = run_once(self.call.ctx, cmd)
+        if result.stderr:
+            self.call.write(result.stderr, "stderr")
+        self.last_status = result.exit_code
+        return result.stdout
+
+    last_status = 0
+
     def e_call(self, node: Node) -> object:
         name, args = node[1], node[2]
         if name not in self.prog.functions:
             raise AwkRuntimeError(f"{self.name()}: line 1: function {name} never defined")
         params, body = self.prog.functions[name]
+        array_params = self.prog.array_params.get(name, set())
         frame: dict[str, Any] = {}
         for i, param in enumerate(params):
             if i < len(args):
@@ -714,11 +743,15 @@ class Interpreter:
                     if isinstance(current, dict):
                         frame[param] = current
                         continue
+                    if param in array_params and current is UNINIT:
+                        # An untyped variable passed where the callee uses an array becomes one.
+                        frame[param] = self.array(arg[1])
+                        continue
                 frame[param] = self.eval(arg)
             else:
                 frame[param] = UNINIT
         if len(self.frames) > 1000:
-            raise AwkRuntimeError(f"{self.name()}: run time error: function call nesting too deep")
+            raise self.runtime_error("function call nesting too deep")
         self.frames.append(frame)
         try:
             self.execute(body)

@@ -27,6 +27,9 @@ class Program:
     rules: list[tuple[Node | None, Node | None]] = field(default_factory=list)
     end: list[Node] = field(default_factory=list)
     functions: dict[str, tuple[list[str], Node]] = field(default_factory=dict)
+    # Per function, the parameters its body uses as arrays (a caller's untyped variable passed
+    # there becomes an array the callee fills).
+    array_params: dict[str, set[str]] = field(default_factory=dict)
 
 
 class Parser:
@@ -36,6 +39,7 @@ class Parser:
         self.last_line = source.count("\n") + 1 + (0 if source.endswith("\n") else 1)
         self.in_loop = 0
         self.in_function = False
+        self.called: list[str] = []
 
     # ------------------------------------------------------------------------------ helpers
     @property
@@ -81,6 +85,13 @@ class Parser:
 
     # ------------------------------------------------------------------------------ program
     def program(self) -> Program:
+        prog = self.items()
+        for name in self.called:
+            if name not in prog.functions:
+                raise AwkSyntaxError(f"line {self.last_line}: function {name} never defined")
+        return prog
+
+    def items(self) -> Program:
         prog = Program()
         self.terminators()
         while self.tok.kind != "EOF":
@@ -131,6 +142,7 @@ class Parser:
         body = self.block()
         self.in_function = False
         prog.functions[str(name_tok.value)] = (params, body)
+        prog.array_params[str(name_tok.value)] = {p for p in params if _used_as_array(body, p)}
 
     def block(self) -> Node:
         self.expect("{")
@@ -515,6 +527,7 @@ class Parser:
             self.expect("(")
             args = [] if self.tok.kind == ")" else self.expr_list()
             self.expect(")")
+            self.called.append(str(tok.value))
             return ("call", str(tok.value), args)
         if kind == "BUILTIN":
             self.advance()
@@ -540,6 +553,19 @@ class Parser:
     def primary_no_concat(self) -> Node:
         node = self.primary()
         return node
+
+
+def _used_as_array(node: Any, name: str) -> bool:
+    if not isinstance(node, tuple) or not node:
+        return isinstance(node, list) and any(_used_as_array(item, name) for item in node)
+    kind = node[0]
+    if kind in ("index", "delete") and node[1] == name:
+        return True
+    if kind in ("in", "forin") and node[2] == name:
+        return True
+    if kind == "builtin" and node[1] == "split" and len(node[2]) > 1 and node[2][1] == ("var", name):
+        return True
+    return any(_used_as_array(item, name) for item in node[1:] if isinstance(item, (tuple, list)))
 
 
 def parse(source: str) -> Program:

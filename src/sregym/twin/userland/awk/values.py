@@ -153,6 +153,8 @@ def c_format(fmt: str, args: list[object], *, gawk: bool = False) -> str:
             if text is not None:
                 out.append((spec.replace(".", "") + "s") % text if prec is None else text)
                 continue
+            if not gawk:
+                number = max(-MAX_INT, min(MAX_INT, number))  # mawk converts through a C int
             out.append((spec + "d") % int(number))
         elif conv in "ouxX":
             number = int(to_num(value))
@@ -172,7 +174,7 @@ def c_format(fmt: str, args: list[object], *, gawk: bool = False) -> str:
                 code = int(value) & 0xFF if not gawk else int(value)
                 char = chr(code)
             else:
-                char = str(value)[:1]
+                char = str(value)[:1] or "\0"
             out.append(("%" + flags + (width or "") + "s") % char)
         elif conv == "s":
             text = to_str(value, gawk=gawk)
