@@ -955,7 +955,7 @@ def sed(call: Invocation) -> int:
     try:
         if opts.in_place is not None:
             if not opts.files:
-                call.error(f"{prog}: no input files")
+                call.error("sed: -i requires an argument" if busybox else f"{prog}: no input files")
                 return 1 if busybox else 4
             for path, lines in streams:
                 out = Output(sep)

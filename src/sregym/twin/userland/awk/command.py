@@ -150,8 +150,13 @@ def awk(call: Invocation) -> Generator[Any, None, int]:
     try:
         program = parse_awk(source)
     except AwkSyntaxError as exc:
+        if flavour == "busybox":
+            line = exc.text.split(":", 1)[0].removeprefix("line ")
+            eos = "end of file" in exc.text or "runaway" in exc.text
+            call.error(f"awk: cmd. line:{line}: " + ("Unexpected end of string" if eos else "Unexpected token"))
+            return 1
         call.error(f"{name}: {exc.text}")
-        return 2 if flavour != "busybox" else 1
+        return 2
     except RecursionError:
         call.error(f"{name}: line 1: program too deeply nested")
         return 2

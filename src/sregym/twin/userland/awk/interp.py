@@ -112,6 +112,8 @@ class Interpreter:
         self.prog = program
         self.flavour = flavour  # mawk, gawk or busybox
         self.gawk = flavour == "gawk"
+        # gawk and BusyBox print any integral value as an integer; mawk only within a C int.
+        self.wide = flavour in ("gawk", "busybox")
         self.globals: dict[str, Any] = {
             "FS": " ", "OFS": " ", "ORS": "\n", "RS": "\n", "NR": 0.0, "FNR": 0.0,
             "FILENAME": "", "SUBSEP": "\x1c", "CONVFMT": "%.6g", "OFMT": "%.6g",
@@ -236,7 +238,7 @@ class Interpreter:
         else:
             content = self.call.ctx.files.get(self.call.shell.abspath(path))
             if content is None:
-                raise AwkRuntimeError(self.cannot_open(path))
+                raise AwkRuntimeError(self.cannot_open(path), 1 if self.flavour == "busybox" else 2)
         self.globals["FILENAME"] = "" if path == "-" and self.gawk else path
         self.globals["FNR"] = 0.0
         self.main_records = self.split_records(content)
@@ -245,7 +247,7 @@ class Interpreter:
 
     def cannot_open(self, path: str) -> str:
         if self.flavour == "busybox":
-            return f"awk: {path}: No such file or directory"
+            return f"awk: can't open '{path}': No such file or directory"
         if self.gawk:
             return f"{self.progname}: fatal: cannot open file `{path}' for reading: No such file or directory"
         return f"{self.progname}: cannot open {path} (No such file or directory)"
@@ -341,10 +343,10 @@ class Interpreter:
         return to_str(self.globals["ORS"])
 
     def str_of(self, value: object) -> str:
-        return to_str(value, to_str(self.globals["CONVFMT"]), gawk=self.gawk)
+        return to_str(value, to_str(self.globals["CONVFMT"]), gawk=self.wide)
 
     def out_str(self, value: object) -> str:
-        return to_str(value, to_str(self.globals["OFMT"]), gawk=self.gawk)
+        return to_str(value, to_str(self.globals["OFMT"]), gawk=self.wide)
 
     def regex(self, source: str) -> re.Pattern[str]:
         cached = self.regex_cache.get(source)
@@ -546,7 +548,7 @@ class Interpreter:
             return ""
         fmt = self.str_of(args[0])
         try:
-            return c_format(fmt, list(args[1:]), gawk=self.gawk)
+            return c_format(fmt, list(args[1:]), gawk=self.wide)
         except FormatError as exc:
             if who == "printf":
                 self.call.write(exc.partial)
@@ -630,7 +632,12 @@ class Interpreter:
         return self.str_of(self.eval(node[1])) + self.str_of(self.eval(node[2]))
 
     def e_binop(self, node: Node) -> object:
-        return arith(node[1], to_num(self.eval(node[2])), to_num(self.eval(node[3])))
+        left, right = to_num(self.eval(node[2])), to_num(self.eval(node[3]))
+        if right == 0 and node[1] in "/%" and self.flavour != "mawk":
+            if self.flavour == "busybox":
+                raise AwkRuntimeError("awk: cmd. line:1: Division by zero", 1)
+            raise AwkRuntimeError(f"{self.progname}: cmd. line:1: fatal: division by zero attempted")
+        return arith(node[1], left, right)
 
     def e_neg(self, node: Node) -> object:
         return -to_num(self.eval(node[1]))
