@@ -259,6 +259,14 @@ def test_container_tool_matches_debian(twin: Twin, case: str) -> None:
     assert run_in_twin(twin, case, argv, stdin) == _golden()[case]
 
 
+@pytest.mark.parametrize("argv", [["sed", ":a;s/^/x/;ta"], ["awk", "BEGIN {s = \"x\"; while (1) s = s s}"]],
+                         ids=["sed-endless-loop", "awk-doubling-string"])
+def test_runaway_scripts_end_like_a_killed_process(twin: Twin, argv: list[str]) -> None:
+    """A script that never ends (or grows without bound) must not hold the server: it is
+    stopped at its work or memory budget and reported as killed, with nothing half-printed."""
+    assert run_in_twin(twin, argv[0] + "-runaway", argv, "a\n")[:3] == ["", "", 137]
+
+
 def _host_versions_match() -> bool:
     if not (shutil.which("sed") and shutil.which("awk")):
         return False

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sregym.twin.node.shell import Invocation, command
+from sregym.twin.node.shell import BudgetExhausted, Invocation, command
 from sregym.twin.userland.sed_regex import (
     RegexError,
     compile_posix,
@@ -540,6 +540,11 @@ class Output:
         return "".join(self.parts)
 
 
+STEP_BUDGET = 1_000_000  # commands one sed run may execute (`:a;s/^/x/;ta` never ends)
+COPY_BUDGET = 256 << 20  # bytes of pattern space one run may rewrite before it is ended
+BIG_TEXT = 1 << 16  # pattern/hold space sizes from which growth is charged to the process
+
+
 class Machine:
     """Runs a compiled program over one stream of lines."""
 
@@ -551,6 +556,8 @@ class Machine:
         self.last_regex: re.Pattern[str] | None = None
         self.wfiles: dict[str, list[str]] = {}
         self.rlines: dict[str, list[str]] = {}
+        self.steps = 0
+        self.copied = 0
 
     def run(self, lines: list[Line], out: Output) -> int | None:
         """Process `lines`; an exit status when `q`/`Q` ended the whole run, else None."""
@@ -594,6 +601,11 @@ class Machine:
         while pc < len(self.cmds):
             cmd = self.cmds[pc]
             pc += 1
+            self.steps += 1
+            if self.steps > STEP_BUDGET:
+                raise BudgetExhausted()
+            if len(self.ps) + len(self.hold) > BIG_TEXT:
+                self.call.ctx.meter().need(len(self.ps) + len(self.hold))
             if not self.selected(cmd):
                 if cmd.name == "{":
                     pc = cmd.jump
@@ -703,6 +715,9 @@ class Machine:
             raise SedError("no previous regular expression", 1)
         self.last_regex = regex
         text = self.ps
+        self.copied += len(text)
+        if self.copied > COPY_BUDGET:
+            raise BudgetExhausted()
         out: list[str] = []
         count = 0
         last = 0

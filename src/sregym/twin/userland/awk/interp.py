@@ -32,7 +32,10 @@ from sregym.twin.userland.sed_regex import RegexError, compile_posix
 if TYPE_CHECKING:
     from sregym.twin.node.shell import Invocation
 
-STEP_BUDGET = 3_000_000  # statements and loop turns one awk run may take (a busy loop ends)
+STEP_BUDGET = 1_000_000  # statements and loop turns one awk run may take (a busy loop ends)
+BIG_TEXT = 1 << 16  # strings from which building one is charged to the process's memory
+COPY_BUDGET = 256 << 20  # bytes of string one run may build by concatenation before it is ended
+ELEMENT_COST = 112  # what one array element takes beyond its key and value (two str headers)
 
 
 class AwkRuntimeError(Exception):
@@ -445,7 +448,11 @@ class Interpreter:
             if index == 0:
                 return StrNum(self.record) if not isinstance(value, float) else value
         elif kind == "index":
-            self.array(target[1])[self.subscript(target[2])] = value
+            array = self.array(target[1])
+            key = self.subscript(target[2])
+            if key not in array:
+                self.call.ctx.meter().charge(ELEMENT_COST + len(key))
+            array[key] = value
         elif kind == "group":
             return self.assign_to(target[1], value)
         return value
@@ -548,7 +555,7 @@ class Interpreter:
             return ""
         fmt = self.str_of(args[0])
         try:
-            return c_format(fmt, list(args[1:]), gawk=self.wide)
+            return c_format(fmt, list(args[1:]), gawk=self.wide, need=self.call.ctx.meter().need)
         except FormatError as exc:
             if who == "printf":
                 self.call.write(exc.partial)
@@ -587,6 +594,7 @@ class Interpreter:
         array = self.array(node[1])
         key = self.subscript(node[2])
         if key not in array:
+            self.call.ctx.meter().charge(ELEMENT_COST + len(key))
             array[key] = UNINIT
         return array[key]
 
@@ -629,7 +637,16 @@ class Interpreter:
         return 1.0 if result else 0.0
 
     def e_concat(self, node: Node) -> object:
-        return self.str_of(self.eval(node[1])) + self.str_of(self.eval(node[2]))
+        left, right = self.str_of(self.eval(node[1])), self.str_of(self.eval(node[2]))
+        size = len(left) + len(right)
+        if size > BIG_TEXT:
+            self.call.ctx.meter().need(size)
+            self.copied += size
+            if self.copied > COPY_BUDGET:
+                raise BudgetExhausted()
+        return left + right
+
+    copied = 0
 
     def e_binop(self, node: Node) -> object:
         left, right = to_num(self.eval(node[2])), to_num(self.eval(node[3]))

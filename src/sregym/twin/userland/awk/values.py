@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 _NUMERIC = re.compile(r"[ \t\n]*[+-]?(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|nan)[ \t\n]*\Z",
                       re.IGNORECASE)
@@ -109,8 +110,10 @@ class FormatError(Exception):
         self.partial = partial
 
 
-def c_format(fmt: str, args: list[object], *, gawk: bool = False) -> str:
-    """C printf as awk applies it: numbers and strings converted per conversion."""
+def c_format(fmt: str, args: list[object], *, gawk: bool = False,
+             need: Callable[[int], None] | None = None) -> str:
+    """C printf as awk applies it: numbers and strings converted per conversion. `need` is
+    asked first for a width or precision that would make a large string (`%999999999d`)."""
     out: list[str] = []
     pos = 0
     argi = 0
@@ -145,6 +148,8 @@ def c_format(fmt: str, args: list[object], *, gawk: bool = False) -> str:
                 width = width[1:]
         if prec == "*":
             prec = str(max(0, int(to_num(next_arg()))))
+        if need is not None and max(int(width or 0), int(prec or 0)) > 1 << 16:
+            need(max(int(width or 0), int(prec or 0)))
         spec = "%" + flags + (width or "") + ("." + prec if prec is not None else "")
         value = next_arg()
         if conv in "di":
