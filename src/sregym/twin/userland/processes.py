@@ -110,7 +110,7 @@ def _stressors(ctx: ShellContext, instance: ContainerInstance, now: float) -> li
     ns, pod = _meta(ctx)
     key = f"{ns}/{pod}"
     out = []
-    limit_cpu = _limit(ctx, "cpu")
+    limit_cpu = container_limit(ctx, "cpu")
     for injection in by_kind.get("StressChaos", []):
         if ctx.container not in injection.containers.get(key, ()):
             continue
@@ -142,7 +142,8 @@ def _stressors(ctx: ShellContext, instance: ContainerInstance, now: float) -> li
     return out
 
 
-def _limit(ctx: ShellContext, resource: str) -> float:
+def container_limit(ctx: ShellContext, resource: str) -> float:
+    """The exec'd container's `resources.limits[resource]` (cores or bytes); 0 when unset."""
     from sregym.twin.machinery.quantity import cpu_cores, memory_bytes
 
     for container in ((ctx.pod or {}).get("spec") or {}).get("containers") or []:
@@ -219,4 +220,4 @@ def _threads(argv: list[str]) -> int:
             "nginx": 1, "java": 40}.get(name, 1 if name in ("pause", "tail", "cat") else 12)
 
 
-__all__ = ["Proc", "main_instance", "process_table", "program_argv"]
+__all__ = ["Proc", "container_limit", "main_instance", "process_table", "program_argv"]
