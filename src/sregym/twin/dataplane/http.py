@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from sregym.twin.dataplane.app_pages import GRPC_ERROR, is_nginx, nginx_answer
 from sregym.twin.dataplane.connect import ConnectResult
 from sregym.twin.dataplane.state import match_operation
 
@@ -79,7 +80,9 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
     if proc is not None:
         spec = proc.inst.spec
         if spec.protocol != "http":
-            return HttpResult(error="empty_reply", latency_ms=rtt, connect=conn, message="Empty reply from server")
+            grpc = spec.protocol == "grpc"  # grpc-go sends SETTINGS first: curl sees HTTP/0.9
+            return HttpResult(error=GRPC_ERROR if grpc else "empty_reply", latency_ms=rtt, connect=conn,
+                              message="Received HTTP/0.9 when not allowed" if grpc else "Empty reply from server")
         op = match_operation(proc, path, method)
         if op is None:
             result = HttpResult(404, "404 page not found\n", {"Content-Type": "text/plain; charset=utf-8",
@@ -109,9 +112,14 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
             return HttpResult(error="empty_reply", latency_ms=rtt, connect=conn, message="Empty reply from server")
         served = not listen.http_paths or path in listen.http_paths or any(
             p.endswith("/") and path.startswith(p) for p in listen.http_paths)
-        result = HttpResult(200 if served else 404, "OK\n" if served else "404 page not found\n",
-                            {"Content-Type": "text/plain; charset=utf-8", "Date": date},
-                            latency_ms=rtt + 0.3 + delay, connect=conn)
+        if is_nginx(found[1].image):
+            stock = ("/", "/index.html", "/50x.html")  # the default site's files
+            status, body, headers = nginx_answer(path, path in (listen.http_paths or stock), date)
+            result = HttpResult(status, body, headers, latency_ms=rtt + 0.3 + delay, connect=conn)
+        else:
+            result = HttpResult(200 if served else 404, "OK\n" if served else "404 page not found\n",
+                                {"Content-Type": "text/plain; charset=utf-8", "Date": date},
+                                latency_ms=rtt + 0.3 + delay, connect=conn)
     else:
         return HttpResult(error="refused", latency_ms=rtt, connect=conn, message=conn.message)
     replace_code = getattr(effect, "replace_code", None) if effect is not None else None
