@@ -125,7 +125,7 @@ def http_exchange(call: Invocation, url: Url, method: str, headers: dict[str, st
     if not conn.ok:
         return Exchange(answer, ip, False, conn.error or "timeout", connect_ms=conn.latency_ms,
                         total_ms=answer.latency_ms + conn.latency_ms)
-    local = local_http(call, conn, url.scheme, url.port, url.path, method) \
+    local = local_http(call, conn.raw, url.scheme, url.port, url.path, method) \
         if getattr(conn.raw, "stage", "") == "loopback" else None
     if local is not None:
         return _from_result(call, answer, ip, conn, local, method)

@@ -15,7 +15,6 @@ from sregym.twin.dataplane.connect import ConnectResult
 
 if TYPE_CHECKING:
     from sregym.twin.node.shell import Invocation
-    from sregym.twin.userland.netdiag import Connection
 
 LOOPBACK_MS = 0.04
 
@@ -25,10 +24,8 @@ def is_local(call: Invocation, ip: str) -> bool:
     return ip.startswith("127.") or ip in ("::1", "localhost") or (bool(pod_ip) and ip == pod_ip)
 
 
-def local_connection(call: Invocation, ip: str, port: int, protocol: str = "TCP") -> Connection | None:
+def local_connection(call: Invocation, ip: str, port: int, protocol: str = "TCP") -> ConnectResult | None:
     """The attempt to reach ip:port inside the pod, or None when ip is not the pod's own."""
-    from sregym.twin.userland.netdiag import Connection
-
     if call.ctx.pod is None or call.ctx.twin is None or not is_local(call, ip):
         return None
     pod = call.ctx.pod
@@ -39,12 +36,10 @@ def local_connection(call: Invocation, ip: str, port: int, protocol: str = "TCP"
                         resolved_ip=ip, target_port=int(port), src_ip=ip, latency_ms=LOOPBACK_MS,
                         error=None if found is not None else "refused", stage="loopback",
                         message="" if found is not None else f"dial tcp {ip}:{port}: connect: connection refused")
-    if found is None:
-        return Connection(False, "refused", LOOPBACK_MS, ip, pod, raw.message, raw)
-    return Connection(True, None, LOOPBACK_MS, ip, pod, "", raw)
+    return raw
 
 
-def local_http(call: Invocation, conn: Connection, scheme: str, port: int, path: str, method: str) -> Any:
+def local_http(call: Invocation, conn: ConnectResult, scheme: str, port: int, path: str, method: str) -> Any:
     """What the pod's own listener answers (`dataplane.http.HttpResult`), or None without a data
     plane (the caller then uses what the socket declares)."""
     from sregym.twin.dataplane.http import answer
@@ -52,7 +47,7 @@ def local_http(call: Invocation, conn: Connection, scheme: str, port: int, path:
     plane = call.ctx.twin.services.dataplane if call.ctx.twin is not None else None
     if plane is None or not hasattr(plane, "proc_at"):
         return None
-    return answer(plane, conn.raw, scheme, port, path.split("?", 1)[0] or "/", method=method)
+    return answer(plane, conn, scheme, port, path.split("?", 1)[0] or "/", method=method)
 
 
 __all__ = ["is_local", "local_connection", "local_http"]

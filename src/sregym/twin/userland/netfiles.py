@@ -40,7 +40,7 @@ def _families(program: str) -> tuple[bool, bool]:
 
 def _listeners(provider: ProcProvider) -> list[tuple[int, str, str]]:
     """(port, protocol, program) for every listening socket of the pod."""
-    from sregym.twin.userland.processes import program_argv
+    from sregym.twin.userland.processes import real_argv
 
     ctx = provider.ctx
     runtime = ctx.twin.services.runtime if ctx.twin is not None else None
@@ -53,7 +53,7 @@ def _listeners(provider: ProcProvider) -> list[tuple[int, str, str]]:
         instance = pod_rt.containers[name].current
         if instance is None or not instance.running:
             continue
-        program = program_argv(instance.argv)[0].rsplit("/", 1)[-1]
+        program = real_argv(ctx, instance)[0].rsplit("/", 1)[-1]
         for port, protocol in sorted(instance.listening):
             out.append((port, protocol, program))
     return out

@@ -85,6 +85,11 @@ def _image_server(ctx: ShellContext, instance: ContainerInstance) -> str:
     return str(spec.cmd[0]) if spec is not None and spec.cmd else ""
 
 
+def real_argv(ctx: ShellContext, instance: ContainerInstance) -> list[str]:
+    """The argv the container's main process runs with (`program_argv` with its image's server)."""
+    return program_argv(instance.argv, _image_server(ctx, instance))
+
+
 def _meta(ctx: ShellContext) -> tuple[str, str]:
     meta = (ctx.pod or {}).get("metadata") or {}
     return str(meta.get("namespace", "")), str(meta.get("name", ""))
@@ -172,7 +177,7 @@ def process_table(ctx: ShellContext, now: float, own_argv: list[str] | None = No
         main_cpu = max(0.0, total_cpu - sum(s[3] for s in stress))
         main_mem = max(1 << 20, total_mem - sum(s[4] for s in stress))
         uptime = max(0.0, now - instance.started_at)
-        argv = program_argv(instance.argv, _image_server(ctx, instance))
+        argv = real_argv(ctx, instance)
         main = Proc(1, 0, argv, instance.started_at, cpu=main_cpu, cpu_s=main_cpu * uptime, rss=main_mem,
                     vsz=main_mem * 3 + 1_200_000 * 1024, stat_flags="sl", threads=_threads(argv),
                     env=dict(instance.env))
@@ -220,4 +225,4 @@ def _threads(argv: list[str]) -> int:
             "nginx": 1, "java": 40}.get(name, 1 if name in ("pause", "tail", "cat") else 12)
 
 
-__all__ = ["Proc", "container_limit", "main_instance", "process_table", "program_argv"]
+__all__ = ["Proc", "container_limit", "main_instance", "process_table", "program_argv", "real_argv"]

@@ -19,7 +19,7 @@ from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import memory_bytes
 from sregym.twin.node.shell import Invocation, command
 from sregym.twin.userland.netdiag import busybox
-from sregym.twin.userland.processes import program_argv
+from sregym.twin.userland.processes import real_argv
 
 GIB = 1 << 30
 
@@ -191,7 +191,7 @@ def _listeners(call: Invocation) -> list[tuple[str, int, str, bool]]:
         instance = pod_rt.containers[name].current
         if instance is None or not instance.running:
             continue
-        proc = program_argv(instance.argv)[0].rsplit("/", 1)[-1][:15]
+        proc = real_argv(ctx, instance)[0].rsplit("/", 1)[-1][:15]
         for (port, protocol) in sorted(instance.listening):
             out.append((protocol, port, proc, name == ctx.container))
     return out
