@@ -68,4 +68,48 @@ def nginx_answer(path: str, served: bool, date: str) -> tuple[int, str, dict[str
     return status, body, headers
 
 
-__all__ = ["GRPC_ERROR", "WELCOME", "is_nginx", "nginx_answer", "nginx_error_page"]
+
+
+# Hotel Reservation's frontend checks its query parameters before calling any backend, in this
+# order, and answers a missing one with Go's `http.Error` (400, text/plain, message + newline).
+_HR_FRONTEND_CHECKS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
+    "/hotels": ((("inDate", "outDate"), "Please specify inDate/outDate params"),
+                (("lat", "lon"), "Please specify location params")),
+    "/recommendations": ((("lat", "lon"), "Please specify location params"),
+                         (("require",), "Please specify require params")),
+    "/user": ((("username", "password"), "Please specify username and password"),),
+    "/reservation": ((("inDate", "outDate"), "Please specify inDate/outDate params"),
+                     (("hotelId",), "Please specify hotelId params"),
+                     (("customerName",), "Please specify customerName params"),
+                     (("username", "password"), "Please specify username and password")),
+}
+
+
+def hr_frontend_error(service: str, path: str, query: str) -> str | None:
+    """The frontend's 400 message for a request missing a required parameter, else None."""
+    if service != "frontend" or path not in _HR_FRONTEND_CHECKS:
+        return None
+    from urllib.parse import parse_qs
+
+    params = {k: v[0] for k, v in parse_qs(query).items() if v and v[0]}
+    for names, message in _HR_FRONTEND_CHECKS[path]:
+        if any(not params.get(name) for name in names):
+            return message
+        if path == "/recommendations" and names == ("require",) and params["require"] not in ("dis", "rate", "price"):
+            return message
+    return None
+
+
+def hr_frontend_body(path: str) -> str:
+    """What the frontend encodes on success (`json.NewEncoder(w).Encode`: keys sorted, newline)."""
+    if path == "/user":
+        return '{"message":"Login successfully!"}\n'
+    if path == "/reservation":
+        return '{"message":"Reserve successfully!"}\n'
+    return ('{"features":[{"geometry":{"coordinates":[-122.4112,37.7867],"type":"Point"},"id":"1",'
+            '"properties":{"name":"Clift Hotel","phone_number":"(415) 775-4700"},"type":"Feature"}],'
+            '"type":"FeatureCollection"}\n')
+
+
+__all__ = ["GRPC_ERROR", "WELCOME", "hr_frontend_body", "hr_frontend_error", "is_nginx", "nginx_answer",
+           "nginx_error_page"]

@@ -47,7 +47,8 @@ def local_http(call: Invocation, conn: ConnectResult, scheme: str, port: int, pa
     plane = call.ctx.twin.services.dataplane if call.ctx.twin is not None else None
     if plane is None or not hasattr(plane, "proc_at"):
         return None
-    return answer(plane, conn, scheme, port, path.split("?", 1)[0] or "/", method=method)
+    target, _, query = path.partition("?")
+    return answer(plane, conn, scheme, port, target or "/", method=method, query=query)
 
 
 __all__ = ["is_local", "local_connection", "local_http"]
