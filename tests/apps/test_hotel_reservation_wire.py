@@ -136,10 +136,11 @@ def _assert_resolves(hr: HrHarness, cluster_ip: str) -> None:
 
 
 def _assert_geo_answers(hr: HrHarness) -> None:
-    # geo speaks gRPC (HTTP/2 only): an HTTP/1.1 request connects, then the server hangs up.
+    # geo speaks gRPC (HTTP/2 only): grpc-go writes its SETTINGS frame as soon as a connection
+    # opens, then hangs up on the HTTP/1.1 request; curl reads binary where a status line belongs.
     result = hr.exec_frontend("curl", "-sS", "--connect-timeout", "3", "http://geo:8083/")
-    assert result.returncode == 52, (result.returncode, result.stderr)
-    assert "curl: (52) Empty reply from server" in result.stderr
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    assert "curl: (1) Received HTTP/0.9 when not allowed" in result.stderr
     probe = hr.exec_frontend("nc", "-zv", "geo", "8083")
     assert probe.returncode == 0 and "succeeded!" in probe.stderr, probe.stderr
 

@@ -197,10 +197,11 @@ def test_service_without_ready_endpoints(cluster: KubeHarness) -> None:
 def test_pod_proxy(cluster: KubeHarness) -> None:
     pod = _pod(cluster, "frontend")
     ip = cluster.ok("get", "pod", pod, "-n", NS, "-o", "jsonpath={.status.podIP}")
-    code, out, _ = _raw(cluster, f"{PODS}/{pod}:5000/proxy/hotels")
-    assert code == 0 and json.loads(out) == {"operation": "/hotels", "service": "frontend"}
-    code, out, _ = _raw(cluster, f"{PODS}/{pod}/proxy/hotels")  # the first container port
-    assert code == 0 and json.loads(out)["service"] == "frontend"
+    query = "inDate=2015-04-09&outDate=2015-04-10&lat=37.7749&lon=-122.4194"
+    code, out, _ = _raw(cluster, f"{PODS}/{pod}:5000/proxy/hotels?{query}")
+    assert code == 0 and json.loads(out)["type"] == "FeatureCollection"
+    code, out, _ = _raw(cluster, f"{PODS}/{pod}/proxy/hotels?{query}")  # the first container port
+    assert code == 0 and json.loads(out)["type"] == "FeatureCollection"
     assert _raw(cluster, f"{PODS}/{pod}:9999/proxy/") == (
         1, "", "Error from server (ServiceUnavailable): error trying to reach service: dial tcp "
                f"{ip}:9999: connect: connection refused")

@@ -15,6 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from sregym.twin.dataplane.app_pages import (
+    GRPC_ERROR,
+    hr_frontend_body,
+    hr_frontend_error,
+    is_nginx,
+    nginx_answer,
+)
 from sregym.twin.dataplane.connect import ConnectResult
 from sregym.twin.dataplane.state import match_operation
 
@@ -56,11 +63,11 @@ def http_request(engine: DataPlaneEngine, src_pod: dict[str, Any] | None, url: s
     conn = engine.connect(src_pod, host, port, connect_timeout_ms=timeout_ms)
     if not conn.ok:
         return HttpResult(error=conn.error, message=conn.message, latency_ms=conn.latency_ms, connect=conn)
-    return answer(engine, conn, parts.scheme, port, path, method=method, timeout_ms=timeout_ms)
+    return answer(engine, conn, parts.scheme, port, path, method=method, timeout_ms=timeout_ms, query=parts.query)
 
 
 def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int, path: str, *,
-           method: str = "GET", timeout_ms: float = 10_000.0) -> HttpResult:
+           method: str = "GET", timeout_ms: float = 10_000.0, query: str = "") -> HttpResult:
     """What the process behind an established connection answers to one request (also used
     for connections that do not cross the network, such as the kubelet's port-forward)."""
     rtt = 2 * conn.latency_ms
@@ -79,9 +86,22 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
     if proc is not None:
         spec = proc.inst.spec
         if spec.protocol != "http":
-            return HttpResult(error="empty_reply", latency_ms=rtt, connect=conn, message="Empty reply from server")
+            grpc = spec.protocol == "grpc"  # grpc-go sends SETTINGS first: curl sees HTTP/0.9
+            return HttpResult(error=GRPC_ERROR if grpc else "empty_reply", latency_ms=rtt, connect=conn,
+                              message="Received HTTP/0.9 when not allowed" if grpc else "Empty reply from server")
         op = match_operation(proc, path, method)
-        if op is None:
+        invalid = hr_frontend_error(spec.trace_name, path, query)
+        handler = hr_frontend_error(spec.trace_name, path, "x") is not None  # one of its handlers
+        if invalid is not None:  # the handler rejects the request before calling anything
+            result = HttpResult(400, invalid + "\n", {"Access-Control-Allow-Origin": "*",
+                                                      "Content-Type": "text/plain; charset=utf-8",
+                                                      "X-Content-Type-Options": "nosniff", "Date": date},
+                                latency_ms=rtt + 0.2, connect=conn)
+        elif op is None and handler:  # a handler the traffic model does not exercise
+            result = HttpResult(200, hr_frontend_body(path), {"Access-Control-Allow-Origin": "*", "Date": date,
+                                                            "Content-Type": "text/plain; charset=utf-8"},
+                                latency_ms=rtt + 0.5, connect=conn)
+        elif op is None:
             result = HttpResult(404, "404 page not found\n", {"Content-Type": "text/plain; charset=utf-8",
                                                               "X-Content-Type-Options": "nosniff", "Date": date},
                                 latency_ms=rtt + 0.2, connect=conn)
@@ -96,8 +116,12 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
             rng = engine.twin.rng.stream("dataplane-http")
             if rng.random() < success:
                 payload = json.dumps({"operation": op.name, "service": spec.trace_name}) + "\n"
-                result = HttpResult(200, payload, {"Content-Type": "application/json", "Date": date},
-                                    latency_ms=latency, connect=conn)
+                headers = {"Content-Type": "application/json", "Date": date}
+                if handler:
+                    payload = hr_frontend_body(path)
+                    headers = {"Access-Control-Allow-Origin": "*", "Date": date,
+                               "Content-Type": "text/plain; charset=utf-8"}  # Go sniffs JSON as text
+                result = HttpResult(200, payload, headers, latency_ms=latency, connect=conn)
             else:
                 text = (outcome.error if outcome and outcome.error else "internal error") + "\n"
                 result = HttpResult(500, text, {"Content-Type": "text/plain; charset=utf-8",
@@ -109,9 +133,14 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
             return HttpResult(error="empty_reply", latency_ms=rtt, connect=conn, message="Empty reply from server")
         served = not listen.http_paths or path in listen.http_paths or any(
             p.endswith("/") and path.startswith(p) for p in listen.http_paths)
-        result = HttpResult(200 if served else 404, "OK\n" if served else "404 page not found\n",
-                            {"Content-Type": "text/plain; charset=utf-8", "Date": date},
-                            latency_ms=rtt + 0.3 + delay, connect=conn)
+        if is_nginx(found[1].image):
+            stock = ("/", "/index.html", "/50x.html")  # the default site's files
+            status, body, headers = nginx_answer(path, path in (listen.http_paths or stock), date)
+            result = HttpResult(status, body, headers, latency_ms=rtt + 0.3 + delay, connect=conn)
+        else:
+            result = HttpResult(200 if served else 404, "OK\n" if served else "404 page not found\n",
+                                {"Content-Type": "text/plain; charset=utf-8", "Date": date},
+                                latency_ms=rtt + 0.3 + delay, connect=conn)
     else:
         return HttpResult(error="refused", latency_ms=rtt, connect=conn, message=conn.message)
     replace_code = getattr(effect, "replace_code", None) if effect is not None else None

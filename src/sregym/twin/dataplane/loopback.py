@@ -163,8 +163,8 @@ class LoopbackConnection:
             from sregym.twin.dataplane.http import HttpResult
 
             return HttpResult(error="empty_reply", message="Empty reply from server", connect=conn)
-        path = target.split("?", 1)[0] or "/"
-        return answer(plane, conn, "http", self.port, path, method=method)
+        path, _, query = target.partition("?")
+        return answer(plane, conn, "http", self.port, path or "/", method=method, query=query)
 
 
 __all__ = ["HttpRequest", "LoopbackConnection", "listens", "netns_path", "parse_request",

@@ -30,6 +30,7 @@ from sregym.twin.node.shell import (
 )
 from sregym.twin.userland.environment import container_env
 from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hostname
+from sregym.twin.userland.vfiles import attach_proc
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,6 +55,8 @@ class ExecContext(ShellContext):
             for path, node in self.fs.nodes.items():
                 if node.kind == "dir" or (node.kind == "link" and self.fs.is_dir(path)):
                     dirs.add(path)
+            if self.fs.nodes.provider is not None:
+                dirs |= self.fs.nodes.provider.dirs()
         return dirs
 
 
@@ -107,6 +110,7 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
     if written:
         fs.overlay(written)
     files = fs.files()
+    fs.add_dir("/sys/fs/cgroup", mode=0o555)
     meter = MemoryMeter(exec_memory(twin, pod, container))
     meter.disk_used = sum(len(content) for content in (written or {}).values())
     workdir = str(container.get("workingDir") or _image_extra(image, "workdir", twin) or "/")
@@ -131,6 +135,7 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
         memory=meter,
         present_time=present_time,
     )
+    attach_proc(ctx)
     return ctx
 
 
@@ -189,6 +194,7 @@ class ExecRun:
     def __init__(self, ctx: ExecContext, argv: list[str], stdin: str = "") -> None:
         self.ctx = ctx
         self.argv = argv
+        ctx.extras.setdefault("exec_argv", list(argv))
         program = exec_program(ctx, argv, stdin)
         self._early = program if isinstance(program, ExecResult) else None
         self.proc = Process(program, 0.0) if not isinstance(program, ExecResult) else None
@@ -250,7 +256,7 @@ def keep_writes(ctx: ExecContext) -> None:
     if ctx.twin is None or ctx.pod is None:
         return
     changed = {path: content for path, content in ctx.files.items()
-               if ctx.base_files.get(path) != content and not path.startswith("/dev/")}
+               if ctx.base_files.get(path) != content and not path.startswith(("/dev/", "/proc/", "/sys/"))}
     layers = ctx.twin.services.layers
     key = _layer_key(ctx.pod, ctx.container)
     layer = layers.get(key)

@@ -61,12 +61,31 @@ class Node:
         return len(self.content.encode())
 
 
+class VirtualNodes(dict[str, Node]):
+    """The tree's entries; paths a virtual provider claims (`/proc`, `/sys/fs/cgroup`:
+    `procfiles.ProcProvider`) are computed on access when not stored."""
+
+    provider: Any = None
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        found = super().get(key)
+        if found is None and self.provider is not None and self.provider.handles(key):
+            found = self.provider.node(key)
+        return default if found is None else found
+
+    def __missing__(self, key: str) -> Node:
+        found = self.provider.node(key) if self.provider is not None and self.provider.handles(key) else None
+        if found is None:
+            raise KeyError(key)
+        return found
+
+
 class ContainerFS:
     """A small in-memory tree with symlinks; paths are absolute and normalised."""
 
     def __init__(self, mtime: float = 0.0) -> None:
         self.mtime = mtime
-        self.nodes: dict[str, Node] = {"/": Node("dir", mode=0o755, mtime=mtime)}
+        self.nodes: VirtualNodes = VirtualNodes({"/": Node("dir", mode=0o755, mtime=mtime)})
 
     # ------------------------------------------------------------- building
     def _place(self, path: str) -> str:
@@ -151,6 +170,11 @@ class ContainerFS:
         """Names directly inside a directory (`path` already resolved), sorted like `ls` in the
         C locale."""
         base = normpath(path)
+        provider = self.nodes.provider
+        if provider is not None and provider.handles(base):
+            virtual = provider.children(base)
+            if virtual is not None:
+                return virtual
         prefix = "/" if base == "/" else base + "/"
         names = []
         for key in self.nodes:

@@ -22,6 +22,7 @@ from http import HTTPStatus
 from sregym.twin.dataplane.dns import DnsAnswer
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.node.shell import Invocation, Program, command, format_date
+from sregym.twin.userland.localnet import local_http
 from sregym.twin.userland.netdiag import (
     KERNEL_CONNECT_TIMEOUT_MS,
     Connection,
@@ -124,26 +125,36 @@ def http_exchange(call: Invocation, url: Url, method: str, headers: dict[str, st
     if not conn.ok:
         return Exchange(answer, ip, False, conn.error or "timeout", connect_ms=conn.latency_ms,
                         total_ms=answer.latency_ms + conn.latency_ms)
+    local = local_http(call, conn.raw, url.scheme, url.port, url.path, method) \
+        if getattr(conn.raw, "stage", "") == "loopback" else None
+    if local is not None:
+        return _from_result(call, answer, ip, conn, local, method)
     if plane is not None and hasattr(plane, "http_request"):
         full = f"{url.scheme}://{ip}:{url.port}{url.path}"
         sent = {"Host": url.host_header, **headers}
         result = plane.http_request(call.ctx.pod, full, method=method, headers=sent, body=body)
-        exchange = Exchange(answer, ip, True, connect_ms=conn.latency_ms)
-        error = getattr(result, "error", None)
-        status = int(getattr(result, "status", 0) or 0)
-        if error and not status:
-            exchange.connected = error not in ("refused", "timeout", "no_route", "unreachable")
-            exchange.error = error
-        exchange.status = status
-        exchange.headers = dict(getattr(result, "headers", None) or {})
-        if "Date" in exchange.headers:  # the server's clock is the client's (api/wall_time.py)
-            exchange.headers["Date"] = format_date(call.wall_now, HTTP_DATE)
-        exchange.body = "" if method == "HEAD" else str(getattr(result, "body", "") or "")
-        exchange.total_ms = answer.latency_ms + float(getattr(result, "latency_ms", 0.0) or 0.0)
-        return exchange
+        return _from_result(call, answer, ip, conn, result, method)
     exchange = _fallback_http(call, conn, url, method)
     exchange.dns = answer
     exchange.total_ms += answer.latency_ms
+    return exchange
+
+
+def _from_result(call: Invocation, answer: DnsAnswer, ip: str, conn: Connection, result: object,
+                 method: str) -> Exchange:
+    """The client's view of a data-plane `HttpResult`."""
+    exchange = Exchange(answer, ip, True, connect_ms=conn.latency_ms)
+    error = getattr(result, "error", None)
+    status = int(getattr(result, "status", 0) or 0)
+    if error and not status:
+        exchange.connected = error not in ("refused", "timeout", "no_route", "unreachable")
+        exchange.error = error
+    exchange.status = status
+    exchange.headers = dict(getattr(result, "headers", None) or {})
+    if "Date" in exchange.headers:  # the server's clock is the client's (api/wall_time.py)
+        exchange.headers["Date"] = format_date(call.wall_now, HTTP_DATE)
+    exchange.body = "" if method == "HEAD" else str(getattr(result, "body", "") or "")
+    exchange.total_ms = answer.latency_ms + float(getattr(result, "latency_ms", 0.0) or 0.0)
     return exchange
 
 

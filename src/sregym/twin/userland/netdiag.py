@@ -84,6 +84,11 @@ def dataplane(twin: Twin) -> Any:
 def open_connection(call: Invocation, ip: str, port: int, *, protocol: str = "TCP",
                     timeout_ms: float | None = None) -> Connection:
     """Ask the data plane for one connection from this container to ip:port."""
+    from sregym.twin.userland.localnet import local_connection
+
+    local = local_connection(call, ip, port, protocol)
+    if local is not None:  # the pod's own loopback: no Service, policy or chaos on the way
+        return Connection(local.ok, local.error, local.latency_ms, ip, local.dst_pod, local.message, local)
     ctx = call.ctx
     plane = dataplane(ctx.twin)
     if plane is None or not hasattr(plane, "connect"):

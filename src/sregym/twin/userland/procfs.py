@@ -1,5 +1,5 @@
-"""`ps`, `df`, `ip addr`, `ss` and `netstat` inside a container: what the process is, what it
-listens on, how full its disks are.
+"""`df`, `ip addr`, `ss` and `netstat` inside a container: what the process listens on, how
+full its disks are (`ps` and `top` are in ps.py and top.py).
 
 They read the runtime's truth (`twin.services.runtime`): the container's main process (its
 argv, start time, CPU and memory including the data plane's load-dependent usage), the sockets
@@ -13,107 +13,21 @@ provides them (`filesystem(node, ns, pod, mount) -> (size, used)` or `disk(node)
 from __future__ import annotations
 
 import zlib
-from datetime import UTC, datetime
 from typing import Any
 
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import memory_bytes
 from sregym.twin.node.shell import Invocation, command
 from sregym.twin.userland.netdiag import busybox
+from sregym.twin.userland.processes import real_argv
 
 GIB = 1 << 30
-
-
-# ================================================================================== processes
-def _instance(call: Invocation, container: str | None = None) -> Any:
-    ctx = call.ctx
-    runtime = ctx.twin.services.runtime if ctx.twin is not None else None
-    if runtime is None or ctx.pod is None:
-        return None
-    meta = ctx.pod.get("metadata") or {}
-    return runtime.instance(meta.get("namespace", ""), meta.get("name", ""), container or ctx.container)
-
-
-def _usage(call: Invocation) -> tuple[float, int]:
-    ctx = call.ctx
-    runtime = ctx.twin.services.runtime if ctx.twin is not None else None
-    if runtime is None or ctx.pod is None:
-        return 0.0, 0
-    meta = ctx.pod.get("metadata") or {}
-    return runtime.container_usage(meta.get("namespace", ""), meta.get("name", ""), ctx.container)
 
 
 def _node_memory(call: Invocation) -> int:
     node = call.ctx.twin.store.peek("Node", None, call.ctx.node) if call.ctx.twin and call.ctx.node else None
     text = get_path(node, "status", "capacity", "memory", default="16Gi") if node else "16Gi"
     return memory_bytes(str(text)) or 16 * GIB
-
-
-def _processes(call: Invocation) -> list[dict[str, Any]]:
-    """The container's main process and the `ps` being run (pid, argv, start, cpu s, rss)."""
-    now = call.now
-    instance = _instance(call)
-    procs: list[dict[str, Any]] = []
-    if instance is not None and instance.running:
-        cpu, rss = _usage(call)
-        uptime = max(0.0, now - instance.started_at)
-        argv = program_argv(instance.argv)
-        procs.append({"pid": 1, "argv": argv, "start": instance.started_at,
-                      "cpu_s": cpu * uptime, "rss": rss, "cpu": cpu, "stat": "Ssl"})
-    own_pid = 7 + zlib.crc32(f"{call.ctx.container}{int(now)}".encode()) % 40
-    procs.append({"pid": own_pid, "argv": list(call.argv), "start": now, "cpu_s": 0.0, "rss": 3 << 20,
-                  "cpu": 0.0, "stat": "Rs"})
-    return procs
-
-
-def program_argv(argv: list[str]) -> list[str]:
-    """The argv of the process that really runs: entrypoint scripts `exec "$@"`."""
-    argv = list(argv) or ["/pause"]
-    if len(argv) > 1 and argv[0].endswith("entrypoint.sh"):
-        argv = argv[1:]
-    return argv
-
-
-def _clock(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=UTC).strftime("%H:%M")
-
-
-@command("ps")
-def ps(call: Invocation) -> int:
-    args = " ".join(call.args)
-    procs = _processes(call)
-    if busybox(call):
-        call.write("PID   USER     TIME  COMMAND\n")
-        for p in procs:
-            minutes, seconds = divmod(int(p["cpu_s"]), 60)
-            call.write(f"{p['pid']:>5} root     {minutes:>2}:{seconds:02d} {' '.join(p['argv'])}\n")
-        return 0
-    total = _node_memory(call)
-    if "-ef" in call.args or ("-e" in call.args and "-f" in call.args) or "-eF" in call.args:
-        call.write("UID          PID    PPID  C STIME TTY          TIME CMD\n")
-        for p in procs:
-            cpu_s = int(p["cpu_s"])
-            hours, rest = divmod(cpu_s, 3600)
-            clock = f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
-            call.write(f"root    {p['pid']:>8}       0  {min(99, int(p['cpu'] * 100)):>1} {_clock(p['start'])} ?"
-                       f"        {clock} {' '.join(p['argv'])}\n")
-        return 0
-    if "aux" in args or "-aux" in args or "axu" in args:
-        call.write("USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n")
-        for p in procs:
-            rss_kb = p["rss"] // 1024
-            vsz_kb = rss_kb * 3 + 1_200_000 if p["pid"] == 1 else 8648
-            mem_pct = 100.0 * p["rss"] / total
-            minutes, seconds = divmod(int(p["cpu_s"]), 60)
-            call.write(f"root    {p['pid']:>8} {p['cpu'] * 100:>4.1f} {mem_pct:>4.1f} {vsz_kb:>6} {rss_kb:>5} ?"
-                       f"        {p['stat']:<4} {_clock(p['start'])}  {minutes:>2}:{seconds:02d} {' '.join(p['argv'])}\n")
-        return 0
-    call.write("    PID TTY          TIME CMD\n")
-    for p in procs:
-        name = p["argv"][0].rsplit("/", 1)[-1] if p["argv"] else "?"
-        cpu_s = int(p["cpu_s"])
-        call.write(f"{p['pid']:>7} ?        {cpu_s // 3600:02d}:{cpu_s % 3600 // 60:02d}:{cpu_s % 60:02d} {name}\n")
-    return 0
 
 
 # ======================================================================================== df
@@ -277,7 +191,7 @@ def _listeners(call: Invocation) -> list[tuple[str, int, str, bool]]:
         instance = pod_rt.containers[name].current
         if instance is None or not instance.running:
             continue
-        proc = program_argv(instance.argv)[0].rsplit("/", 1)[-1][:15]
+        proc = real_argv(ctx, instance)[0].rsplit("/", 1)[-1][:15]
         for (port, protocol) in sorted(instance.listening):
             out.append((protocol, port, proc, name == ctx.container))
     return out
