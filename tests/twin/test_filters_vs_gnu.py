@@ -12,13 +12,11 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import sregym.twin.userland  # noqa: F401  (registers the exec commands)
-from sregym.twin import Twin
-from sregym.twin.userland.context import exec_context, run_exec
+from sregym.twin.userland.context import ExecContext, run_exec
 
 FILES = {
     "log.txt": ("2026-01-05 ERROR db timeout after 5s\n"
@@ -51,6 +49,10 @@ FILES = {
     "words.txt": "apple\nBanana\napple\ncherry\nApple\nbanana\n\ncherry\ncherry\n",
     "noeol.txt": "first\nsecond\nthird",
     "tabs.txt": "a\tb\tc\n\tindented\nx y\tz\n",
+    "conf/app.yaml": "port: 8080\nlog_level: debug\n",
+    "conf/db/db.yaml": "host: cart-db\nport: 27017\n",
+    "months.txt": "Mar 3\nJAN 9\nfeb 1\nxyz 0\n Dec 2\n",
+    "mixed.txt": "b-2\na_1\n#c\nA 3\n\x01z\n",
 }
 
 # (argv, stdin) — stdin None means no stdin (an empty pipe).
@@ -232,41 +234,95 @@ CASES: list[tuple[list[str], str | None]] = [
     (["xargs", "-n", "0"], "a\n"),
     (["xargs", "-Q"], "a\n"),
     (["xargs", "wc", "-l"], "noeol.txt words.txt\n"),
+    (["xargs", "-L", "1", "echo"], "a b\nc\n\nd e f\n"),
+    (["xargs", "-E", "STOP", "echo"], "a b STOP c\n"),
+    (["xargs", "-d", ",", "-n", "2", "echo"], "a,b,c"),
+    (["xargs", "echo"], "a 'b\n"),
+    (["xargs", "-n", "x"], "a\n"),
+    (["xargs", "sh", "-c", "exit 3"], "a\n"),
+    # more sort
+    (["sort", "-M", "months.txt"], None),
+    (["sort", "-d", "mixed.txt"], None),
+    (["sort", "-i", "-f", "mixed.txt"], None),
+    (["sort", "-t:", "-k7,7", "-k1,1r", "passwd"], None),
+    (["sort", "-t", ":", "-k", "5.2,5.3", "passwd"], None),
+    (["sort", "-k2b,2", "-k1,1", "pods.txt"], None),
+    (["sort", "-k", "3n,3", "-k", "1,1", "pods.txt"], None),
+    (["sort", "-n", "-u", "nums.txt"], None),
+    (["sort", "-z"], "b\0a\0c"),
+    (["sort", "-c", "-u"], "a\na\n"),
+    (["sort", "-C"], "b\na\n"),
+    (["sort", "-k1.0", "words.txt"], None),
+    (["sort", "-k", "1x", "words.txt"], None),
+    (["sort", "-c", "words.txt", "nums.txt"], None),
+    # more uniq / wc / head / tail / cut / tr / grep
+    (["uniq", "-c", "-u", "words.txt"], None),
+    (["uniq", "-s", "x"], None),
+    (["uniq", "words.txt", "-"], None),
+    (["wc", "-c", "-"], "abc\n"),
+    (["wc", "-lwmcL", "passwd"], None),
+    (["head", "-n", "+2", "noeol.txt"], None),
+    (["head", "-c", "1K", "noeol.txt"], None),
+    (["head", "--lines=2", "log.txt"], None),
+    (["head", "-n"], None),
+    (["tail", "-c", "-3", "noeol.txt"], None),
+    (["tail", "-v", "noeol.txt"], None),
+    (["tail", "-q", "-n1", "noeol.txt", "passwd"], None),
+    (["tail", "-n", "0", "passwd"], None),
+    (["cut", "-d:", "-f", "1 3"], "a:b:c\n"),
+    (["cut", "-f", "1a,2"], None),
+    (["cut", "-f", "-"], None),
+    (["cut", "-c1", "-f1"], None),
+    (["cut", "-s", "-c1"], None),
+    (["cut", "-d", ":", "-c1"], None),
+    (["cut", "-z", "-d", ",", "-f2"], "a,b\0c,d\0"),
+    (["tr", "-c", "[:alpha:]", "[x*]"], "ab12cd\n"),
+    (["tr", "a-c", "[x*2]y"], "abcd\n"),
+    (["tr", "a", "[:upper:]"], "abc\n"),
+    (["tr", "'\\101-\\103'", "x"], "ABCD\n"),
+    (["tr", "-s", "\\n"], "a\n\n\nb\n"),
+    (["grep", "-rh", "port", "conf/db"], None),
+    (["grep", "port", "conf"], None),
+    (["grep", "-s", "port", "conf"], None),
+    (["grep", "-c", "-v", "x", "conf/app.yaml"], None),
+    (["grep", "-o", "-b", "ok", "log.txt"], None),
+    (["grep", "-in", "^[^ ]* [[:lower:]]"], "A b\nc D\ne f\n"),
+    (["grep", "-E", "(ab)+c|^x$"], "ababc\nx\nabd\n"),
+    (["grep", r"\<cache\>"], "cache hit\nmemcached\n"),
+    (["grep", "-f", "words.txt", "passwd"], None),
+    (["grep", "-e", "root", "-f", "missing.txt", "passwd"], None),
+    (["grep", "-x", "-F", "apple", "words.txt"], None),
+    (["grep", "-w", "-c", "request"], "request ok\nrequests\n"),
+    (["grep", "--count", "--ignore-case", "INFO", "log.txt"], None),
+    (["grep", "--colour=never", "DEBUG", "log.txt"], None),
+    (["grep", "--max-count=1", "--with-filename", "ERROR", "log.txt"], None),
+    (["grep", "-C", "1", "--no-group-separator", "DEBUG", "log.txt"], None),
+    (["grep", r"a\{1,2\}b", "log.txt"], None),
+    (["grep", "-E", "^(ERROR|WARN)$|time.?out"], "timeout\ntime out\nWARN\n"),
+    (["sh", "-c", "grep -r port . | sort"], None),
+    (["sh", "-c", "sort -t: -k3,3n passwd | head -n 3 | cut -d: -f1 | tr a-z A-Z"], None),
+    (["sh", "-c", "grep -o '[A-Z]\\{4,5\\}' log.txt | sort | uniq -c | sort -rn"], None),
+    (["sh", "-c", "cut -d' ' -f2 log.txt | sort | uniq -c | sort -k1,1nr -k2"], None),
+    (["sh", "-c", "ls conf | xargs -I{} echo conf/{}"], None),
 ]
 
 
-@pytest.fixture(scope="module")
-def twin() -> Twin:
-    return Twin(seed=5)
+def exec_ctx(flavour: str = "dash", image: str = "debian:12") -> ExecContext:
+    """A container's exec context with the input files in its working directory /data (no
+    cluster around it: the filters only read files and stdin)."""
+    return ExecContext(files={f"/data/{name}": content for name, content in FILES.items()},
+                       cwd="/data", shell_flavour=flavour,
+                       extras={"exec": True, "image": image})
 
 
-def _pod(image: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "tools-0", "namespace": "default", "uid": "u-1"},
-        "spec": {"nodeName": "kind-worker", "containers": [{"name": "c", "image": image,
-                                                            "workingDir": "/data"}]},
-        "status": {"phase": "Running", "podIP": "10.244.1.9",
-                   "containerStatuses": [{"name": "c", "ready": True, "restartCount": 0,
-                                          "image": image, "imageID": "",
-                                          "containerID": "containerd://" + "c" * 64,
-                                          "state": {"running": {}}}]},
-    }
-
-
-def twin_run(twin: Twin, argv: list[str], stdin: str | None,
-             image: str = "debian:12") -> tuple[str, str, int]:
-    ctx = exec_context(twin, _pod(image), "c")
-    ctx.cwd = "/data"
-    for name, content in FILES.items():
-        ctx.files[f"/data/{name}"] = content
-    result = run_exec(ctx, list(argv), stdin or "")
+def twin_run(argv: list[str], stdin: str | None) -> tuple[str, str, int]:
+    result = run_exec(exec_ctx(), list(argv), stdin or "")
     return result.stdout, result.stderr, result.exit_code
 
 
 def host_run(tmp: Path, argv: list[str], stdin: str | None) -> tuple[str, str, int]:
     proc = subprocess.run(argv, executable=f"/usr/bin/{argv[0]}", cwd=tmp, check=False,
-                          input=(stdin or "").encode(), capture_output=True,
+                          input=(stdin or "").encode(), capture_output=True, timeout=20,
                           env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
     return proc.stdout.decode(), proc.stderr.decode(), proc.returncode
 
@@ -275,6 +331,7 @@ def host_run(tmp: Path, argv: list[str], stdin: str | None) -> tuple[str, str, i
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("filters")
     for name, content in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(content)
     return root
 
@@ -285,5 +342,5 @@ _HOST_TOOLS = all(os.access(f"/usr/bin/{tool}", os.X_OK) for tool in
 
 @pytest.mark.skipif(not _HOST_TOOLS or shutil.which("sort") is None, reason="no GNU tools on host")
 @pytest.mark.parametrize(("argv", "stdin"), CASES, ids=[" ".join(c[0]) for c in CASES])
-def test_filter_matches_gnu(twin: Twin, scratch: Path, argv: list[str], stdin: str | None) -> None:
-    assert twin_run(twin, argv, stdin) == host_run(scratch, argv, stdin)
+def test_filter_matches_gnu(scratch: Path, argv: list[str], stdin: str | None) -> None:
+    assert twin_run(argv, stdin) == host_run(scratch, argv, stdin)

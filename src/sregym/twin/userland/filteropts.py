@@ -80,6 +80,8 @@ def parse(spec: Spec, args: list[str], *, permute: bool = True,
         if arg.startswith("--"):
             name, eq, value = arg[2:].partition("=")
             matches = [key for key in spec.long if key.rstrip("=") == name]
+            if len(matches) > 1:  # `--color` and `--color=WHEN`: an optional argument
+                matches = [key for key in matches if key.endswith("=") == bool(eq)]
             if not matches:
                 matches = [key for key in spec.long if key.startswith(name)]
             targets = {spec.long[key] for key in matches}

@@ -261,11 +261,19 @@ def _scan(call: Invocation, rx: re.Pattern[str], content: str, name: str | None,
     pending_after = 0
     out: list[str] = []
 
-    def emit(index: int, sep: str, text: str) -> None:
+    offsets: list[int] = []  # -b: each line's byte offset, computed on first use
+
+    def emit(index: int, sep: str, text: str, column: int = 0) -> None:
         prefix = (f"{name}{sep}" if name is not None else "") + \
             (f"{index + 1}{sep}" if "n" in flags else "")
         if "b" in flags:
-            prefix += f"{sum(len(x) + 1 for x in lines[:index])}{sep}"
+            if not offsets:
+                total = 0
+                for line in lines:
+                    offsets.append(total)
+                    total += len(line.encode("utf-8", "surrogateescape")) + 1
+            start = len(lines[index][:column].encode("utf-8", "surrogateescape"))
+            prefix += f"{offsets[index] + start}{sep}"
         out.append(prefix + text + "\n")
 
     for index, line in enumerate(lines):
@@ -297,7 +305,7 @@ def _scan(call: Invocation, rx: re.Pattern[str], content: str, name: str | None,
             emit(ctx_index, "-", lines[ctx_index])
         if "o" in flags and not invert:
             for start, end in _matches(rx, line):
-                emit(index, ":", line[start:end])
+                emit(index, ":", line[start:end], start)
         elif "o" not in flags:
             emit(index, ":", line)
         last_printed = index

@@ -204,7 +204,6 @@ def sort(call: Invocation) -> int:
     terminator = "\0" if "z" in flags else "\n"
     if check and len(operands) > 1:
         call.error(f"sort: extra operand '{operands[1]}' not allowed with -{check}")
-        call.error("Try 'sort --help' for more information.")
         return 2
     lines: list[str] = []
     for path in operands or ["-"]:
