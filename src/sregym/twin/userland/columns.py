@@ -140,7 +140,8 @@ def cut(call: Invocation) -> int:
         elif key == "output-delimiter":
             output = value
     if not mode:
-        return _cut_usage(call, "you must specify a list of bytes, characters, or fields")
+        return _cut_usage(call, "expected a list of bytes, characters, or fields" if is_busybox(call)
+                          else "you must specify a list of bytes, characters, or fields")
     if mode != "f" and delimiter is not None:
         return _cut_usage(call, "an input delimiter may be specified only when operating on fields")
     if mode != "f" and only_delimited:

@@ -156,7 +156,9 @@ _GNU_DIRECTORY = {
     "head": "head: error reading '{p}': Is a directory",
     "tail": "tail: error reading '{p}': Is a directory",
 }
-_BUSYBOX_PLAIN = {"grep", "sort"}
+# BusyBox applets that open with `xfopen`/`open_or_warn` say "can't open 'F'"; the others
+# (`fopen_or_warn`: head, cut, wc, grep ...) print the bare path.
+_BUSYBOX_CANT_OPEN = {"tail", "sort", "uniq"}
 
 
 def read_input(call: Invocation, tool: str, path: str, *, quiet: bool = False) -> str | None:
@@ -178,8 +180,8 @@ def read_input(call: Invocation, tool: str, path: str, *, quiet: bool = False) -
             call.error(_GNU_DIRECTORY.get(tool, "{t}: {p}: Is a directory").format(t=tool, p=path))
         return None
     if is_busybox(call):
-        call.error(f"{tool}: {path}: No such file or directory" if tool in _BUSYBOX_PLAIN
-                   else f"{tool}: can't open '{path}': No such file or directory")
+        call.error(f"{tool}: can't open '{path}': No such file or directory"
+                   if tool in _BUSYBOX_CANT_OPEN else f"{tool}: {path}: No such file or directory")
     else:
         call.error(_GNU_MISSING.get(tool, "{t}: {p}: No such file or directory").format(t=tool, p=path))
     return None

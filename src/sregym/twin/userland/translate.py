@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from sregym.twin.node.shell import Invocation, command
-from sregym.twin.userland.filteropts import Spec, is_busybox, parse_or_fail
+from sregym.twin.userland.filteropts import Spec, is_busybox, parse_or_fail, usage_error
 
 TR = Spec("tr", "cCdst", {"complement": "c", "delete": "d", "squeeze-repeats": "s",
                           "truncate-set1": "t"}, usage="tr [-cds] STRING1 [STRING2]")
@@ -150,7 +150,7 @@ def tr(call: Invocation) -> int:
     complement = bool(flags & {"c", "C"})
     delete, squeeze, truncate = "d" in flags, "s" in flags, "t" in flags
     if not operands:
-        return _fail(call, "missing operand")
+        return usage_error(call, TR, "") if is_busybox(call) else _fail(call, "missing operand")
     if delete and not squeeze and len(operands) > 1:
         return _fail(call, f"extra operand '{operands[1]}'", "Only one string may be given when "
                      "deleting without squeezing repeats.")
