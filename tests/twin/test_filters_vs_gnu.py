@@ -298,6 +298,7 @@ CASES: list[tuple[list[str], str | None]] = [
     (["grep", "--max-count=1", "--with-filename", "ERROR", "log.txt"], None),
     (["grep", "-C", "1", "--no-group-separator", "DEBUG", "log.txt"], None),
     (["grep", r"a\{1,2\}b", "log.txt"], None),
+    (["grep", "-n", "-e", r"\(e\)\1", "-e", r"\(o\)\1", "log.txt"], None),
     (["grep", "-E", "^(ERROR|WARN)$|time.?out"], "timeout\ntime out\nWARN\n"),
     (["sh", "-c", "grep -r port . | sort"], None),
     (["sh", "-c", "sort -t: -k3,3n passwd | head -n 3 | cut -d: -f1 | tr a-z A-Z"], None),

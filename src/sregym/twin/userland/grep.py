@@ -139,14 +139,17 @@ def compile_patterns(opts: _Options) -> tuple[re.Pattern[str], list[str]]:
         elif "w" in flags:
             source = rf"(?<![0-9A-Za-z_])(?:{source})(?![0-9A-Za-z_])"
         sources.append(source)
-    # Back-references count groups per pattern, so each alternative is compiled on its own.
-    if len(sources) == 1:
-        joined = sources[0]
-    else:
-        joined = "|".join(f"(?:{s})" for s in sources) if not any(
-            re.search(r"\\[1-9]", s) for s in sources) else sources[0]
+    # One alternation; each pattern's back-references are renumbered past the groups of the
+    # patterns before it (`-e '\(a\)\1' -e '\(b\)\1'`).
+    joined: list[str] = []
+    offset = 0
     try:
-        return re.compile(joined, re.IGNORECASE if "i" in flags else 0), warnings
+        for source in sources:
+            shifted = re.sub(r"\\([1-9])", lambda m, by=offset: f"\\{int(m.group(1)) + by}",
+                             source)
+            joined.append(f"(?:{shifted})")
+            offset += re.compile(source).groups
+        return re.compile("|".join(joined), re.IGNORECASE if "i" in flags else 0), warnings
     except re.error as bad:
         raise PatternError("Invalid regular expression") from bad
 
