@@ -2,9 +2,11 @@
 
 `sregym.twin.node.shell` interprets commands and `sregym.twin.node.coreutils` registers the basics
 (`sh`, `echo`, `cat`, `env`, `printenv`, `hostname`, `tail`, `test` ...). This package adds what
-an engineer types into a running container: `ls` (listing.py), `head`/`grep`/`wc`
-(textutils.py), `id`/`whoami`/`pwd`/`uname` (identity.py); builds the container's filesystem
-(fs.py) and environment (environment.py); and runs one exec in them (context.py).
+an engineer types into a running container: `ls` (listing.py), the text filters (`head`/`tail`
+in headtail.py, `wc` in counting.py, `grep` with bre.py, `sort`/`uniq` in sorting.py, `cut`/
+`paste` in columns.py, `tr` in translate.py, `xargs`; options parsed by filteropts.py),
+`id`/`whoami`/`pwd`/`uname` (identity.py); builds the container's filesystem (fs.py) and
+environment (environment.py); and runs one exec in them (context.py).
 
 Adding a tool (the data-plane work adds `curl`, `wget`, `nc`, `nslookup`, `redis-cli`,
 `mongosh`, `psql` ... this way): create a module in this package, it is imported automatically::
