@@ -84,3 +84,13 @@ class TreeView:
         siblings = self._children.get(posixpath.dirname(real))
         if siblings and posixpath.basename(real) in siblings:
             siblings.remove(posixpath.basename(real))
+
+
+def remove_file(call: Invocation, path: str) -> None:
+    """Unlink one file (an absolute path) from the session and from the exec's tree."""
+    call.ctx.files.pop(path, None)
+    fs = call.ctx.extras.get("fs")
+    if isinstance(fs, ContainerFS):
+        real = fs.resolve(path, follow_last=False)
+        if real is not None and fs.nodes.get(real) is not None and fs.nodes[real].kind != "dir":
+            del fs.nodes[real]
