@@ -244,12 +244,6 @@ def _additions(ref: _Image, spec: Any) -> dict[str, str]:
     if ref.repository == "docker.io/library/python" and _SLIM_TAG.search(ref.tag):
         for name in ("curl", "wget", "git"):
             out.pop(name, None)
-    if ref.repository == "docker.io/library/mongo":
-        major = int(ref.tag.split(".")[0]) if ref.tag[:1].isdigit() else 8
-        if major <= 5:
-            out["mongo"] = "/usr/bin/mongo"
-        if major >= 5:
-            out["mongosh"] = "/usr/bin/mongosh"
     if ref.repository == "docker.io/library/postgres" and ref.tag[:2].isdigit():
         major = ref.tag.split(".")[0].split("-")[0]
         out.update({name: path.replace("/17/", f"/{major}/") for name, path in out.items()
@@ -259,6 +253,15 @@ def _additions(ref: _Image, spec: Any) -> dict[str, str]:
         if base not in out:
             own = _OWN_DIRS.get(ref.repository, "/usr/local/bin")
             out[base] = name if name.startswith("/") else f"{own}/{base}"
+    if ref.repository == "docker.io/library/mongo":
+        # 4.4 ships the legacy `mongo` shell, 5.0 both, 6.0 on only `mongosh`.
+        major = int(ref.tag.split(".")[0]) if ref.tag[:1].isdigit() else 8
+        out.pop("mongo", None)
+        out.pop("mongosh", None)
+        if major <= 5:
+            out["mongo"] = "/usr/bin/mongo"
+        if major >= 5:
+            out["mongosh"] = "/usr/bin/mongosh"
     return out
 
 
