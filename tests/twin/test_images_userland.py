@@ -207,3 +207,24 @@ def test_kill_reaches_pid_1_under_the_init_rule() -> None:
     web = twin.get("Pod", "default", "web")["status"]["containerStatuses"][0]
     assert web["restartCount"] == 1 and web["lastState"]["terminated"]["exitCode"] == 0
     assert twin.get("Pod", "default", "bb")["status"]["containerStatuses"][0]["restartCount"] == 0
+
+
+# ----------------------------------------------------------------------------- small file tools
+@pytest.mark.parametrize(("image", "script", "out", "err", "code"), [
+    ("nginx:1.27", "cp /nope /tmp/x", "", "cp: cannot stat '/nope': No such file or directory\n", 1),
+    ("busybox:1.36", "cp /nope /tmp/x", "", "cp: can't stat '/nope': No such file or directory\n", 1),
+    ("nginx:1.27", "echo 1 > /tmp/c; cp /tmp/c /tmp/d; mv /tmp/d /tmp/e; cat /tmp/e; test -e /tmp/d || echo gone",
+     "1\ngone\n", "", 0),
+    ("nginx:1.27", "mkdir -p /tmp/dd/s; echo q > /tmp/dd/s/f; cp -r /tmp/dd /tmp/ee; cat /tmp/ee/s/f", "q\n", "", 0),
+    ("nginx:1.27", "basename /a/b.txt .txt; dirname /a/b; dirname a; basename", "b\n/a\n.\n",
+     "basename: missing operand\nTry 'basename --help' for more information.\n", 1),
+    ("nginx:1.27", "readlink /bin; readlink -f /bin/ls; realpath /nope", "usr/bin\n/usr/bin/ls\n/nope\n", "", 0),
+    ("nginx:1.27", "echo x > /tmp/a; chmod u+x,go-r /tmp/a; ls -l /tmp/a",
+     "-rwx------ 1 root root 2 Jan  5 09:00 /tmp/a\n", "", 0),
+    ("nginx:1.27", "echo x > /tmp/a; ln -s /tmp/a /tmp/l; cat /tmp/l; ln -s /tmp/a /tmp/l", "x\n",
+     "ln: failed to create symbolic link '/tmp/l': File exists\n", 1),
+    ("nginx:1.27", "timeout 1 sleep 5; echo rc=$?; timeout 5 echo hi", "rc=124\nhi\n", "", 0),
+    ("nginx:1.27", "timeout", "", "timeout: missing operand\nTry 'timeout --help' for more information.\n", 125),
+])
+def test_file_tools(twin: Twin, image: str, script: str, out: str, err: str, code: int) -> None:
+    assert run(twin, image, script, name="ops-" + image) == (out, err, code)
