@@ -67,9 +67,14 @@ def sh(call: Invocation) -> Program:
     shell.exported = set(call.shell.exported) | set(call.ctx.env)
     shell.errexit = errexit
     shell.offset = call.shell.offset
+    # `bash` run from the image's shell speaks bash (here-strings, its messages) until it exits.
+    saved_flavour = call.ctx.shell_flavour
+    if call.name == "bash":
+        call.ctx.shell_flavour = "bash"
     try:
         return (yield from shell.run_source(script))
     finally:
+        call.ctx.shell_flavour = saved_flavour
         shell.release()
 
 

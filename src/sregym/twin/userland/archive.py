@@ -20,6 +20,7 @@ and the ownership/permission options kubectl passes have nothing to change here.
 
 from __future__ import annotations
 
+import gzip
 import io
 import posixpath
 import tarfile
@@ -51,6 +52,8 @@ class TarArgs:
     verbose: bool = False
     members: list[str] = field(default_factory=list)
     error: str = ""
+    gzip: bool = False
+    version: bool = False
 
 
 def parse_args(args: list[str]) -> TarArgs:
@@ -78,6 +81,12 @@ def parse_args(args: list[str]) -> TarArgs:
                 index += 0 if value else 1
             elif name == "verbose":
                 out.verbose = True
+            elif name in ("gzip", "gunzip", "ungzip"):
+                out.gzip = True
+            elif name == "version":
+                out.version = True
+            elif name not in _LONG_OPTIONS:
+                out.error = f"unrecognized option '{word}'"
             continue  # --no-same-owner, --no-same-permissions, --touch ...: no effect here
         if word.startswith("-") and len(word) > 1:
             for pos, flag in enumerate(word[1:]):
@@ -85,6 +94,8 @@ def parse_args(args: list[str]) -> TarArgs:
                     out.mode = flag
                 elif flag == "v":
                     out.verbose = True
+                elif flag == "z":
+                    out.gzip = True
                 elif flag in "fC":
                     rest = word[pos + 2:]
                     value = rest if rest else (words[index] if index < len(words) else None)
@@ -95,15 +106,44 @@ def parse_args(args: list[str]) -> TarArgs:
                     else:
                         out.directory = value
                     break
+                elif flag not in _SHORT_FLAGS:
+                    out.error = f"invalid option -- '{flag}'"
+                    break
             continue
         out.members.append(word)
     return out
+
+
+# Options kubectl and engineers pass that change nothing in the twin's archives.
+_LONG_OPTIONS = {"no-same-owner", "no-same-permissions", "touch", "same-owner", "preserve-permissions",
+                 "same-permissions", "numeric-owner", "overwrite", "keep-old-files", "warning",
+                 "exclude", "strip-components", "absolute-names", "dereference"}
+_SHORT_FLAGS = set("mopPhkOS")
+GNU_VERSION = ("tar (GNU tar) 1.34\nCopyright (C) 2021 Free Software Foundation, Inc.\n"
+               "License GPLv3+: GNU GPL version 3 or later <https://gnu.org/licenses/gpl.html>.\n"
+               "This is free software: you are free to change and redistribute it.\n"
+               "There is NO WARRANTY, to the extent permitted by law.\n\n"
+               "Written by John Gilmore and Jay Fenlason.\n")
+BUSYBOX_USAGE = ("BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\n"
+                 "Usage: tar c|x|t [-ZzJjahmvokO] [-f TARFILE] [-C DIR] [-T FILE] [-X FILE] [LONGOPT]... "
+                 "[FILE]...\n\nCreate, extract, or list files from a tar file")
+GNU_USAGE_EXIT = 64  # tar's exit status for a command-line error
 
 
 @command("tar")
 def tar(call: Invocation) -> int:
     opts = parse_args(call.args)
     busybox = _busybox(call)
+    if opts.version and not busybox:
+        call.write(GNU_VERSION)
+        return 0
+    if opts.error or (opts.version and busybox):
+        if busybox:
+            call.error(f"tar: {opts.error or 'unrecognized option ' + repr('--version')}")
+            call.error(BUSYBOX_USAGE)
+            return 1
+        call.error(f"tar: {opts.error}\nTry 'tar --help' or 'tar --usage' for more information.")
+        return GNU_USAGE_EXIT
     if not opts.mode:
         if busybox:
             call.error("tar: need at least one of -c, -x, -t")
@@ -157,6 +197,8 @@ def _create(call: Invocation, opts: TarArgs, busybox: bool) -> int:
                 call.error(f"tar: {member}: No such file or directory" if busybox
                            else f"tar: {member}: Cannot stat: No such file or directory")
     archive_bytes = buffer.getvalue()
+    if opts.gzip:  # stamped with the simulated clock, so archives stay deterministic
+        archive_bytes = gzip.compress(archive_bytes, mtime=mtime)
     if opts.archive in (None, "-"):
         call.write(to_text(archive_bytes))
     else:

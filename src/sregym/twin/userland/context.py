@@ -102,6 +102,7 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
         running = runtime.shell_context(meta.get("namespace", ""), meta.get("name", ""),
                                         container_name)
     fs = build_fs(twin, pod, container)
+    binaries = image_executables(image, twin)
     layers = twin.services.layers
     written = layers.get(_layer_key(pod, container_name))
     if running is not None:
@@ -129,7 +130,7 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
         resolve=running.resolve if running is not None else None,
         userland=running.userland if running is not None else True,
         extras={**(running.extras if running is not None else {}),
-                "fs": fs, "tty": tty, "image": image, "exec": True},
+                "fs": fs, "tty": tty, "image": image, "exec": True, "binaries": binaries},
         fs=fs,
         base_files=dict(files),
         memory=meter,
@@ -176,15 +177,27 @@ def _image_extra(image: str, key: str, twin: Any = None) -> Any:
     return spec.extras.get(key) if spec is not None else None
 
 
+def image_executables(image: str, twin: Any = None) -> dict[str, str]:
+    """The image's executables, name -> path (its family's userland plus its own programs)."""
+    from sregym.twin.node.image_families import executables
+    from sregym.twin.node.images import lookup
+
+    try:
+        spec, _ref = lookup(image, twin)
+    except Exception:  # an unparsable reference: judged by its name alone
+        spec = None
+    return executables(image, spec)
+
+
 def executable_exists(ctx: ShellContext, name: str) -> bool:
     """Whether `name` is an executable in the container: registered, and shipped by the image
-    when the catalogue lists the image's binaries (`extras["binaries"]`)."""
+    (its family's userland, its own programs, or the catalogue's explicit `extras["binaries"]`)."""
     if lookup_command(name, ctx) is None:
         return False
-    shipped = _image_extra(str(ctx.extras.get("image", "")), "binaries", ctx.twin)
-    if shipped:
-        return name.rsplit("/", 1)[-1] in set(shipped)
-    return True
+    shipped = ctx.extras.get("binaries")
+    if shipped is None:
+        shipped = image_executables(str(ctx.extras.get("image", "")), ctx.twin)
+    return name.rsplit("/", 1)[-1] in shipped
 
 
 class ExecRun:

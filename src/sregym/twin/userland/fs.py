@@ -640,6 +640,21 @@ def _automounts_token(twin: Twin, pod: dict[str, Any]) -> bool:
     return True
 
 
+def _executables(fs: ContainerFS, image: str, spec: Any) -> None:
+    """The image's programs as files (`ls /usr/bin`, `find / -name curl`, `test -x`)."""
+    from sregym.twin.node.image_families import executables
+
+    tops = {top: fs.resolve(top) or top for top in ("/bin", "/sbin", "/lib")}
+    for path in sorted(set(executables(image, spec).values())):
+        top, _, rest = path[1:].partition("/")
+        real = f"{tops.get('/' + top, '/' + top)}/{rest}" if rest else path
+        if real in fs.nodes:
+            continue
+        if posixpath.dirname(real) not in fs.nodes:
+            fs.add_dir(posixpath.dirname(real))
+        fs.nodes[real] = Node("file", mode=0o755, mtime=fs.mtime)
+
+
 def build_fs(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> ContainerFS:
     """The tree `kubectl exec` shows in `container` of `pod`."""
     started = get_path(pod, "status", "startTime") or get_path(pod, "metadata", "creationTimestamp")
@@ -652,6 +667,7 @@ def build_fs(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> Cont
         spec, _ref = lookup(str(container.get("image") or ""), twin)
     except Exception:  # an unparsable reference simply has no extra files
         spec = None
+    _executables(fs, str(container.get("image") or ""), spec)
     extra_files = spec.extras.get("files") if spec is not None else None
     if isinstance(extra_files, dict):
         for path, content in sorted(extra_files.items()):

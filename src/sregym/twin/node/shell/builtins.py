@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sregym.twin.node.shell.control import Exit, LoopControl
+from sregym.twin.node.shell.describe import b_command, b_type
 from sregym.twin.node.shell.effects import Output, Program
 from sregym.twin.node.shell.parser import parse
 
@@ -114,6 +115,9 @@ def _b_eval(sh: Shell, argv: list[str], _stdin: str) -> Program:
 
 def _b_read(sh: Shell, argv: list[str], stdin: str) -> Program:
     names = [a for a in argv[1:] if not a.startswith("-")] or ["REPLY"]
+    if not stdin and sh.stream is not None:  # inside a loop fed by a pipe or a here-document
+        stdin = sh.stream[0]
+        sh.stream[0] = stdin.partition("\n")[2]
     line, _, _rest = stdin.partition("\n")
     if not stdin:
         return 1
@@ -129,4 +133,5 @@ BUILTINS: dict[str, Builtin] = {
     "shift": _b_shift, "cd": _b_cd, "exec": _b_exec, "break": _b_loopctl, "continue": _b_loopctl,
     "trap": _b_colon, "wait": _b_colon, "umask": _b_colon, "ulimit": _b_colon, "readonly": _b_export,
     "local": _b_export, "eval": _b_eval, "read": _b_read, "return": _b_exit,
+    "command": b_command, "type": b_type,
 }

@@ -125,4 +125,8 @@ def lookup_command(name: str, ctx: ShellContext | None = None) -> CommandFn | No
             return found
     if ctx is not None and not ctx.userland:
         return None
+    # An exec knows its image's executables (`node/image_families.py`): nothing else is there.
+    shipped = ctx.extras.get("binaries") if ctx is not None else None
+    if shipped is not None and base not in shipped:
+        return None
     return COMMANDS.get(base)

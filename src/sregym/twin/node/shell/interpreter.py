@@ -46,6 +46,9 @@ class Shell:
         self.errexit = False
         self.offset = 0.0  # simulated seconds since the process started
         self.lineno = 1
+        # The input of the compound command being run (`... | while read l; do ...; done`,
+        # `done <<EOF`): `read` takes its lines one by one.
+        self.stream: list[str] | None = None
 
     @property
     def vars(self) -> dict[str, str]:
@@ -253,8 +256,9 @@ class Shell:
 
     def run_sequence(self, seq: Sequence) -> Generator[Effect, None, int]:
         for item in seq.items:
+            if item.line:
+                self.lineno = item.line
             self.status = yield from self.run_and_or(item)
-            self.lineno += 1
         return self.status
 
     def run_and_or(self, node: AndOr) -> Generator[Effect, None, int]:
@@ -292,11 +296,41 @@ class Shell:
             raise Exit(status)
         return status
 
+    def _input(self, redirects: list[Redirect], stdin: str) -> Generator[Effect, None, str | None]:
+        """What `<`, a here-document (`<<`, `<<-`) or a here-string (`<<<`, bash only) feeds the
+        command; None after the shell reported an error."""
+        for red in redirects:
+            if red.op == "<":
+                fields = yield from self.expand_word(red.target)  # type: ignore[arg-type]
+                path = self.abspath(fields[0] if fields else "")
+                if path not in self.ctx.files and path != "/dev/null":
+                    yield Output("stderr", f"{self.name}: can't open {fields[0] if fields else ''}: "
+                                           "no such file\n")
+                    return None
+                stdin = self.ctx.files.get(path, "")
+            elif red.op == "<<":
+                stdin = "".join((yield from self.expand_word(red.target, split=False)))  # type: ignore[arg-type]
+            elif red.op == "<<<":
+                if self.ctx.shell_flavour != "bash":
+                    yield Output("stderr", f"{self.name}: {self.lineno}: Syntax error: redirection unexpected\n"
+                                 if self.ctx.shell_flavour == "dash"
+                                 else f"{self.name}: syntax error: unexpected redirection\n")
+                    return None
+                stdin = " ".join((yield from self.expand_word(red.target, split=False))) + "\n"  # type: ignore[arg-type]
+        return stdin
+
     def run_command(self, node: Any, stdin: str = "") -> Generator[Effect, None, int]:
         if isinstance(node, Simple):
             return (yield from self.run_simple(node, stdin))
-        body = self._run_compound(node, stdin)
-        return (yield from self._redirected(body, node.redirects))
+        redirected = yield from self._input(node.redirects, stdin)
+        if redirected is None:
+            return 2 if any(red.op == "<<<" for red in node.redirects) else 1
+        stdin = redirected
+        saved, self.stream = self.stream, ([stdin] if stdin else self.stream)
+        try:
+            return (yield from self._redirected(self._run_compound(node, stdin), node.redirects))
+        finally:
+            self.stream = saved
 
     def _run_compound(self, node: Any, stdin: str) -> Program:
         if isinstance(node, Group):
@@ -381,7 +415,7 @@ class Shell:
         routes: dict[str, str | None] = {"stdout": "stdout", "stderr": "stderr"}
         appends: dict[str, bool] = {}
         for red in redirects:
-            if red.op == "<":
+            if red.op in ("<", "<<", "<<<"):
                 continue
             if red.op == ">&":
                 src = "stderr" if red.fd == 2 else "stdout"
@@ -451,15 +485,10 @@ class Shell:
         assigns: dict[str, str] = {}
         for name, word in node.assigns:
             assigns[name] = " ".join((yield from self.expand_word(word, split=False)))
-        for red in node.redirects:
-            if red.op == "<":
-                fields = yield from self.expand_word(red.target)  # type: ignore[arg-type]
-                path = self.abspath(fields[0] if fields else "")
-                if path not in self.ctx.files and path != "/dev/null":
-                    yield Output("stderr", f"{self.name}: can't open {fields[0] if fields else ''}: "
-                                           "no such file\n")
-                    return 1
-                stdin = self.ctx.files.get(path, "")
+        redirected = yield from self._input(node.redirects, stdin)
+        if redirected is None:
+            return 1 if not any(red.op == "<<<" for red in node.redirects) else 2
+        stdin = redirected
         if not argv:
             self.vars.update(assigns)
             return 0

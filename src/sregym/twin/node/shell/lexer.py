@@ -8,7 +8,9 @@ from typing import Any
 
 from sregym.twin.node.shell.syntax import Segment, ShellSyntaxError, Word
 
-_OPERATORS = ("&&", "||", ";;", ">>", "&>", ">&", "<&", ";", "&", "|", "(", ")", "<", ">", "\n")
+_OPERATORS = ("<<<", "<<-", "<<", "&&", "||", ";;", ">>", "&>", ">&", "<&", ";", "&", "|", "(", ")", "<", ">",
+              "\n")
+HEREDOC_OPS = ("<<", "<<-")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -17,6 +19,7 @@ class Token:
     kind: str  # "word" | "op" | "io" (fd-prefixed redirection, e.g. 2>)
     value: Any
     raw: str = ""
+    line: int = 0  # the source line the token starts on (dash's `sh: 3: x: not found`)
 
 
 def _scan_balanced(src: str, i: int, open_: str, close: str) -> int:
@@ -115,11 +118,76 @@ def _scan_double(src: str, i: int) -> tuple[list[Segment], int]:
     raise ShellSyntaxError("syntax error: unterminated quoted string")
 
 
+def heredoc_word(body: str) -> Word:
+    """An unquoted here-document's body as a word: `$`-expansions and backquotes expand,
+    a backslash escapes only `$`, `` ` ``, `\\` and a newline, and nothing is field-split."""
+    segs: list[Segment] = []
+    buf = ""
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body) and body[i + 1] in "$`\\\n":
+            if body[i + 1] != "\n":
+                buf += body[i + 1]
+            i += 2
+            continue
+        if c in "$`":
+            seg, i = _scan_dollar(body, i, True) if c == "$" else _scan_backquote(body, i, True)
+            if seg[0] == "lit":
+                buf += seg[1]
+                continue
+            if buf:
+                segs.append(("lit", buf, True))
+                buf = ""
+            segs.append(seg)
+            continue
+        buf += c
+        i += 1
+    if buf or not segs:
+        segs.append(("lit", buf, True))
+    return tuple(segs)
+
+
+def _read_heredoc(src: str, i: int, delim: str, strip: bool) -> tuple[str, int]:
+    """The body of a here-document starting at src[i] (the line after its operator), up to the
+    line that is exactly `delim` (after leading tabs with `<<-`); end of input ends it too."""
+    lines: list[str] = []
+    while i < len(src):
+        end = src.find("\n", i)
+        line = src[i:] if end < 0 else src[i:end]
+        i = len(src) if end < 0 else end + 1
+        if strip:
+            line = line.lstrip("\t")
+        if line == delim:
+            return "".join(lines), i
+        lines.append(line + ("\n" if end >= 0 else ""))
+    return "".join(lines), i
+
+
+def _heredoc_body(delim_tok: Token, body: str) -> Token:
+    quoted = any(seg[2] for seg in delim_tok.value)
+    word: Word = (("lit", body, True),) if quoted else heredoc_word(body)
+    return Token("word", word, delim_tok.raw)
+
+
+def _delimiter(tok: Token) -> str:
+    return "".join(seg[1] if seg[0] == "lit" else "$" + seg[1] for seg in tok.value)
+
+
 def tokenize(src: str) -> list[Token]:
     toks: list[Token] = []
+    # Here-documents whose delimiter word was read: (its token index, strip tabs); their bodies
+    # start on the line after the operator and replace the delimiter token.
+    pending: list[tuple[int, bool]] = []
     i = 0
     n = len(src)
+    line, counted, start = 1, 0, 0  # the line at src[counted]; where this round's token starts
     while i < n:
+        if toks and not toks[-1].line:
+            line += src.count("\n", counted, start)
+            counted = start
+            toks[-1].line = line
+        start = i
         c = src[i]
         if c in " \t":
             i += 1
@@ -141,6 +209,11 @@ def tokenize(src: str) -> list[Token]:
         if op is not None:
             toks.append(Token("op", op))
             i += len(op)
+            if op == "\n" and pending:
+                for index, strip in pending:
+                    body, i = _read_heredoc(src, i, _delimiter(toks[index]), strip)
+                    toks[index] = _heredoc_body(toks[index], body)
+                pending.clear()
             continue
         segs: list[Segment] = []
         raw_start = i
@@ -198,6 +271,12 @@ def tokenize(src: str) -> list[Token]:
         if buf:
             segs.append(("lit", buf, False))
         toks.append(Token("word", tuple(segs), src[raw_start:i]))
+        if len(toks) > 1 and toks[-2].kind == "op" and toks[-2].value in HEREDOC_OPS:
+            pending.append((len(toks) - 1, toks[-2].value == "<<-"))
+    if toks and not toks[-1].line:
+        toks[-1].line = line + src.count("\n", counted, start)
+    for index, _strip in pending:  # a here-document at the very end of the input is empty
+        toks[index] = _heredoc_body(toks[index], "")
     return toks
 
 

@@ -99,6 +99,7 @@ class _Parser:
         return Sequence(items)
 
     def parse_and_or(self) -> AndOr:
+        start = self.peek()
         first = self.parse_pipeline()
         rest: list[tuple[str, Any]] = []
         while self.is_op("&&", "||"):
@@ -106,7 +107,7 @@ class _Parser:
             self.i += 1
             self.skip_newlines()
             rest.append((op, self.parse_pipeline()))
-        return AndOr(first, rest)
+        return AndOr(first, rest, start.line if start is not None else 0)
 
     def parse_pipeline(self) -> Pipeline:
         negate = False
@@ -250,10 +251,10 @@ class _Parser:
             return None
         if tok.kind == "io":
             fd, op = tok.value
-        elif tok.kind == "op" and tok.value in (">", ">>", "<", ">&", "&>", "<&"):
+        elif tok.kind == "op" and tok.value in (">", ">>", "<", ">&", "&>", "<&", "<<", "<<-", "<<<"):
             op = tok.value
-            fd = 0 if op in ("<", "<&") else (-1 if op == "&>" else 1)
-            op = ">" if op == "&>" else op
+            fd = 0 if op in ("<", "<&", "<<", "<<-", "<<<") else (-1 if op == "&>" else 1)
+            op = {"&>": ">", "<<-": "<<"}.get(op, op)
         else:
             return None
         self.i += 1

@@ -41,6 +41,7 @@ class Pipeline:
 class AndOr:
     first: Any
     rest: list[tuple[str, Any]]
+    line: int = 0  # the source line it starts on
 
 
 @dataclass

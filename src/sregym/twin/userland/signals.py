@@ -1,0 +1,264 @@
+"""`kill`, `killall`, `pkill`: signals to the container's processes, through the runtime.
+
+What an engineer sees when they try to restart a container from inside it is the kernel's rule
+for a PID namespace's init: PID 1 gets only the signals it installed a handler for. `kill 1`
+(SIGTERM) ends nginx, redis or postgres, which handle it and exit 0, and the kubelet sees the
+container exit and restarts it; a shell, `sleep` or `tail` as PID 1 has no handler and nothing
+happens; `kill -9 1` from inside the container does nothing at all. The exec'd process itself
+can be killed (it is the one running `kill`). Other PIDs do not exist ("No such process").
+
+Messages: dash's builtin (`sh -c 'kill ...'`), procps' /usr/bin/kill (`kubectl exec -- kill`)
+and BusyBox's (builtin and applet) each have their own, and `kill -l` lists signals in each
+one's layout.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sregym.twin.node.shell import Invocation, command
+from sregym.twin.userland.procfs import program_argv
+
+SIGNALS = ("HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
+           "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
+           "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "POLL", "PWR", "SYS")
+NUMBERS = {name: index + 1 for index, name in enumerate(SIGNALS)} | {"IO": 29, "IOT": 6, "CLD": 17}
+# Signals a server's handler turns into a clean shutdown (exit 0).
+_GRACEFUL = {"TERM", "INT", "QUIT"}
+_SHELLS = {"sh", "ash", "bash", "dash"}
+_PROCPS_USAGE = """
+Usage:
+ kill [options] <pid> [...]
+
+Options:
+ <pid> [...]            send signal to every <pid> listed
+ -<signal>, -s, --signal <signal>
+                        specify the <signal> to be sent
+ -q, --queue <value>    integer value to be sent with the signal
+ -l, --list=[<signal>]  list all signal names, or convert one to a name
+ -L, --table            list all signal names in a nice table
+
+ -h, --help     display this help and exit
+ -V, --version  output version information and exit
+
+For more details see kill(1)."""
+
+
+def signal_name(spec: str) -> str | None:
+    """`TERM`, `SIGTERM`, `term` or `15` as the canonical name; None if unknown."""
+    text = spec.upper().removeprefix("SIG")
+    if text.isdigit():
+        number = int(text)
+        return SIGNALS[number - 1] if 1 <= number <= len(SIGNALS) else None
+    if text in NUMBERS:
+        return SIGNALS[NUMBERS[text] - 1]
+    return None
+
+
+def _main_instance(call: Invocation) -> Any:
+    twin, pod = call.ctx.twin, call.ctx.pod
+    runtime = twin.services.runtime if twin is not None else None
+    if runtime is None or pod is None:
+        return None
+    meta = pod.get("metadata") or {}
+    instance = runtime.instance(meta.get("namespace", ""), meta.get("name", ""), call.ctx.container)
+    return instance if instance is not None and instance.running else None
+
+
+def _program(instance: Any) -> str:
+    """The name of what really runs as PID 1 (an entrypoint script `exec`s its arguments)."""
+    argv = program_argv([str(a) for a in instance.argv or []])
+    return argv[0].rsplit("/", 1)[-1] if argv else ""
+
+
+def main_process_name(call: Invocation) -> str:
+    instance = _main_instance(call)
+    return _program(instance)[:15] if instance is not None else ""
+
+
+def deliver(call: Invocation, pid: int, signal: str) -> bool:
+    """Send `signal` to `pid` in the container; False when there is no such process."""
+    if pid == 1:
+        instance = _main_instance(call)
+        if instance is None:
+            return False
+        _signal_init(call, instance, signal)
+        return True
+    return False
+
+
+def _signal_init(call: Invocation, instance: Any, signal: str) -> None:
+    """PID 1 dies only of a signal it handles: servers handle TERM/INT/QUIT and exit 0."""
+    from sregym.twin.controllers.kubelet import IGNORES_SIGTERM
+
+    name = _program(instance)
+    if signal not in _GRACEFUL or name in IGNORES_SIGTERM or name in _SHELLS:
+        return
+    twin = call.ctx.twin
+    meta = (call.ctx.pod or {}).get("metadata") or {}
+    pod_runtime = twin.services.runtime.pod(meta.get("namespace", ""), meta.get("name", ""))
+    instance.kill_reason = "signal"
+    instance.stopping_until = twin.clock.now
+    instance.stop_exit_code = 0
+    if pod_runtime is not None:
+        pod_runtime.next_wake = twin.clock.now
+
+
+def _list(call: Invocation, busybox: bool, procps: bool, args: list[str]) -> int:
+    if args:
+        for arg in args:
+            if arg.isdigit():
+                number = int(arg) & 0x7F if int(arg) > 128 else int(arg)
+                name = SIGNALS[number - 1] if 1 <= number <= len(SIGNALS) else None
+                if name is None:
+                    call.error(f"kill: unknown signal: {arg}" if not busybox else f"kill: bad signal name '{arg}'")
+                    return 1
+                call.write(name + "\n")
+            else:
+                name = signal_name(arg)
+                if name is None:
+                    call.error(f"kill: unknown signal: {arg}")
+                    return 1
+                call.write(f"{NUMBERS[name]}\n")
+        return 0
+    if busybox:
+        call.write("".join(f"{n:2d}) {name}\n" for n, name in enumerate(SIGNALS, 1))
+                   + "34) RTMIN\n64) RTMAX\n")
+    elif procps:
+        call.write("HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM STKFLT\n"
+                   "CHLD CONT STOP TSTP TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH POLL PWR SYS\n")
+    else:  # dash's builtin: one per line, with the real-time range
+        names = [name if name != "STKFLT" else "16" for name in SIGNALS]
+        names[28] = "IO"
+        names += ["32", "33"] + ["RTMIN"] + [f"RTMIN+{i}" for i in range(1, 16)] \
+            + [f"RTMAX-{i}" for i in range(14, 0, -1)] + ["RTMAX"]
+        call.write("0\n" + "".join(n + "\n" for n in names))
+    return 0
+
+
+@command("kill")
+def kill(call: Invocation) -> int:
+    busybox = call.ctx.shell_flavour in ("ash", "")
+    procps = not busybox and call.shell.name == "kill"  # exec'd directly, not the shell's builtin
+    prefix = "" if procps or busybox else f"{call.shell.name}: {call.shell.lineno}: "
+    args = list(call.args)
+    signal = "TERM"
+    if args and args[0] in ("-l", "-L", "--list", "--table"):
+        return _list(call, busybox, procps or args[0] in ("-L", "--table"), args[1:])
+    if args and args[0] in ("-s", "--signal") and len(args) > 1:
+        args = args[1:]
+        args[0] = "-" + args[0]
+    if (args and args[0].startswith("-") and args[0] != "--" and not args[0][1:].isdigit()) or (
+            args and re.fullmatch(r"-\d+", args[0]) and len(args) > 1):
+        name = signal_name(args[0][1:])
+        if name is None:
+            if procps:
+                call.error(f"kill: invalid argument {args[0][1:2]}\n{_PROCPS_USAGE}")
+            elif busybox:
+                call.error(f"{'kill' if call.shell.name == 'kill' else call.shell.name}: bad signal name "
+                           f"'{args[0][1:]}'")
+            else:
+                call.error(f"{prefix}kill: invalid signal number or name: {args[0][1:]}")
+            return 1 if procps or busybox else 2
+        signal = name
+        args = args[1:]
+    if args and args[0] == "--":
+        args = args[1:]
+    if not args:
+        if procps:
+            call.error(_PROCPS_USAGE)
+            return 1
+        if busybox:
+            call.error("BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\nUsage: kill "
+                       "[-l] [-SIG] PID...\n\nSend a signal (default: TERM) to given PIDs\n\n\t-l\tList "
+                       "all signal names and numbers")
+            return 1
+        call.error(f"{prefix}kill: Usage: kill [-s sigspec | -signum | -sigspec] [pid | job]... or\n"
+                   "kill -l [exitstatus]")
+        return 2
+    status = 0
+    for target in args:
+        if not re.fullmatch(r"-?\d+", target):
+            status = 1
+            if procps:
+                call.error(f"kill: failed to parse argument: '{target}'")
+            elif busybox:
+                call.error(f"{call.shell.name}: invalid number '{target}'")
+            else:
+                call.error(f"{prefix}kill: Illegal number: {target}")
+                return 2
+            continue
+        if not deliver(call, int(target), signal):
+            status = 1
+            if procps:
+                call.error(f"kill: ({target}): No such process")
+            elif busybox:
+                call.error(f"{call.shell.name}: can't kill pid {target}: No such process")
+            else:
+                call.error(f"{prefix}kill: No such process\n\n")
+    return status
+
+
+def _matching(call: Invocation, pattern: str, exact: bool) -> list[int]:
+    name = main_process_name(call)
+    if not name:
+        return []
+    if exact:
+        return [1] if name == pattern else []
+    try:
+        return [1] if re.search(pattern, name) else []
+    except re.error:
+        return []
+
+
+@command("killall")
+def killall(call: Invocation) -> int:
+    args = list(call.args)
+    signal = "TERM"
+    quiet = False
+    names = []
+    for arg in args:
+        if arg == "-q":
+            quiet = True
+        elif arg.startswith("-") and signal_name(arg[1:]):
+            signal = signal_name(arg[1:]) or "TERM"
+        else:
+            names.append(arg)
+    status = 0
+    for name in names:
+        pids = _matching(call, name, exact=True)
+        for pid in pids:
+            deliver(call, pid, signal)
+        if not pids:
+            status = 1
+            if not quiet:
+                call.error(f"killall: {name}: no process killed" if call.ctx.shell_flavour in ("ash", "")
+                           else f"{name}: no process found")
+    return status
+
+
+@command("pkill")
+def pkill(call: Invocation) -> int:
+    args = list(call.args)
+    signal = "TERM"
+    patterns = []
+    for arg in args:
+        if arg.startswith("-") and signal_name(arg[1:]):
+            signal = signal_name(arg[1:]) or "TERM"
+        elif arg.startswith("--signal="):
+            signal = signal_name(arg.split("=", 1)[1]) or "TERM"
+        elif arg.startswith("-"):
+            continue
+        else:
+            patterns.append(arg)
+    if not patterns:
+        call.error("pkill: no matching criteria specified\nTry `pkill --help' for more information."
+                   if call.ctx.shell_flavour not in ("ash", "") else
+                   "BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\n"
+                   "Usage: pkill [-l|-SIGNAL] [-xfvno] [-s SID|-P PPID|PATTERN]")
+        return 2 if call.ctx.shell_flavour not in ("ash", "") else 1
+    pids = _matching(call, patterns[0], exact=False)
+    for pid in pids:
+        deliver(call, pid, signal)
+    return 0 if pids else 1
