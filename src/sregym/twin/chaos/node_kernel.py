@@ -223,7 +223,9 @@ def tick(nodeos: NodeOS, state: NodeState, now: float) -> None:
     if state.conntrack_max < CONNTRACK_DEFAULT:
         containers = node_containers(twin, state.name)
         own = CONNTRACK_BASE + CONNTRACK_PER_CONTAINER * containers
-        if own + state.conntrack_persistent + state.conntrack_transient >= state.conntrack_max:
+        # When the node's own flows alone fill it (a table the data plane's flows filled
+        # already drops through `add_connections`).
+        if state.conntrack_max <= own:
             state.kernel_floor = float(own)
             state.conntrack_persistent += state.kernel_floor
             attempts = NEW_FLOWS_PER_CONTAINER * max(1, containers) * twin.clock.tick
