@@ -52,3 +52,18 @@ def node_filefd_headroom(ctx: CheckContext, *, max_ratio: float = 0.8) -> tuple[
     if ratio >= max_ratio:
         return False, f"{node} has allocated {ratio:.0%} of its file handles (fs.file-max)"
     return True, f"every node is below {max_ratio:.0%} of fs.file-max"
+
+
+@check("node_threads_headroom")
+def node_threads_headroom(ctx: CheckContext, *, max_ratio: float = 0.8) -> tuple[bool, str]:
+    """Every node runs fewer than `max_ratio` of the tasks `kernel.threads-max` and
+    `kernel.pid_max` allow (node-exporter's processes collector)."""
+    ratio, node = _worst(ctx, "node_processes_threads / node_processes_max_threads")
+    if ratio is None:
+        return False, "no node reports its threads"
+    if ratio >= max_ratio:
+        return False, f"{node} runs {ratio:.0%} of its kernel.threads-max"
+    pids, node = _worst(ctx, "node_processes_pids / node_processes_max_processes")
+    if pids is not None and pids >= max_ratio:
+        return False, f"{node} uses {pids:.0%} of its kernel.pid_max"
+    return True, f"every node is below {max_ratio:.0%} of its thread and PID limits"

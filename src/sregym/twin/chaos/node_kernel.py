@@ -25,6 +25,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.chaos.node_tasks import PID_MAX_DEFAULT, THREADS_MAX_DEFAULT
+from sregym.twin.chaos.node_tasks import tick as tasks_tick
+
 if TYPE_CHECKING:
     from sregym.twin.chaos.nodeos import NodeOS, NodeState
     from sregym.twin.twin import Twin
@@ -55,8 +58,8 @@ DEFAULTS: dict[str, str] = {
     "kernel.keys.root_maxkeys": "1000000",
     "kernel.panic": "10",
     "kernel.panic_on_oops": "1",
-    "kernel.pid_max": "4194304",
-    "kernel.threads-max": "63474",
+    "kernel.pid_max": str(PID_MAX_DEFAULT),
+    "kernel.threads-max": str(THREADS_MAX_DEFAULT),
     "net.core.somaxconn": "4096",
     "net.ipv4.ip_forward": "1",
     "net.ipv4.ip_local_port_range": f"{PORT_RANGE_DEFAULT[0]}\t{PORT_RANGE_DEFAULT[1]}",
@@ -75,6 +78,13 @@ DEFAULTS: dict[str, str] = {
     "vm.overcommit_memory": "1",
     "vm.panic_on_oom": "0",
     "vm.swappiness": "60",
+}
+# What the kernel accepts (proc_dointvec_minmax): fs.nr_open, kernel.pid_max between
+# RESERVED_PIDS+1 and PID_MAX_LIMIT, kernel.threads-max between MIN_THREADS and FUTEX_TID_MASK.
+BOUNDS: dict[str, tuple[int, int | None]] = {
+    "fs.nr_open": (64, NR_OPEN_DEFAULT),
+    "kernel.pid_max": (301, 4194304),
+    "kernel.threads-max": (20, 1073741823),
 }
 # Computed, read-only entries.
 READ_ONLY = ("fs.file-nr", "net.netfilter.nf_conntrack_count")
@@ -158,7 +168,8 @@ def write(twin: Twin, node: str, key: str, value: str) -> str:
         number = int(words[0])
         if number < 0 or (key == "fs.file-max" and number > FILE_MAX_DEFAULT):
             raise SysctlError("Invalid argument")
-        if key == "fs.nr_open" and not 64 <= number <= NR_OPEN_DEFAULT:
+        low, high = BOUNDS.get(key, (0, None))
+        if number < low or (high is not None and number > high):
             raise SysctlError("Invalid argument")
         stored = str(number)
     nodeos = _nodeos(twin)
@@ -238,3 +249,4 @@ def tick(nodeos: NodeOS, state: NodeState, now: float) -> None:
             nodeos.kernel(state.name, f"VFS: file-max limit {limit} reached")
     elif state.file_max_reported:
         state.file_max_reported = 0
+    tasks_tick(nodeos, state, now)

@@ -34,6 +34,10 @@ mechanisms({
                         "cannot assign requested address", "eaddrnotavail", "port exhaustion", "source port"),
     "file_descriptors": ("file-max", "file_max", "file descriptor", "too many open files", "enfile", "emfile",
                          "file handle", "open files", "nofile"),
+    "thread_exhaustion": ("threads-max", "threads_max", "pid_max", "pid exhaustion", "thread exhaustion",
+                          "failed to create new os thread", "newosproc", "pthread_create", "can't fork",
+                          "cannot fork", "resource temporarily unavailable", "eagain", "errno=11",
+                          "max user processes", "too many threads", "too many processes"),
 })
 
 _deploy = partial(deployment_cause, NS)
@@ -183,4 +187,53 @@ def file_max_exhaustion() -> Problem:
                       CheckSpec(check="service_calls_succeed", params={"service": "profile"}))),
         gold=(Action(op="delete", kind="DaemonSet", namespace=SYSTEM, name=FILE_MAX_DS),
               Action(op="apply", manifest=_restore_daemonset("file-max-restore", key, "9223372036854775807"))),
+    )
+
+
+# ================================================================= thread / PID exhaustion
+THREADS_DS = "node-process-limits"
+THREADS_MAX = "300"
+THREADS_MAX_DEFAULT = "63474"
+
+
+@problem
+def thread_exhaustion() -> Problem:
+    """A hardening DaemonSet (`kube-system/node-process-limits`, privileged, hostPID) meant to
+    cap processes per user sets `kernel.threads-max=300` on the node that runs `geo` — the
+    system-wide limit on tasks, which the node's kernel threads and daemons alone exceed.
+
+    Every `clone()` on that node fails with EAGAIN. The Go services there die at their next OS
+    thread (`runtime: failed to create new OS thread (have 11 already; errno=11)`,
+    `runtime: may need to increase max user processes (ulimit -u)`, `fatal error: newosproc`,
+    exit code 2) and crash-loop at start; a MongoDB there logs `pthread_create failed` /
+    `Thread creation failed` for new connections; a shell exec'd into a pod there cannot fork
+    (`sh: can't fork: Resource temporarily unavailable`). node-exporter's processes collector
+    shows `node_processes_threads` above `node_processes_max_threads`. The node stays Ready and
+    never reports PIDPressure (no default PID eviction threshold). Searches fail while geo is
+    down. Deleting the DaemonSet leaves the limit in place. Fix: set kernel.threads-max back
+    (63474 on these nodes) from a privileged pod on the node and remove the DaemonSet; the
+    crash-looping pods then start (deleting them skips the back-off).
+    """
+    key = "kernel.threads-max"
+    return Problem(
+        id="hotel-reservation/thread-exhaustion-v1",
+        title="services on one node keep crashing at start; searches fail",
+        app=APP, namespace=NS,
+        tags=Tags(layers=("os",), difficulty="hard"),
+        faults=(_sysctl_fault(THREADS_DS, key, THREADS_MAX, THREADS_MAX_DEFAULT, "geo"),),
+        ground_truth=GroundTruth(
+            root_causes=(object_cause(SYSTEM, "DaemonSet", THREADS_DS),),
+            mechanism="thread_exhaustion",
+            detail=f"kernel.threads-max={THREADS_MAX} on geo's node: the node's tasks exceed it, every new thread or "
+                   "process fails with EAGAIN (runtime: failed to create new OS thread, errno=11)",
+            detail_keywords=("threads-max", THREADS_MAX, "failed to create new os thread", "eagain",
+                             "resource temporarily unavailable", "newosproc"),
+            affected=(_deploy("geo"), _deploy("search"), _deploy("frontend")), impact_keywords=IMPACT,
+            description="A tuning DaemonSet set the node-wide thread limit of geo's node below the tasks the node "
+                        "already runs; the Go services there cannot start threads and crash-loop, so searches "
+                        "fail."),
+        mitigation=MitigationSpec(
+            must_fix=(CheckSpec(check="node_threads_headroom"), CheckSpec(check="entry_slo"))),
+        gold=(Action(op="delete", kind="DaemonSet", namespace=SYSTEM, name=THREADS_DS),
+              Action(op="apply", manifest=_restore_daemonset("threads-max-restore", key, THREADS_MAX_DEFAULT))),
     )
