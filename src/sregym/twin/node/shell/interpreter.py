@@ -475,7 +475,7 @@ class Shell:
         if fn is None:
             yield Output("stderr", self.not_found_message(name) + "\n")
             return 127
-        refused = fork_refused(self)  # the node has no task left for the child
+        refused = fork_refused(self, name)  # the node has no task left for the child
         if refused is not None:
             yield Output("stderr", refused[0])
             return refused[1]
@@ -493,13 +493,17 @@ class Shell:
         return status
 
 
-def fork_refused(shell: Shell) -> tuple[str, int] | None:
-    """(stderr, status) when the shell of a `kubectl exec` cannot fork its child because the
-    node has no task left (`kernel.threads-max` / `kernel.pid_max` reached); None otherwise."""
+def fork_refused(shell: Shell, name: str) -> tuple[str, int] | None:
+    """(stderr, status) when the shell of a `kubectl exec` cannot fork the child that runs
+    `name` because the node has no task left (`kernel.threads-max` / `kernel.pid_max`
+    reached); None otherwise, and for what real shells run without forking."""
     ctx = shell.ctx
     if not ctx.extras.get("exec") or ctx.twin is None:
         return None
-    from sregym.twin.chaos.node_tasks import exhausted, fork_failure
+    from sregym.twin.chaos.node_tasks import SHELL_BUILTINS, exhausted, fork_failure
+
+    if name in SHELL_BUILTINS:
+        return None
 
     node = str(ctx.extras.get("node_host") or ctx.node or "")
     if not exhausted(ctx.twin, node):
