@@ -11,6 +11,7 @@ from sregym.oracles.checks_node_os import node_filefd_headroom, node_threads_hea
 from sregym.problems.registry import PROBLEMS
 from sregym.problems.run import ProblemRun
 from sregym.problems.vocabulary import vocabulary_of
+from sregym.twin.chaos import node_kernel
 
 NS = "hotel-reservation"
 FILE_MAX = "hotel-reservation/file-max-exhaustion-v1"
@@ -43,6 +44,12 @@ def test_file_max_fault_breaks_profiles_sockets_until_the_setting_is_restored() 
     cluster.apply(restore)
     run.advance(45)
     assert node_filefd_headroom(ctx)[0]
+    # The Go HTTP server (frontend) cannot accept connections on a node out of file handles.
+    frontend = next(p for p in cluster.list("Pod", NS, label_selector="io.kompose.service=frontend"))
+    node_kernel.write(cluster.twin, frontend["spec"]["nodeName"], "fs.file-max", "1024")
+    run.advance(2)
+    assert ("http: Accept error: accept tcp [::]:5000: accept4: too many open files in system; retrying in 5ms"
+            in cluster.logs(NS, frontend["metadata"]["name"]))
 
 
 @pytest.mark.parametrize(("problem_id", "text", "mechanism"), [

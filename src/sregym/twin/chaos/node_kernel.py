@@ -23,10 +23,12 @@ data plane asks `connect_failure` per connection; `NodeOS.tick` calls `tick`.
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sregym.twin.chaos.node_tasks import PID_MAX_DEFAULT, THREADS_MAX_DEFAULT
+from sregym.twin.chaos.node_tasks import GO_HTTP_PORT, PID_MAX_DEFAULT, THREADS_MAX_DEFAULT
 from sregym.twin.chaos.node_tasks import tick as tasks_tick
+from sregym.twin.node.logs import log_store
 
 if TYPE_CHECKING:
     from sregym.twin.chaos.nodeos import NodeOS, NodeState
@@ -247,6 +249,36 @@ def tick(nodeos: NodeOS, state: NodeState, now: float) -> None:
         if allocated >= limit and allocated > state.file_max_reported:
             state.file_max_reported = allocated
             nodeos.kernel(state.name, f"VFS: file-max limit {limit} reached")
+        if allocated >= limit:
+            _accept_errors(twin, state.name, now)
     elif state.file_max_reported:
         state.file_max_reported = 0
     tasks_tick(nodeos, state, now)
+
+
+ACCEPT_DELAYS = ("5ms", "10ms", "20ms", "40ms", "80ms", "160ms", "320ms", "640ms", "1s")
+
+
+def _accept_errors(twin: Twin, node: str, now: float) -> None:
+    """Go net/http servers on a node out of file handles: `accept4` fails with ENFILE and
+    `Server.Serve` logs it through the standard logger, retrying with a doubling delay up to 1 s
+    (gRPC servers log such errors only at a level not shown by default)."""
+    runtime = twin.services.runtime
+    if runtime is None:
+        return
+    for pod in sorted(runtime.pods.values(), key=lambda p: (p.namespace, p.name)):
+        if pod.node != node:
+            continue
+        for record in pod.containers.values():
+            instance = record.current
+            if instance is None or not instance.running or GO_HTTP_PORT not in instance.ctx.extras:
+                continue
+            port = instance.ctx.extras[GO_HTTP_PORT]
+            step = int(instance.ctx.extras.get("accept_retries", 0))
+            delays = ACCEPT_DELAYS[step:] if step < len(ACCEPT_DELAYS) - 1 else ACCEPT_DELAYS[-1:]
+            stamp = datetime.fromtimestamp(now, tz=UTC).strftime("%Y/%m/%d %H:%M:%S")
+            for delay in delays:
+                log_store(twin).append(instance.container_id, now, "stderr",
+                                       f"{stamp} http: Accept error: accept tcp [::]:{port}: accept4: too many "
+                                       f"open files in system; retrying in {delay}")
+            instance.ctx.extras["accept_retries"] = len(ACCEPT_DELAYS) - 1

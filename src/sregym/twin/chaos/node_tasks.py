@@ -42,6 +42,7 @@ GO_THREADS = 11  # a Go service: GOMAXPROCS Ps, sysmon, GC workers, blocked sysc
 THREADS_BY_COMMAND = {"mongod": 34, "memcached": 10, "redis-server": 6, "valkey-server": 6, "postgres": 7,
                       "nginx": 5, "sleep": 1, "sh": 1, "bash": 1, "pause": 1}
 LIMIT_KEYS = ("kernel.threads-max", "kernel.pid_max")
+GO_HTTP_PORT = "go_http_port"  # ctx.extras[GO_HTTP_PORT] = port: a Go net/http server listening there
 GO_EXTRA = "go_runtime"  # ctx.extras[GO_EXTRA] = threads: a Go program that fails to start threads
 EAGAIN = "Resource temporarily unavailable"
 MONGOD_LOG_EVERY = 30.0

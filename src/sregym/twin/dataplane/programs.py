@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from sregym.twin.chaos.node_tasks import GO_EXTRA, GO_THREADS, go_thread_failure
+from sregym.twin.chaos.node_tasks import GO_EXTRA, GO_HTTP_PORT, GO_THREADS, go_thread_failure
 from sregym.twin.chaos.node_tasks import exhausted as node_exhausted
 from sregym.twin.dataplane.logformat import format_log
 from sregym.twin.dataplane.spec import (
@@ -206,6 +206,8 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
             else "listen tcp: missing port in address")
         return 1
     port = int(port_text)
+    if spec.protocol == "http" and GO_EXTRA in ctx.extras:
+        ctx.extras[GO_HTTP_PORT] = port  # net/http logs its accept errors (node_kernel)
     deps: dict[str, DependencyConfig] = {}
     for dep in spec.dependencies:
         resolved = resolve_dependency(dep, call, spec)
