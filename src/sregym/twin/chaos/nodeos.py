@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.chaos.node_kernel import tick as kernel_tick
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import memory_bytes
@@ -84,6 +85,10 @@ class NodeState:
     conntrack_drops: int = 0  # cumulative (node_nf_conntrack_stat_drop)
     clock_offset: float = 0.0
     kubelet_running: bool = True  # False after `systemctl stop kubelet` or a kubelet crash
+    # Kernel settings changed from the defaults, and what they hold (`node_kernel`).
+    sysctls: dict[str, str] = field(default_factory=dict)
+    kernel_floor: float = 0.0  # the node's own flows, counted while the table is full
+    file_max_reported: int = 0
     disks: dict[str, Disk] = field(default_factory=dict)
     # net_ratelimit window for the conntrack message.
     window_start: float = -math.inf
@@ -268,6 +273,7 @@ class NodeOS:
         for name in self.node_names():
             state = self.node(name)
             state.conntrack_transient *= decay
+            kernel_tick(self, state, now)
             if now >= state.next_housekeeping:
                 state.next_housekeeping = now + HOUSEKEEPING
                 self._eviction_manager(state, now)

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.chaos.node_kernel import connect_failure
 from sregym.twin.node.runtime import runtime_of
 
 if TYPE_CHECKING:
@@ -344,6 +345,14 @@ class Router:
                                  src_ip=src_ip)
             shown = f"{static.resolved_ip or dst_ip}:{port}"
             timeout = replace(base, error="timeout", latency_ms=timeout_ms, message=f"dial tcp {shown}: i/o timeout")
+            refused_locally = connect_failure(self.twin, src_pod, shown)
+            if refused_locally is not None:  # the source kernel's ENFILE / EADDRNOTAVAIL
+                share, text = refused_locally
+                route.legs.append(Leg(fraction * share, replace(base, error="refused", stage="kernel",
+                                                                latency_ms=0.01, message=text)))
+                fraction *= 1.0 - share
+                if fraction <= 0.0:
+                    continue
             if dst_pod is None and dst_ip not in self._node_ips:
                 route.legs.append(Leg(fraction, replace(base, error="no_route", stage="process",
                                                         latency_ms=min(NO_ROUTE_MS, timeout_ms),

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from sregym.twin.chaos.node_tasks import GO_EXTRA, GO_HTTP_PORT, GO_THREADS, go_thread_failure
+from sregym.twin.chaos.node_tasks import exhausted as node_exhausted
 from sregym.twin.dataplane.logformat import format_log
 from sregym.twin.dataplane.spec import (
     DEFAULT_PORTS,
@@ -184,6 +186,11 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
     def log(level: str, message: str) -> None:
         call.write(format_log(style, call.now, level, main_caller, message) + "\n")
 
+    if spec.log.style == "zerolog":  # a Go binary: its runtime needs OS threads from the node
+        ctx.extras[GO_EXTRA] = GO_THREADS
+        if twin is not None and node_exhausted(twin, ctx.node):
+            call.error(go_thread_failure(3))
+            return 2
     settings = {key: read_setting(value, call, spec) or "" for key, value in sorted(spec.settings.items())}
     port_text = read_setting(spec.port, call, spec)
     addresses = {d.name: read_setting(d.address, call, spec) or "" for d in spec.dependencies}
@@ -199,6 +206,8 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
             else "listen tcp: missing port in address")
         return 1
     port = int(port_text)
+    if spec.protocol == "http" and GO_EXTRA in ctx.extras:
+        ctx.extras[GO_HTTP_PORT] = port  # net/http logs its accept errors (node_kernel)
     deps: dict[str, DependencyConfig] = {}
     for dep in spec.dependencies:
         resolved = resolve_dependency(dep, call, spec)
@@ -246,7 +255,11 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
     for line in spec.startup.ready_logs:
         log("info", render(line, fields))
     try:
-        yield Sleep(FOREVER)
+        while True:
+            yield Sleep(FOREVER)
+            if ctx.extras.get("go_thread_failed"):  # woken by the node: no thread for the runtime
+                call.error(go_thread_failure(GO_THREADS))
+                return 2
     finally:
         if dataplane is not None:
             dataplane.detach(instance)

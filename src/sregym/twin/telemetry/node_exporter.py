@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.chaos import node_kernel, node_tasks
 from sregym.twin.machinery.quantity import QuantityError, cpu_cores, memory_bytes
 from sregym.twin.telemetry.cadvisor import (
     SYSTEM_CPU_CORES,
@@ -211,6 +212,11 @@ class NodeExporter:
         if state is not None:
             drops = float(getattr(state, "conntrack_drops", 0) or 0)
         add("node_nf_conntrack_stat_drop", None, drops)
+        if nodeos is not None:  # the filefd collector: /proc/sys/fs/file-nr
+            add("node_filefd_allocated", None, float(node_kernel.files_allocated(self.twin, name)))
+            add("node_filefd_maximum", None, float(node_kernel.file_max(self.twin, name)))
+            for family, value in node_tasks.processes_metrics(self.twin, name):  # the processes collector
+                add(family, None, value)
         offset = _call(nodeos, "clock_offset", name)
         offset = float(offset) if isinstance(offset, (int, float)) else 0.0
         add("node_timex_offset_seconds", None, offset)
@@ -330,6 +336,12 @@ def _families() -> tuple[Family, ...]:
                                                      "tracking."),
         Family("node_nf_conntrack_entries_limit", "gauge", "Maximum size of connection tracking table."),
         Family("node_nf_conntrack_stat_drop", "gauge", "Number of packets dropped due to conntrack failure."),
+        Family("node_filefd_allocated", "gauge", "File descriptor statistics: allocated."),
+        Family("node_filefd_maximum", "gauge", "File descriptor statistics: maximum."),
+        Family("node_processes_pids", "gauge", "Number of PIDs"),
+        Family("node_processes_max_processes", "gauge", "Number of max PIDs limit"),
+        Family("node_processes_threads", "gauge", "Allocated threads in system"),
+        Family("node_processes_max_threads", "gauge", "Limit of threads in the system"),
         Family("node_timex_offset_seconds", "gauge", "Time offset in between local system and reference clock."),
         Family("node_timex_sync_status", "gauge", "Is clock synchronized to a reliable server (1 = yes, 0 = no)."),
         Family("node_timex_maxerror_seconds", "gauge", "Maximum error in seconds."),

@@ -598,6 +598,11 @@ def mount_volume(fs: ContainerFS, twin: Twin, pod: dict[str, Any], volume: dict[
     if files is None:
         fs.remove_tree(mount_path)
         fs.add_dir(mount_path, mode=0o777 if "emptyDir" in volume else 0o755)
+        if str(get_path(volume, "hostPath", "path", default="")).rstrip("/") == "" and "hostPath" in volume:
+            from sregym.twin.userland.node_host import node_files  # the node's own root (kubectl debug node)
+
+            for path, content in sorted(node_files(twin, str(get_path(pod, "spec", "nodeName", default=""))).items()):
+                fs.add_file(mount_path.rstrip("/") + path, content)
         return
     if sub_path:
         # A subPath mount shows one entry of the volume, copied, never updated.

@@ -504,6 +504,10 @@ class Shell:
         if fn is None:
             yield Output("stderr", self.not_found_message(name) + "\n")
             return 127
+        refused = fork_refused(self, name)  # the node has no task left for the child
+        if refused is not None:
+            yield Output("stderr", refused[0])
+            return refused[1]
         saved_vars, saved_exported = None, None
         if assigns:
             saved_vars, saved_exported = dict(self.vars), set(self.exported)
@@ -516,6 +520,24 @@ class Shell:
             if saved_vars is not None:
                 self.vars, self.exported = saved_vars, saved_exported  # type: ignore[assignment]
         return status
+
+
+def fork_refused(shell: Shell, name: str) -> tuple[str, int] | None:
+    """(stderr, status) when the shell of a `kubectl exec` cannot fork the child that runs
+    `name` because the node has no task left (`kernel.threads-max` / `kernel.pid_max`
+    reached); None otherwise, and for what real shells run without forking."""
+    ctx = shell.ctx
+    if not ctx.extras.get("exec") or ctx.twin is None:
+        return None
+    from sregym.twin.chaos.node_tasks import SHELL_BUILTINS, exhausted, fork_failure
+
+    if name in SHELL_BUILTINS:
+        return None
+
+    node = str(ctx.extras.get("node_host") or ctx.node or "")
+    if not exhausted(ctx.twin, node):
+        return None
+    return fork_failure(shell.name, ctx.shell_flavour or "ash")
 
 
 def drive(fn: CommandFn, call: Invocation, shell: Shell) -> Program:

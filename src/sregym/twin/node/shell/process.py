@@ -108,6 +108,12 @@ class Process:
             if sink(self._clock, effect) is False:
                 break
 
+    def wake(self, at: float) -> None:
+        """Resume a program blocked in `Sleep` at `at`: something outside it happened (the node
+        refused it a thread), and the program's next step decides what follows."""
+        if not self.finished and self._clock > at:
+            self._clock = at
+
     def close(self) -> None:
         self._gen.close()
         self.finished = True
