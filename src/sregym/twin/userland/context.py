@@ -14,6 +14,7 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.chaos.diskio import diskstats
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import memory_bytes
 from sregym.twin.node.shell import (
@@ -28,6 +29,7 @@ from sregym.twin.node.shell import (
     exec_program,
     lookup_command,
 )
+from sregym.twin.userland.diskwrite import shell_claim
 from sregym.twin.userland.environment import container_env
 from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hostname
 
@@ -131,6 +133,9 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
         memory=meter,
         present_time=present_time,
     )
+    ctx.extras["claim_space"] = shell_claim(ctx)
+    if ctx.node:
+        ctx.files["/proc/diskstats"] = ctx.base_files["/proc/diskstats"] = diskstats(twin, ctx.node)
     return ctx
 
 
