@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.chaos.kernel import syscall_fault
 from sregym.twin.datastores.base import DbOutcome
 from sregym.twin.machinery.objects import get_path
 
@@ -67,6 +68,9 @@ def _effects(store: DataStore, mount: str, op: str, rate: float, service_ms: flo
     if action == "mistake" and not writing and share > 0:
         return service_ms, (_mongo_checksum(store, mount, share) if mongo else _pg_invalid_page(store, share))
     errno = int(getattr(effect, "errno", 0) or 0) if effect is not None else 0
+    kernel = syscall_fault(store.twin, store.pod, store.container, "write" if writing else "read")
+    if not errno and kernel is not None and rate > 0:
+        errno, share = kernel
     if action == "attrOverride" and _denied(getattr(effect, "attr", {}) or {}):
         errno = 13
     if errno and share > 0:
@@ -243,4 +247,19 @@ def pg_min_duration(argv: list[str], conf: str = "") -> float | None:
         return None
 
 
-__all__ = ["disk_effects", "pg_min_duration"]
+
+
+def journal_failure(store: DataStore, call: str, errno: int) -> None:
+    import os
+
+    now = store.twin.clock.now
+    journal = "/data/db/journal/WiredTigerLog.0000000001"
+    where = (f"__posix_sync, 99: {journal}: handle-sync: fdatasync" if call == "fsync" else
+             f"__posix_file_write, 615: {journal}: handle-write: pwrite: failed to write 128 bytes at offset 4096")
+    store.log("STORAGE", 22435, "WiredTiger error", {  # type: ignore[attr-defined]
+        "error": errno, "message": f"[{int(now)}:{int(now * 1e6) % 1000000}][1:0x7f3c2d7fe700], "
+        f"WT_SESSION.log_flush: {where}: {os.strerror(errno)}"}, key=None, severity="E")
+    _fatal(store, 50853, "src/mongo/db/storage/wiredtiger/wiredtiger_util.cpp", 519)
+
+
+__all__ = ["disk_effects", "journal_failure", "pg_min_duration"]
