@@ -190,3 +190,32 @@ def test_kernelchaos_fsync_eio_aborts_mongod_until_the_pod_is_recreated(twin: Tw
 ])
 def test_postgres_slow_statement_threshold(argv: list[str], conf: str, ms: float | None) -> None:
     assert pg_min_duration(argv, conf) == ms
+
+
+def test_iostat_where_the_image_ships_sysstat(twin: Twin) -> None:
+    from sregym.twin.node.images import ImageSpec, catalogue_of
+
+    catalogue_of(twin).register(ImageSpec(repository="docker.io/library/sysstat-box", tags=("1",), shell="dash",
+                                          extras={"binaries": ["sh", "cat", "iostat"]}))
+    twin.create(chaos("IOChaos", "slow", {**SELECT, "action": "latency", "volumePath": "/data/db",
+                                          "path": "/data/db/**", "delay": "50ms", "percent": 100}))
+    _serve(twin, 70)
+    pod = _pod(twin)
+    ctx = exec_context(twin, pod, "mongo")
+    assert run_exec(ctx, ["iostat", "-x"]).exit_code == 127  # mongo's image has no sysstat
+    ctx.extras["image"] = "sysstat-box:1"
+    out = run_exec(ctx, ["iostat", "-x", "-d", "1", "2"])
+    assert out.exit_code == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("Linux 6.1.0-") and f" ({pod['spec']['nodeName']}) \t" in lines[0]
+    assert lines[0].endswith(" CPU)") and "\t_x86_64_\t(" in lines[0]
+    headers = [i for i, line in enumerate(lines) if line.startswith("Device            r/s     rkB/s")]
+    assert len(headers) == 2 and "avg-cpu" not in out.stdout
+    now = {line.split()[0]: line.split() for line in lines[headers[1] + 1:] if line.strip()}
+    assert float(now["sdb"][5]) == pytest.approx(50.35, abs=1.0)  # r_await: the injected latency
+    assert float(now["sdb"][-1]) > 90  # %util
+    sdb = next(line for line in lines[headers[1]:] if line.startswith("sdb "))
+    assert len(now["sdb"]) == len(lines[headers[1]].split()) == 23
+    assert sdb[:21].endswith(" " + now["sdb"][1]) and len(sdb) == len(lines[headers[1]])  # columns align
+    bad = run_exec(ctx, ["iostat", "-Q"])
+    assert bad.exit_code == 1 and bad.stderr.startswith("Usage: iostat [ options ] [ <interval> [ <count> ] ]")
