@@ -57,11 +57,48 @@ class DeviceIO:
 
 
 class DiskIO:
-    """Per (node, device) counters of application IO (`twin.services.diskio`)."""
+    """Per (node, device) counters of application IO (`twin.services.diskio`), and the space
+    files written from containers hold on node disks (`claims`), so that deleting a file, or the
+    pod whose writable layer or emptyDir held it, gives the space back."""
 
     def __init__(self, twin: Twin) -> None:
         self.twin = twin
         self.devices: dict[tuple[str, str], DeviceIO] = {}
+        # (pod uid, container, path) -> (node, device, bytes)
+        self.claims: dict[tuple[str, str, str], tuple[str, str, int]] = {}
+        self._next_gc = 0.0
+
+    # ------------------------------------------------------------------ space
+    def claim(self, pod_uid: str, container: str, path: str, node: str, device: str, nbytes: int) -> None:
+        key = (pod_uid, container, path)
+        _, _, held = self.claims.get(key, (node, device, 0))
+        self.claims[key] = (node, device, held + int(nbytes))
+
+    def release(self, pod_uid: str, container: str, path: str) -> None:
+        found = self.claims.pop((pod_uid, container, path), None)
+        nodeos = self.twin.services.nodeos
+        if found is None or nodeos is None:
+            return
+        node, device, nbytes = found
+        disk = nodeos.node(node).disks.get(device)
+        if disk is not None:
+            disk.used_bytes = max(0, disk.used_bytes - nbytes)
+
+    def release_deleted(self, pod_uid: str, container: str, present: Any) -> None:
+        """Files of this container that are gone (`rm`) give their space back."""
+        for key in [k for k in self.claims if k[0] == pod_uid and k[1] == container and k[2] not in present]:
+            self.release(*key)
+
+    def release_vanished(self) -> None:
+        """Every 10 s: pods that no longer exist free their writable layers and emptyDirs (the
+        node's root disk); data on PersistentVolumes stays."""
+        now = self.twin.clock.now
+        if not self.claims or now < self._next_gc:
+            return
+        self._next_gc = now + 10.0
+        live = {get_path(p, "metadata", "uid") for p in self.twin.store.scan("Pod")}
+        for key in [k for k, v in self.claims.items() if k[0] not in live and v[1] == "sda"]:
+            self.release(*key)
 
     def device_of(self, pod: dict[str, Any], mount_path: str, container: str | None = None) -> tuple[str, str] | None:
         """(node, device) behind a container's mount: PVs and hostPaths on the data disk."""

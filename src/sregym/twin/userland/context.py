@@ -265,3 +265,6 @@ def keep_writes(ctx: ExecContext) -> None:
             del layer[path]
     if changed:
         layers.setdefault(key, {}).update(changed)
+    diskio = ctx.twin.services.diskio
+    if diskio is not None and diskio.claims:  # deleted files give their node disk space back
+        diskio.release_deleted(str((ctx.pod.get("metadata") or {}).get("uid", "")), ctx.container, ctx.files)

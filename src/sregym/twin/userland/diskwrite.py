@@ -50,7 +50,24 @@ def claim_space(ctx: Any, path: str, nbytes: int, *, new_file: bool = False) -> 
     disk.used_bytes += fit
     if new_file and fit >= 0:
         disk.inodes_used += 1
+    _remember(ctx, path, disk, fit)
     return fit
+
+
+def _remember(ctx: Any, path: str, disk: Any, nbytes: int) -> None:
+    """Record who holds the space, so `rm` or the pod's deletion frees it (`chaos.diskio`)."""
+    from sregym.twin.chaos.diskio import diskio_of
+
+    uid = str((ctx.pod.get("metadata") or {}).get("uid", ""))
+    diskio_of(ctx.twin).claim(uid, ctx.container, path, ctx.node, disk.device, nbytes)
+
+
+def _give_back(ctx: Any, path: str, nbytes: int) -> None:
+    disk = _disk(ctx, path)
+    if disk is None or nbytes <= 0:
+        return
+    disk.used_bytes -= nbytes
+    _remember(ctx, path, disk, -nbytes)
 
 
 def shell_claim(ctx: Any) -> Any:
@@ -59,9 +76,7 @@ def shell_claim(ctx: Any) -> Any:
         new = path not in ctx.files
         fit = claim_space(ctx, path, nbytes, new_file=new)
         if fit < nbytes:
-            disk = _disk(ctx, path)
-            if disk is not None:
-                disk.used_bytes -= fit
+            _give_back(ctx, path, fit)
             return False
         return True
     return claim
@@ -144,9 +159,7 @@ def dd(call: Invocation) -> int:
         written = claim_space(call.ctx, path, total, new_file=path not in call.ctx.files)
         if written < total:
             fit, written = written, written // bs * bs  # a partial block is not written either
-            disk = _disk(call.ctx, path)
-            if disk is not None:
-                disk.used_bytes -= fit - written
+            _give_back(call.ctx, path, fit - written)
             failed = True
         _store(call, path, written)
     elif target is None:
@@ -199,9 +212,7 @@ def fallocate(call: Invocation) -> int:
     new = path not in call.ctx.files
     fit = claim_space(call.ctx, path, length, new_file=new)
     if fit < length:
-        disk = _disk(call.ctx, path)
-        if disk is not None:
-            disk.used_bytes -= fit  # fallocate is all or nothing
+        _give_back(call.ctx, path, fit)  # fallocate is all or nothing
         if new:
             _store(call, path, 0)  # open(O_CREAT) succeeded before the allocation failed
         call.error("fallocate: fallocate failed: No space left on device\n")
