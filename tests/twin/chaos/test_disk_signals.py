@@ -225,3 +225,54 @@ def test_iostat_where_the_image_ships_sysstat(twin: Twin) -> None:
     assert sdb[:21].endswith(" " + now["sdb"][1]) and len(sdb) == len(lines[headers[1]])  # columns align
     bad = run_exec(ctx, ["iostat", "-Q"])
     assert bad.exit_code == 1 and bad.stderr.startswith("Usage: iostat [ options ] [ <interval> [ <count> ] ]")
+
+
+def test_attr_override_and_mistake_reach_mongod(twin: Twin) -> None:
+    twin.create(chaos("IOChaos", "attr", {**SELECT, "action": "attrOverride", "volumePath": "/data/db",
+                                          "path": "/data/db/**", "attr": {"perm": 0o200}, "percent": 100}))
+    out = _serve(twin, 3)
+    assert not out.ok and out.error == "EACCES" and out.message.endswith("Permission denied")
+    twin.delete("IOChaos", "chaos-mesh", "attr")
+    twin.advance(3)
+    assert _serve(twin, 2).ok
+    pod = _pod(twin)
+    twin.create(chaos("IOChaos", "mistake", {**SELECT, "action": "mistake", "volumePath": "/data/db",
+                                             "path": "/data/db/**", "percent": 100, "mistake": {
+                                                 "filling": "zero", "maxOccurrences": 1, "maxLength": 4096}}))
+    out = _serve(twin, 3)
+    assert not out.ok
+    twin.advance(5)
+    status = twin.get("pods", "default", pod["metadata"]["name"])["status"]["containerStatuses"][0]
+    assert status["lastState"]["terminated"]["exitCode"] == 134  # WiredTiger panics on a bad checksum
+    previous = twin.logs("default", pod["metadata"]["name"], "mongo", previous=True)
+    assert "read checksum error for 4096B block at offset" in previous and '"msgid":50853' in previous
+
+
+def test_kernelchaos_open_eio_fails_redis_snapshots_and_then_its_writes() -> None:
+    t = Twin(seed=7)
+    t.apply("""
+apiVersion: v1
+kind: Namespace
+metadata: {name: chaos-mesh}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: cache, namespace: default, labels: {app: cache}}
+spec:
+  containers: [{name: redis, image: "redis:7.2.4"}]
+""")
+    t.advance(10)
+    pod = t.get("pods", "default", "cache")
+    t.create(chaos("KernelChaos", "rdb", {"mode": "one", "selector": {"labelSelectors": {"app": "cache"},
+                                                                       "namespaces": ["default"]},
+                                          "failKernRequest": {"callchain": [{"funcname": "__x64_sys_openat"}],
+                                                              "failtype": 2, "probability": 100}}))
+    outcomes = []
+    for _ in range(70):
+        outcomes.append(datastore_for(t, pod).request("SET", rate=200.0))
+        t.advance(1)
+    assert outcomes[10].ok and not outcomes[-1].ok and outcomes[-1].message.startswith("MISCONF Redis is configured")
+    logs = t.logs("default", "cache", "redis")
+    assert "10000 changes in 60 seconds. Saving..." in logs
+    assert ("C " in logs and "# Failed opening the RDB file dump.rdb (in server root dir /data) for saving: "
+            "Input/output error" in logs and "# Background saving error" in logs)
