@@ -59,7 +59,7 @@ def _effects(store: DataStore, mount: str, op: str, rate: float, service_ms: flo
         diskio_of(store.twin).record(store.pod, mount, op=op, rate=rate, latency_ms=latency,
                                      container=store.container)
     service_ms += latency
-    mongo = store.kind == "mongodb" or type(store).__name__ == "MongoServer"
+    mongo = store.kind == "mongodb"
     share = max(0.0, min(1.0, float(getattr(effect, "percent", 100) or 100) / 100.0)) if effect else 0.0
     if writing and rate > 0 and _full(store, mount):
         return service_ms, (_mongo_enospc(store) if mongo else _pg_enospc(store, statement))
@@ -74,7 +74,7 @@ def _effects(store: DataStore, mount: str, op: str, rate: float, service_ms: flo
     if action == "attrOverride" and _denied(getattr(effect, "attr", {}) or {}):
         errno = 13
     if errno and share > 0:
-        return service_ms, _failed(store, mount, errno, share, mongo)
+        return service_ms, _failed(store, mount, errno, share, mongo, writing)
     if rate > 0 and service_ms > 0:
         if mongo:
             _mongo_slow(store, op, db, collection, service_ms, latency)
@@ -111,7 +111,7 @@ def _denied(attr: dict[str, Any]) -> bool:
 
 
 # ------------------------------------------------------------------------------- failures
-def _failed(store: DataStore, mount: str, errno: int, share: float, mongo: bool) -> DbOutcome:
+def _failed(store: DataStore, mount: str, errno: int, share: float, mongo: bool, writing: bool) -> DbOutcome:
     import os
 
     text = os.strerror(errno)
@@ -119,9 +119,10 @@ def _failed(store: DataStore, mount: str, errno: int, share: float, mongo: bool)
     if mongo:
         store.log("STORAGE", 22435, "WiredTiger error",  # type: ignore[attr-defined]
                   {"error": errno, "message": text}, key=f"errno{errno}", severity="E")
-        return DbOutcome(share < 1.0, code, f"(InternalError) WiredTiger error ({errno}) [{mount}: read error]: "
-                         f"{text}", 0.3, None, share)
-    return DbOutcome(share < 1.0, code, f'pq: could not read block 0 in file "{PG_RELATION}": {text}',
+        return DbOutcome(share < 1.0, code, f"(InternalError) WiredTiger error ({errno}) [{mount}: "
+                         f"{'write' if writing else 'read'} error]: {text}", 0.3, None, share)
+    verb = "write" if writing else "read"
+    return DbOutcome(share < 1.0, code, f'pq: could not {verb} block 0 in file "{PG_RELATION}": {text}',
                      0.3, None, share)
 
 
