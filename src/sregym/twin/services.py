@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from sregym.twin.admission.resourcequota import UsageCache
     from sregym.twin.api.query_gate import QueryGate
+    from sregym.twin.chaos.diskio import DiskIO
     from sregym.twin.chaos.nodeos import NodeOS
     from sregym.twin.chaos.service import ChaosService
     from sregym.twin.controllers.volumes import _ClaimUsers
@@ -83,6 +84,7 @@ class TwinServices:
     # Chaos Mesh and node OS
     chaos: ChaosService | None = None
     nodeos: NodeOS | None = None
+    diskio: DiskIO | None = None
     # telemetry
     tsdb: TSDB | None = None
     traces: TraceStore | None = None

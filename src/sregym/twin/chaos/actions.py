@@ -200,6 +200,7 @@ ACTIONS: dict[str, Action] = {
     "NetworkChaos": NetworkChaosAction(),
     "StressChaos": StressChaosAction(),
     "IOChaos": ContainerAction(),
+    "KernelChaos": ContainerAction(),
     "TimeChaos": ContainerAction(),
     "DNSChaos": Action(),
     "HTTPChaos": Action(),

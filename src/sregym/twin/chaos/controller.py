@@ -29,6 +29,7 @@ from sregym.twin.chaos.selection import SelectError
 from sregym.twin.chaos.service import ChaosService
 from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
+from sregym.twin.datastores.kernel_faults import kernel_tick
 from sregym.twin.machinery.objects import clone
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 FINALIZER = "chaos-mesh/records"
 PAUSE_ANNOTATION = "experiment.chaos-mesh.org/pause"
 MAX_EVENTS = 10
-KINDS = ("PodChaos", "NetworkChaos", "StressChaos", "IOChaos", "TimeChaos", "DNSChaos", "HTTPChaos")
+KINDS = ("PodChaos", "NetworkChaos", "StressChaos", "IOChaos", "TimeChaos", "DNSChaos", "HTTPChaos", "KernelChaos")
 USER = "system:serviceaccount:chaos-mesh:chaos-controller-manager"
 IO_ERROR_PERIOD = (5.0, 30.0)  # seconds between failing reads the kernel logs while a fault runs
 
@@ -76,6 +77,7 @@ class ChaosController(Controller):
         self.service.publish(injections)
         self.service.bad_disks.sync(injections)
         self._ongoing(injections)
+        kernel_tick(self.twin, injections)  # KernelChaos on the stores' journal syncs
 
     def _reconcile_one(self, kind: str, obj: dict[str, Any]) -> dict[str, Any] | None:
         meta = obj["metadata"]

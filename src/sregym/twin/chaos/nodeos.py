@@ -269,6 +269,8 @@ class NodeOS:
     # ------------------------------------------------------------------- tick
     def tick(self) -> None:
         now = self.twin.clock.now
+        if self.twin.services.diskio is not None:  # deleted pods' ephemeral files free their space
+            self.twin.services.diskio.release_vanished()
         decay = math.exp(-self.twin.clock.tick / CONNTRACK_LIFETIME)
         for name in self.node_names():
             state = self.node(name)

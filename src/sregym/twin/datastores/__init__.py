@@ -52,7 +52,8 @@ def _server_config(kind: str, instance: ContainerInstance) -> dict[str, Any]:
     env = instance.env
     if kind == "mongodb":
         auth = "--auth" in argv or (bool(env.get("MONGO_INITDB_ROOT_USERNAME")) and "--noauth" not in argv)
-        return {"port": int(flag(argv, "--port", default="27017") or 27017), "auth": auth}
+        return {"port": int(flag(argv, "--port", default="27017") or 27017), "auth": auth,
+                "slowms": float(flag(argv, "--slowms", default="100") or 100)}
     if kind == "memcached":
         memory = flag(argv, "-m", "--memory-limit", default=None)
         return {"port": int(flag(argv, "-p", "--port", default="11211") or 11211),

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.datastores.base import DataStore, DbOutcome, bank_of, state_key
+from sregym.twin.datastores.disk import disk_effects
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -342,22 +343,14 @@ class MongoServer(DataStore):
         except MongoError as exc:
             return DbOutcome.fail(exc.code_name, f"({exc.code_name}) {exc.errmsg}")
         service_ms = self.cost_ms(op, db, collection, index_field)
-        effect = self.io_effect(DATA_DIR)
-        error_ratio = 0.0
-        if effect is not None:
-            service_ms += float(getattr(effect, "latency_ms", 0.0) or 0.0)
-            if getattr(effect, "errno", 0):
-                error_ratio = max(0.0, min(1.0, float(getattr(effect, "percent", 100) or 100) / 100.0))
-        if op in ("insert", "update", "delete") and rate > 0:
+        service_ms, failure = disk_effects(self, DATA_DIR, op, rate, service_ms, db=db, collection=collection)
+        if op in ("insert", "update", "delete") and rate > 0 and failure is None:
             coll = self.mongo_state.collection(db, collection, create=op == "insert")
             if coll is not None and op == "insert":
                 coll.docs += max(0, int(rate))
         self.account(rate, service_ms)
-        if error_ratio > 0:
-            message = f"(InternalError) WiredTiger error (5) [{DATA_DIR}: read error]: Input/output error"
-            self.log("STORAGE", 22435, "WiredTiger error",
-                     {"error": 5, "message": "Input/output error"}, key="eio", severity="E")
-            return DbOutcome(error_ratio < 1.0, "EIO", message, service_ms, None, error_ratio)
+        if failure is not None:
+            return failure
         return DbOutcome(True, None, "", service_ms)
 
     def cost_ms(self, op: str, db: str, collection: str, index_field: str | None) -> float:

@@ -31,6 +31,7 @@ from sregym.twin.datastores.base import (
     container_spec,
     volume_key,
 )
+from sregym.twin.datastores.disk import disk_effects, pg_min_duration
 
 if TYPE_CHECKING:
     from sregym.twin.node.runtime import ContainerInstance
@@ -296,14 +297,11 @@ class PgServer(DataStore):
                     "42501": "Unauthorized", "42P01": "NotFound", "3D000": "NotFound"}.get(exc.sqlstate, "Error")
             return DbOutcome.fail(code, f"pq: {exc.message}")
         service_ms = 0.3 + (0.00005 * table.rows if table is not None and op.lower() == "count" else 0.0)
-        effect = self.io_effect(self.config.get("data_mount") or PGDATA)
-        if effect is not None:
-            service_ms += float(getattr(effect, "latency_ms", 0.0) or 0.0)
-            if getattr(effect, "errno", 0):
-                ratio = max(0.0, min(1.0, float(getattr(effect, "percent", 100) or 100) / 100.0))
-                self.account(rate, service_ms)
-                return DbOutcome(ratio < 1.0, "EIO", 'pq: could not read block 0 in file "base/16384/16385": '
-                                 "Input/output error", service_ms, None, ratio)
+        service_ms, failure = disk_effects(self, self.config.get("data_mount") or PGDATA, op.lower(), rate,
+                                           service_ms, db=database, collection=collection)
+        if failure is not None:
+            self.account(rate, service_ms)
+            return failure
         if table is not None and op.lower() in ("insert", "seed") and rate > 0:
             table.rows += int(rate)
         self.account(rate, service_ms)
@@ -366,7 +364,8 @@ def make_server(twin: Twin, pod: dict[str, Any], container: str,
     env = instance.env
     pgdata = env.get("PGDATA") or PGDATA
     port = int(flag(list(instance.argv), "-p", "--port", default="5432") or 5432)
-    config = {"port": port, "data_mount": data_mount(pod, container, pgdata)}
+    config = {"port": port, "data_mount": data_mount(pod, container, pgdata),
+              "log_min_duration_statement": pg_min_duration(list(instance.argv))}
     return PgServer(twin, pod, container, pg_state(twin, pod, container, instance.started_at, pgdata), config)
 
 

@@ -16,6 +16,10 @@ from typing import Any
 from sregym.twin.datastores.base import ERROR_CLASSES, DataStore, DbOutcome, StoreReply
 
 BASE_MEMORY = 900_000  # used_memory of an empty server
+MISCONF = ("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "
+           "Commands that may modify the data set are disabled, because this instance is configured to report "
+           "errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the "
+           "Redis logs for details about the RDB error.")
 WRITE_OPS = frozenset({"SET", "HSET", "LPUSH", "RPUSH", "SADD", "ZADD", "INCR", "APPEND", "MSET",
                        "SETEX", "HMSET", "XADD"})
 POLICIES = ("noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru",
@@ -90,7 +94,10 @@ class Redis(DataStore):
         data.keyspace = max(data.keyspace, keyspace)
         service_ms = 0.06
         self.account(rate, service_ms)
+        if op in WRITE_OPS and self.config.get("_bgsave_failed"):  # stop-writes-on-bgsave-error (datastores.kernel_faults)
+            return DbOutcome.fail("MISCONF", MISCONF)
         if op in WRITE_OPS:
+            self.config["_dirty"] = float(self.config.get("_dirty", 0.0)) + rate * self.twin.clock.tick
             if self.maxmemory and self.used_memory() > self.maxmemory:
                 if self.policy == "noeviction":
                     return DbOutcome.fail("OOM", "OOM command not allowed when used memory > 'maxmemory'.")

@@ -307,7 +307,7 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
            printer=P.CUSTOM_RESOURCE,
        agent_grants=())
         for kind in ("NetworkChaos", "PodChaos", "StressChaos", "IOChaos", "TimeChaos",
-                     "DNSChaos", "HTTPChaos")
+                     "DNSChaos", "HTTPChaos", "KernelChaos")
     ),
 )
 

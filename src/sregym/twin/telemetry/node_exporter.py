@@ -17,7 +17,11 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+<<<<<<< HEAD
 from sregym.twin.chaos import node_kernel, node_tasks
+=======
+from sregym.twin.chaos.diskio import DeviceIO, activity
+>>>>>>> wip-disk
 from sregym.twin.machinery.quantity import QuantityError, cpu_cores, memory_bytes
 from sregym.twin.telemetry.cadvisor import (
     SYSTEM_CPU_CORES,
@@ -269,15 +273,20 @@ class NodeExporter:
         for index, (device, extra_io, errors) in enumerate(devices):
             share = 1.0 if index == 0 else 0.25  # the root disk carries most of the background I/O
             labels = {"device": device}
-            batch.add("node_disk_io_time_seconds_total", labels, c.disk_io_s * share + extra_io)
-            batch.add("node_disk_io_time_weighted_seconds_total", labels, (c.disk_io_s * share + extra_io) * 1.6)
-            batch.add("node_disk_read_bytes_total", labels, float(int(c.disk_read * share)))
-            batch.add("node_disk_written_bytes_total", labels, float(int(c.disk_written * share)))
-            batch.add("node_disk_reads_completed_total", labels, float(int(c.disk_read * share / 16384)))
+            x = activity(self.twin, name, device) or DeviceIO()  # the applications' own IO
+            batch.add("node_disk_io_time_seconds_total", labels, c.disk_io_s * share + extra_io + x.io_ms / 1000)
+            batch.add("node_disk_io_time_weighted_seconds_total", labels,
+                      (c.disk_io_s * share + extra_io) * 1.6 + x.weighted_ms / 1000)
+            batch.add("node_disk_read_bytes_total", labels, float(int(c.disk_read * share) + int(x.read_sectors) * 512))
+            batch.add("node_disk_written_bytes_total", labels,
+                      float(int(c.disk_written * share) + int(x.write_sectors) * 512))
+            batch.add("node_disk_reads_completed_total", labels, float(int(c.disk_read * share / 16384) + int(x.reads)))
             batch.add("node_disk_writes_completed_total", labels,
-                      float(int(c.disk_written * share / 8192)) + errors)
-            batch.add("node_disk_read_time_seconds_total", labels, c.disk_io_s * share * 0.2 + extra_io * 0.5)
-            batch.add("node_disk_write_time_seconds_total", labels, c.disk_io_s * share * 0.9 + extra_io * 0.5)
+                      float(int(c.disk_written * share / 8192)) + errors + int(x.writes))
+            batch.add("node_disk_read_time_seconds_total", labels,
+                      c.disk_io_s * share * 0.2 + extra_io * 0.5 + x.read_ms / 1000)
+            batch.add("node_disk_write_time_seconds_total", labels,
+                      c.disk_io_s * share * 0.9 + extra_io * 0.5 + x.write_ms / 1000)
 
     def _conntrack(self, name: str, stats: NodeStats, nodeos: Any) -> tuple[float, float]:
         reading = _call(nodeos, "conntrack", name)

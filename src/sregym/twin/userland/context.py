@@ -28,6 +28,7 @@ from sregym.twin.node.shell import (
     exec_program,
     lookup_command,
 )
+from sregym.twin.userland.diskwrite import shell_claim
 from sregym.twin.userland.environment import container_env
 from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hostname
 from sregym.twin.userland.vfiles import attach_proc
@@ -137,6 +138,7 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
         present_time=present_time,
     )
     attach_proc(ctx)
+    ctx.extras["claim_space"] = shell_claim(ctx)
     return ctx
 
 
@@ -279,3 +281,6 @@ def keep_writes(ctx: ExecContext) -> None:
             del layer[path]
     if changed:
         layers.setdefault(key, {}).update(changed)
+    diskio = ctx.twin.services.diskio
+    if diskio is not None and diskio.claims:  # deleted files give their node disk space back
+        diskio.release_deleted(str((ctx.pod.get("metadata") or {}).get("uid", "")), ctx.container, ctx.files)

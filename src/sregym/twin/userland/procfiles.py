@@ -23,6 +23,7 @@ import shlex
 import zlib
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.chaos.diskio import diskstats
 from sregym.twin.userland.fs import Node
 from sregym.twin.userland.nodeview import MODES, NodeView, node_kernel, node_view
 from sregym.twin.userland.processes import Proc, process_table
@@ -321,7 +322,9 @@ class ProcProvider:
             return "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
         if name == "cgroups":
             return "#subsys_name\thierarchy\tnum_cgroups\tenabled\n"
-        if name in ("buddyinfo", "diskstats", "vmstat"):
+        if name == "diskstats":
+            return diskstats(self.ctx.twin, self.ctx.node) if self.ctx.twin is not None and self.ctx.node else ""
+        if name in ("buddyinfo", "vmstat"):
             return ""
         return None
 

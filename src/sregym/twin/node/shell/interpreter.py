@@ -474,6 +474,9 @@ class Shell:
         meter = self.meter
         if meter.disk_used + len(text) > meter.disk_limit:
             return False
+        claim = self.ctx.extras.get("claim_space")  # the node disk behind the path (userland.diskwrite)
+        if claim is not None and text and not claim(path, len(text)):
+            return False
         old = self.ctx.files.get(path, "")
         meter.copy(len(old) + len(text), self.offset)
         meter.disk_used += len(text)
