@@ -185,6 +185,10 @@ class LeaseController(Controller):
                 self._node_count = -1  # look for the new one
                 return
             renewal.owner_uid = node["metadata"].get("uid", "")
+            nodeos = self.twin.services.nodeos
+            if nodeos is not None and not nodeos.kubelet_running(renewal.name):
+                renewal.due = now + renewal.period  # a stopped kubelet renews nothing
+                return
 
         def renew(lease: dict[str, Any]) -> None:
             spec = lease.setdefault("spec", {})
