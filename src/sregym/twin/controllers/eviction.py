@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
+from sregym.twin.chaos.kubelet_tls import kubelet_online
 from sregym.twin.chaos.nodeos import nodeos_of
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import get_path, set_condition
@@ -103,15 +104,17 @@ class EvictionManager(Controller):
         for node in list(self.twin.store.scan("Node")):
             name = node["metadata"]["name"]
             state = self._nodes.setdefault(name, _NodeEviction())
-            running = self.nodeos.kubelet_running(name)
+            running = kubelet_online(self.twin, name)
             if not running:
-                state.kubelet_up = False
+                # Only a stopped process starts afresh; a kubelet cut off by TLS just reconnects.
+                state.kubelet_up = state.kubelet_up and self.nodeos.kubelet_running(name)
                 continue
+            state_was_up = state.kubelet_up
             restarted = not state.kubelet_up or any(
                 c.get("status") == "Unknown" for c in get_path(node, "status", "conditions", default=[]) or [])
             state.kubelet_up = True
             if restarted:
-                self._post_start(name, state, now)
+                self._post_start(name, state, now, started=not state_was_up)
                 state.next_housekeeping = now
             if now >= state.next_housekeeping:
                 state.next_housekeeping = now + HOUSEKEEPING
@@ -180,10 +183,11 @@ class EvictionManager(Controller):
                                     component=COMPONENT, host=node)
 
     # ------------------------------------------------------------ restart
-    def _post_start(self, node: str, state: _NodeEviction, now: float) -> None:
-        """A kubelet (re)started: `Starting kubelet.` and a full status post."""
+    def _post_start(self, node: str, state: _NodeEviction, now: float, *, started: bool = True) -> None:
+        """A kubelet (re)started (`Starting kubelet.`) or reconnected: a full status post."""
         iso = self.twin.clock.iso()
-        self.nodeos.kubelet(node, "Starting kubelet.", source="kubelet.go:1608")
+        if started:
+            self.nodeos.kubelet(node, "Starting kubelet.", source="kubelet.go:1608")
 
         def post(obj: dict[str, Any]) -> None:
             for c in get_path(obj, "status", "conditions", default=[]) or []:
@@ -205,7 +209,8 @@ class EvictionManager(Controller):
             return
         if updated is None:
             return
-        self.twin.events.normal(updated, "Starting", "Starting kubelet.", component=COMPONENT, host=node)
+        if started:
+            self.twin.events.normal(updated, "Starting", "Starting kubelet.", component=COMPONENT, host=node)
         self.twin.events.normal(updated, "NodeReady", f"Node {node} status is now: NodeReady",
                                 component=COMPONENT, host=node)
 

@@ -20,6 +20,7 @@ import ipaddress
 import math
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.chaos.kubelet_tls import kubelet_online
 from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import get_path, set_condition
@@ -113,7 +114,7 @@ class Kubelet(Controller):
             meta = pod["metadata"]
             uid = meta.get("uid", "")
             seen.add(uid)
-            if nodeos is not None and not nodeos.kubelet_running(node):
+            if nodeos is not None and not kubelet_online(self.twin, node):
                 continue  # a stopped kubelet syncs nothing; its containers keep running
             runtime = self.runtime.pods.get(uid)
             if (runtime is not None and runtime.seen_rv == meta.get("resourceVersion")
@@ -160,7 +161,7 @@ class Kubelet(Controller):
             if "node-role.kubernetes.io/control-plane" not in labels:
                 continue
             node_name = node["metadata"]["name"]
-            if nodeos is not None and not nodeos.kubelet_running(node_name):
+            if nodeos is not None and not kubelet_online(self.twin, node_name):
                 continue
             for manifest in static_pod_manifests(node):
                 name = manifest["metadata"]["name"]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
+from sregym.twin.chaos.kubelet_tls import kubelet_online
 from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
 
@@ -76,7 +77,7 @@ class NodeStatusController(Controller):
 
     def _kubelet_up(self, name: str) -> bool:
         nodeos = self.twin.services.nodeos
-        return nodeos is None or nodeos.kubelet_running(name)
+        return nodeos is None or kubelet_online(self.twin, name)
 
     def _start(self, node: dict[str, Any], now: float) -> _Reporter:
         """The kubelet has just registered its node: that was a report (of a changed status)."""

@@ -10,10 +10,16 @@ tolerations therefore leave an unreachable or not-ready node after 300 s. Deleti
 own grace period. On a node whose kubelet is gone nobody confirms the deletion, so the pod stays
 Terminating until the kubelet comes back or someone force-deletes it. A taint removed before the
 deadline cancels the eviction (the deadline is recomputed from the taints every pass).
+
+The `node.kubernetes.io/out-of-service` taint (non-graceful node shutdown) is how an operator
+declares such a node dead: no pod tolerates it, so all are marked for deletion, and the pod
+garbage collector's `gcTerminating` force-deletes the terminating pods of a node that is out of
+service and not Ready, so their controllers' replacements (and volumes) can move on at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -26,6 +32,7 @@ from sregym.twin.workloads.placement import tolerates
 COMPONENT = "taint-eviction-controller"
 USER = "system:serviceaccount:kube-system:node-controller"
 DISRUPTION_MESSAGE = "Taint manager: deleting due to NoExecute taint"
+OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
 
 
 def eviction_time(pod: dict[str, Any], taints: list[dict[str, Any]], now: float) -> float:
@@ -62,8 +69,13 @@ class TaintEvictionController(Controller):
         tainted = {name: taints for name, taints in tainted.items() if taints}
         if not tainted:
             return
+        lost = {name for name, taints in tainted.items()
+                if any(t.get("key") == OUT_OF_SERVICE for t in taints) and not self._ready(name)}
         for pod in list(self.twin.store.scan("Pod")):
             node = get_path(pod, "spec", "nodeName")
+            if node in lost and pod["metadata"].get("deletionTimestamp"):
+                self._force_delete(pod)
+                continue
             if node not in tainted or pod["metadata"].get("deletionTimestamp"):
                 continue
             if get_path(pod, "status", "phase") in ("Succeeded", "Failed"):
@@ -71,6 +83,18 @@ class TaintEvictionController(Controller):
             due = eviction_time(pod, tainted[node], now)
             if due <= now:
                 self._evict(pod)
+
+    def _ready(self, node: str) -> bool:
+        obj = self.twin.store.peek("Node", None, node) or {}
+        return any(c.get("type") == "Ready" and c.get("status") == "True"
+                   for c in get_path(obj, "status", "conditions", default=[]) or [])
+
+    def _force_delete(self, pod: dict[str, Any]) -> None:
+        """PodGC: a terminating pod on an out-of-service node nobody will confirm is removed."""
+        meta = pod["metadata"]
+        with contextlib.suppress(ApiError):
+            self.twin.store.delete("Pod", meta.get("namespace", "default"), meta["name"], grace_period=0,
+                                   user="system:serviceaccount:kube-system:pod-garbage-collector")
 
     def _evict(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
