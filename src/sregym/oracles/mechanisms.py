@@ -59,8 +59,8 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                      "nodestatusunknown", "stopped posting", "systemctl stop", "lost node", "node failure"),
     "memory_pressure": ("memorypressure", "memory pressure", "evicted", "eviction", "low on resource",
                         "memory-pressure", "insufficient memory", "memory hog"),
-    "clock_skew": ("clock", "time drift", "clock drift", "clock skew", "ntp", "x509", "certificate has expired",
-                   "not yet valid", "date -s", "system time", "wrong time"),
+    "clock_skew": ("clock", "time drift", "clock drift", "clock skew", "ntp", "not yet valid", "date -s",
+                   "system time", "wrong time"),
 }
 
 
