@@ -51,3 +51,26 @@ def test_systemctl_stops_and_starts_the_kubelet_from_the_host_only() -> None:
     assert (missing.exit_code, missing.stderr) == (5, "Failed to stop nope.service: Unit nope.service not loaded.\n")
     assert run("host", "systemctl", "start", "kubelet").exit_code == 0
     assert nodeos_of(twin).kubelet_running(NODE)
+
+
+def test_exec_into_a_pod_of_a_stopped_kubelet_cannot_dial_the_backend() -> None:
+    from types import SimpleNamespace
+
+    import pytest
+
+    from sregym.errors import InternalError
+    from sregym.twin.api.kube.pod_exec import preflight
+
+    twin = Twin(seed=6, topology=Topology.default(workers=1))
+    twin.apply(_pod("plain", host_systemd=False))
+    twin.advance(5)
+    ctx: Any = SimpleNamespace(twin=twin)
+    from starlette.datastructures import QueryParams
+
+    params = QueryParams("command=true&stdout=1")
+    assert preflight(ctx, "default", "plain", params)[0]["metadata"]["name"] == "plain"
+    nodeos_of(twin).set_kubelet_running(NODE, False)
+    host_ip = twin.store.peek("Pod", "default", "plain")["status"]["hostIP"]
+    with pytest.raises(InternalError, match=rf"^error dialing backend: dial tcp {host_ip}:10250: connect: "
+                                            "connection refused$"):
+        preflight(ctx, "default", "plain", params)

@@ -12,6 +12,8 @@ clock back restores the handshake and the kubelet reports in again.
 
 The controllers that act for a kubelet (kubelet, leases, node status, eviction manager) ask
 `kubelet_online`; the lease controller calls `report_failure` when a renewal fails this way.
+`backend_error` is what the API server answers an exec into a pod whose kubelet process is
+down: it cannot dial the kubelet's port 10250.
 """
 
 from __future__ import annotations
@@ -71,6 +73,14 @@ def kubelet_online(twin: Twin, node: str) -> bool:
     if nodeos is None:
         return True
     return nodeos.kubelet_running(node) and tls_error(twin, node) is None
+
+
+def backend_error(twin: Twin, node: str, host_ip: str) -> str | None:
+    """The API server's error for a kubelet-proxied request (exec, attach) to a stopped kubelet."""
+    nodeos = twin.services.nodeos
+    if nodeos is None or nodeos.kubelet_running(node):
+        return None
+    return f"error dialing backend: dial tcp {host_ip or '172.18.0.2'}:10250: connect: connection refused"
 
 
 def report_failure(twin: Twin, node: str) -> None:

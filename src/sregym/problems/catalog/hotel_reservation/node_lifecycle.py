@@ -75,7 +75,8 @@ def kubelet_stopped_by_host_agent() -> Problem:
     every pod on it NotReady so the endpoints of geo, search, rate, profile and consul drop them,
     and after 300 s the taint manager marks them for deletion: they stay Terminating because no
     kubelet confirms it, and mongodb-profile's replacement cannot attach the volume the
-    stranded pod still holds. Searches fail. `kubectl exec`/`logs` on the node cannot work.
+    stranded pod still holds. Searches fail. `kubectl exec` into a pod there fails ("error dialing
+    backend: dial tcp ...:10250: connect: connection refused").
     Fix: delete the agent and give the node up — the out-of-service taint (or force-deleting
     its pods) lets everything run elsewhere; the node team then restarts the kubelet. The
     durability check repairs the node: an agent left running stops the kubelet again.
