@@ -54,6 +54,13 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
     "feature_flag": ("feature flag", "flag", "search_backend_version", "latent bug", "code path", "unimplemented"),
     "env_shadowing": ("duplicate env", "duplicated env", "shadow", "defined twice", "duplicate definition",
                       "second definition", "env var", "environment variable"),
+    # Node lifecycle problems.
+    "node_failure": ("kubelet", "notready", "not ready", "node down", "node is down", "unreachable",
+                     "nodestatusunknown", "stopped posting", "systemctl stop", "lost node", "node failure"),
+    "memory_pressure": ("memorypressure", "memory pressure", "evicted", "eviction", "low on resource",
+                        "memory-pressure", "insufficient memory", "memory hog"),
+    "clock_skew": ("clock", "time drift", "clock drift", "clock skew", "ntp", "not yet valid", "date -s",
+                   "system time", "wrong time"),
 }
 
 
@@ -72,6 +79,10 @@ RELATED: dict[str, frozenset[str]] = {
     "retry_storm": frozenset({"cpu_throttling"}),
     "rollout_strategy": frozenset({"dns"}),
     "volume_attach": frozenset({"node_selector"}),
+    # A node whose kubelet cannot reach the API server is NotReady; evicted pods wait Pending.
+    "node_failure": frozenset({"clock_skew"}),
+    "clock_skew": frozenset({"node_failure"}),
+    "memory_pressure": frozenset({"oom", "node_selector"}),
 }
 
 

@@ -10,10 +10,8 @@ here, per node, as `twin.services.nodeos` (a `NodeOS`):
   rate-limited the way `net_ratelimit` does;
 - disks: the root filesystem (`sda1` on `/`, the kubelet's nodefs) and a data disk (`sdb1` on
   `/var/local-path-provisioner`, where PersistentVolumes live), with capacity, usage, inodes and
-  bad sectors. Below the kubelet's eviction thresholds (nodefs.available<10%,
-  nodefs.inodesFree<5%) the node reports DiskPressure with the kubelet's reason, message, event
-  and taint, and clears it only after the 5-minute pressure transition period. Pods are not
-  evicted;
+  bad sectors. The kubelet's eviction manager (`controllers/eviction.py`) reads them for
+  DiskPressure;
 - clock offset in seconds (`set_clock_offset`), read by `chaos.time_offset` and node-exporter;
 - block-layer I/O errors (`io_errors`), written by IOChaos faults with a device and sector.
 
@@ -40,10 +38,6 @@ if TYPE_CHECKING:
 
 CONNTRACK_MAX = 131072
 CONNTRACK_LIFETIME = 120.0  # seconds a closed connection's entry lingers (TIME_WAIT)
-NODEFS_AVAILABLE_MIN = 0.10
-NODEFS_INODES_FREE_MIN = 0.05
-PRESSURE_TRANSITION = 300.0  # --eviction-pressure-transition-period
-HOUSEKEEPING = 10.0  # the eviction manager's monitoring interval
 RATELIMIT_INTERVAL = 5.0  # net_ratelimit: 10 messages per 5 s
 RATELIMIT_BURST = 10
 SECTOR_BYTES = 512
@@ -94,10 +88,6 @@ class NodeState:
     window_start: float = -math.inf
     window_printed: int = 0
     suppressed: int = 0
-    # DiskPressure as the kubelet observed it.
-    pressure: bool = False
-    pressure_last_seen: float = -math.inf
-    next_housekeeping: float = 0.0
 
     @property
     def conntrack_entries(self) -> int:
@@ -276,57 +266,6 @@ class NodeOS:
             state = self.node(name)
             state.conntrack_transient *= decay
             kernel_tick(self, state, now)
-            if now >= state.next_housekeeping:
-                state.next_housekeeping = now + HOUSEKEEPING
-                self._eviction_manager(state, now)
-
-    def _eviction_manager(self, state: NodeState, now: float) -> None:
-        nodefs = state.disks["sda"]
-        short_space = nodefs.avail_bytes < NODEFS_AVAILABLE_MIN * nodefs.size_bytes
-        short_inodes = nodefs.inodes_free < NODEFS_INODES_FREE_MIN * nodefs.inodes
-        if short_space or short_inodes:
-            resource = "ephemeral-storage" if short_space else "inodes"
-            state.pressure_last_seen = now
-            self.kubelet(state.name, '"Eviction manager: attempting to reclaim" '
-                                     f'resourceName="{resource}"', source="eviction_manager.go:366")
-            if not state.pressure:
-                state.pressure = True
-                self._set_pressure(state.name, True)
-        elif state.pressure and now - state.pressure_last_seen >= PRESSURE_TRANSITION:
-            state.pressure = False
-            self._set_pressure(state.name, False)
-
-    def _set_pressure(self, node: str, on: bool) -> None:
-        iso = self.twin.clock.iso()
-        status, reason, message = (("True", "KubeletHasDiskPressure", "kubelet has disk pressure") if on else
-                                   ("False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"))
-
-        def condition(obj: dict[str, Any]) -> None:
-            for cond in (obj.get("status") or {}).get("conditions") or []:
-                if cond.get("type") == "DiskPressure":
-                    if cond.get("status") != status:
-                        cond["lastTransitionTime"] = iso
-                    cond.update(status=status, reason=reason, message=message, lastHeartbeatTime=iso)
-
-        updated = self.twin.store.mutate("Node", None, node, condition, status=True, user=f"system:node:{node}")
-        if updated is None:
-            return
-        taint = {"key": "node.kubernetes.io/disk-pressure", "effect": "NoSchedule"}
-
-        def taints(obj: dict[str, Any]) -> None:
-            spec = obj.setdefault("spec", {})
-            current = [t for t in spec.get("taints") or [] if t.get("key") != taint["key"]]
-            if on:
-                current.append({**taint, "timeAdded": iso})
-            if current:
-                spec["taints"] = current
-            else:
-                spec.pop("taints", None)
-
-        self.twin.store.mutate("Node", None, node, taints, user="system:serviceaccount:kube-system:node-controller")
-        self.twin.events.normal(updated, "NodeHasDiskPressure" if on else "NodeHasNoDiskPressure",
-                                f"Node {node} status is now: {'NodeHasDiskPressure' if on else 'NodeHasNoDiskPressure'}",
-                                component="kubelet", host=node)
 
 
 def nodeos_of(twin: Twin) -> NodeOS:
@@ -339,7 +278,7 @@ def nodeos_of(twin: Twin) -> NodeOS:
 
 @controller
 class NodeOSController(Controller):
-    """Advances node OS state once per tick (conntrack expiry, the kubelet's eviction manager)."""
+    """Advances node OS state once per tick (conntrack expiry)."""
 
     name = "nodeos"
     order = 64

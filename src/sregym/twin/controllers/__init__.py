@@ -8,6 +8,8 @@ This table is the tick order; tests/twin/test_controller_order.py checks it agai
         1  customresourcedefinitions  establish CRD kinds
         3  leases                     node, leader-election and API server identity leases
         4  node-status                node status heartbeats
+        5  node-lifecycle             node health from heartbeats, taints from conditions
+        6  taint-eviction             NoExecute taints evict pods (tolerationSeconds)
        10  garbage-collector          owner references, namespaces, service accounts
        12  csrcleaner                 delete issued kubelet CSRs after an hour
        20  cronjob                    CronJob schedules
@@ -21,6 +23,7 @@ This table is the tick order; tests/twin/test_controller_order.py checks it agai
        60  scheduler                  pod placement
        64  nodeos                     node OS: conntrack, disks, clock (twin/chaos)
        65  chaos-mesh                 Chaos Mesh experiments (twin/chaos)
+       66  eviction-manager           kubelet node pressure, evictions, restart status
        70  kubelet                    pod lifecycle, probes, container runtime
        75  attachdetach-controller    volume attach/detach
        80  endpoints                  Endpoints and EndpointSlices

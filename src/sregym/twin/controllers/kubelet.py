@@ -20,6 +20,7 @@ import ipaddress
 import math
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.chaos.kubelet_tls import kubelet_online
 from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import get_path, set_condition
@@ -104,6 +105,7 @@ class Kubelet(Controller):
         self._ensure_mirror_pods()
         hooks = bool(self.runtime.usage_hooks)
         seen: set[str] = set()
+        nodeos = self.twin.services.nodeos
         for pod in self.twin.store.scan("Pod"):
             spec = pod.get("spec") or {}
             node = spec.get("nodeName")
@@ -112,6 +114,8 @@ class Kubelet(Controller):
             meta = pod["metadata"]
             uid = meta.get("uid", "")
             seen.add(uid)
+            if nodeos is not None and not kubelet_online(self.twin, node):
+                continue  # a stopped kubelet syncs nothing; its containers keep running
             runtime = self.runtime.pods.get(uid)
             if (runtime is not None and runtime.seen_rv == meta.get("resourceVersion")
                     and now < runtime.next_wake and not (hooks and self._limited(pod))):
@@ -151,11 +155,14 @@ class Kubelet(Controller):
             self.twin.store.mutate("Node", None, name, add, status=True)
 
     def _ensure_mirror_pods(self) -> None:
+        nodeos = self.twin.services.nodeos
         for node in self.twin.store.scan("Node"):
             labels = node["metadata"].get("labels") or {}
             if "node-role.kubernetes.io/control-plane" not in labels:
                 continue
             node_name = node["metadata"]["name"]
+            if nodeos is not None and not kubelet_online(self.twin, node_name):
+                continue
             for manifest in static_pod_manifests(node):
                 name = manifest["metadata"]["name"]
                 if self.twin.store.peek("Pod", "kube-system", name) is None:

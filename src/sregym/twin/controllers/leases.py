@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
+from sregym.twin.chaos.kubelet_tls import kubelet_online, report_failure
 from sregym.twin.controller import Controller, controller
 from sregym.twin.topology import CLUSTER_NAME
 
@@ -185,6 +186,11 @@ class LeaseController(Controller):
                 self._node_count = -1  # look for the new one
                 return
             renewal.owner_uid = node["metadata"].get("uid", "")
+            nodeos = self.twin.services.nodeos
+            if nodeos is not None and not kubelet_online(self.twin, renewal.name):
+                renewal.due = now + renewal.period  # a stopped or cut-off kubelet renews nothing
+                report_failure(self.twin, renewal.name)
+                return
 
         def renew(lease: dict[str, Any]) -> None:
             spec = lease.setdefault("spec", {})

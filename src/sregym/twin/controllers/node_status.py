@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
+from sregym.twin.chaos.kubelet_tls import kubelet_online
 from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
 
@@ -68,11 +69,15 @@ class NodeStatusController(Controller):
             reporter = self._reporters.get(name)
             if reporter is None:
                 reporter = self._start(node, now)
-            if now >= reporter.next_check:
+            if now >= reporter.next_check and self._kubelet_up(name):
                 self._check(name, node, reporter, now)
         for name in [n for n in self._reporters if n not in present]:
             del self._reporters[name]
         self._next = min((r.next_check for r in self._reporters.values()), default=math.inf)
+
+    def _kubelet_up(self, name: str) -> bool:
+        nodeos = self.twin.services.nodeos
+        return nodeos is None or kubelet_online(self.twin, name)
 
     def _start(self, node: dict[str, Any], now: float) -> _Reporter:
         """The kubelet has just registered its node: that was a report (of a changed status)."""

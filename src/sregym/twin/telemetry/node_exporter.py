@@ -17,11 +17,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-<<<<<<< HEAD
 from sregym.twin.chaos import node_kernel, node_tasks
-=======
 from sregym.twin.chaos.diskio import DeviceIO, activity
->>>>>>> wip-disk
 from sregym.twin.machinery.quantity import QuantityError, cpu_cores, memory_bytes
 from sregym.twin.telemetry.cadvisor import (
     SYSTEM_CPU_CORES,

@@ -51,6 +51,7 @@ from sregym.errors import ApiError, BadRequest, InternalError, not_found
 from sregym.twin.api.kube.encoding import error_response
 from sregym.twin.api.kube.handlers import RequestContext, subresource, websocket_subresource
 from sregym.twin.api.wall_time import presenter
+from sregym.twin.chaos.kubelet_tls import backend_error
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.userland.exec_target import container_running, exec_start_error, resolve_container
 
@@ -109,6 +110,9 @@ def preflight(ctx: RequestContext, namespace: str | None, name: str,
     opts.container = resolve_container(pod, name, opts.container)
     if not get_path(pod, "spec", "nodeName"):
         raise BadRequest(f"pod {name} does not have a host assigned")
+    unreachable = backend_error(ctx.twin, pod["spec"]["nodeName"], get_path(pod, "status", "hostIP") or "")
+    if unreachable:
+        raise InternalError(unreachable)
     return pod, opts
 
 
