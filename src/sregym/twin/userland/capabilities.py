@@ -7,6 +7,7 @@ from typing import Any
 
 from sregym.twin.node.shell import Invocation
 
+
 def _container(call: Invocation) -> dict[str, Any]:
     spec = (call.ctx.pod or {}).get("spec") or {}
     return next((c for c in spec.get("containers") or [] if c.get("name") == call.ctx.container), {})
