@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from sregym.twin.node.shell import Invocation, command
-from sregym.twin.userland.procfs import program_argv
+from sregym.twin.userland.processes import program_argv
 
 SIGNALS = ("HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
            "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
