@@ -6,6 +6,7 @@ store model (what the data plane does), so the disk counters follow a known IO r
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -209,7 +210,10 @@ def test_iostat_where_the_image_ships_sysstat(twin: Twin) -> None:
     pod = _pod(twin)
     ctx = exec_context(twin, pod, "mongo")
     assert run_exec(ctx, ["iostat", "-x"]).exit_code == 127  # mongo's image has no sysstat
-    ctx.extras["image"] = "sysstat-box:1"
+    # The same container as if its image shipped sysstat (the executables come from the image).
+    with_sysstat = copy.deepcopy(pod)
+    next(c for c in with_sysstat["spec"]["containers"] if c["name"] == "mongo")["image"] = "sysstat-box:1"
+    ctx = exec_context(twin, with_sysstat, "mongo")
     out = run_exec(ctx, ["iostat", "-x", "-d", "1", "2"])
     assert out.exit_code == 0, out.stderr
     lines = out.stdout.splitlines()

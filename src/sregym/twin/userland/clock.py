@@ -180,6 +180,9 @@ def _rtc(call: Invocation) -> dict[str, float]:
 @command("hwclock")
 def hwclock(call: Invocation) -> int:
     node = can_set_clock(call)
+    if node is None and call.ctx.shell_flavour == "ash":  # BusyBox looks for the RTC device itself
+        call.error("hwclock: can't open '/dev/misc/rtc': No such file or directory\n")
+        return 1
     if node is None:
         call.error("hwclock: Cannot access the Hardware Clock via any known method.\n"
                    "hwclock: Use the --verbose option to see the details of our search for an access method.\n")
