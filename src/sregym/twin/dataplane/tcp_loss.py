@@ -100,33 +100,32 @@ def path_cost(effect: Any, timeout_ms: float) -> tuple[float, float, float]:
 # ------------------------------------------------------------------------------------ counters
 SNMP_TCP = ("RtoAlgorithm", "RtoMin", "RtoMax", "MaxConn", "ActiveOpens", "PassiveOpens", "AttemptFails",
             "EstabResets", "CurrEstab", "InSegs", "OutSegs", "RetransSegs", "InErrs", "OutRsts", "InCsumErrors")
-TCP_EXT = ("SyncookiesSent", "SyncookiesRecv", "SyncookiesFailed", "EmbryonicRsts", "PruneCalled",
-           "RcvPruned", "OfoPruned", "OutOfWindowIcmps", "LockDroppedIcmps", "ArpFilter", "TW", "TWRecycled",
-           "TWKilled", "PAWSActive", "PAWSEstab", "DelayedACKs", "DelayedACKLocked", "DelayedACKLost",
-           "ListenOverflows", "ListenDrops", "TCPHPHits", "TCPPureAcks", "TCPHPAcks", "TCPRenoRecovery",
-           "TCPSackRecovery", "TCPSACKReneging", "TCPSACKReorder", "TCPRenoReorder", "TCPTSReorder",
-           "TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo", "TCPLossUndo", "TCPLostRetransmit",
-           "TCPRenoFailures", "TCPSackFailures", "TCPLossFailures", "TCPFastRetrans", "TCPSlowStartRetrans",
-           "TCPTimeouts", "TCPLossProbes", "TCPLossProbeRecovery", "TCPRenoRecoveryFail",
-           "TCPSackRecoveryFail", "TCPRcvCollapsed", "TCPDSACKOldSent", "TCPDSACKOfoSent", "TCPDSACKRecv",
-           "TCPDSACKOfoRecv", "TCPAbortOnData", "TCPAbortOnClose", "TCPAbortOnMemory", "TCPAbortOnTimeout",
-           "TCPAbortOnLinger", "TCPAbortFailed", "TCPMemoryPressures", "TCPMemoryPressuresChrono",
-           "TCPSACKDiscard", "TCPDSACKIgnoredOld", "TCPDSACKIgnoredNoUndo", "TCPSpuriousRTOs", "TCPMD5NotFound",
-           "TCPMD5Unexpected", "TCPMD5Failure", "TCPSackShifted", "TCPSackMerged", "TCPSackShiftFallback",
-           "TCPBacklogDrop", "PFMemallocDrop", "TCPMinTTLDrop", "TCPDeferAcceptDrop", "IPReversePathFilter",
-           "TCPTimeWaitOverflow", "TCPReqQFullDoCookies", "TCPReqQFullDrop", "TCPRetransFail",
-           "TCPRcvCoalesce", "TCPOFOQueue", "TCPOFODrop", "TCPOFOMerge", "TCPChallengeACK", "TCPSYNChallenge",
-           "TCPFastOpenActive", "TCPFastOpenActiveFail", "TCPFastOpenPassive", "TCPFastOpenPassiveFail",
-           "TCPFastOpenListenOverflow", "TCPFastOpenCookieReqd", "TCPFastOpenBlackhole",
-           "TCPSpuriousRtxHostQueues", "BusyPollRxPackets", "TCPAutoCorking", "TCPFromZeroWindowAdv",
-           "TCPToZeroWindowAdv", "TCPWantZeroWindowAdv", "TCPSynRetrans", "TCPOrigDataSent", "TCPHystartTrainDetect",
-           "TCPHystartTrainCwnd", "TCPHystartDelayDetect", "TCPHystartDelayCwnd", "TCPACKSkippedSynRecv",
-           "TCPACKSkippedPAWS", "TCPACKSkippedSeq", "TCPACKSkippedFinWait2", "TCPACKSkippedTimeWait",
-           "TCPACKSkippedChallenge", "TCPWinProbe", "TCPKeepAlive", "TCPMTUPFail", "TCPMTUPSuccess",
-           "TCPDelivered", "TCPDeliveredCE", "TCPAckCompressed", "TCPZeroWindowDrop", "TCPRcvQDrop",
-           "TCPWqueueTooBig", "TCPFastOpenPassiveAltKey", "TcpTimeoutRehash", "TcpDuplicateDataRehash",
-           "TCPDSACKRecvSegs", "TCPDSACKIgnoredDubious", "TCPMigrateReqSuccess", "TCPMigrateReqFailure",
-           "TCPPLBRehash")
+TCP_EXT = (  # Linux 6.1 order
+    "SyncookiesSent", "SyncookiesRecv", "SyncookiesFailed", "EmbryonicRsts", "PruneCalled", "RcvPruned",
+    "OfoPruned", "OutOfWindowIcmps", "LockDroppedIcmps", "ArpFilter", "TW", "TWRecycled", "TWKilled",
+    "PAWSActive", "PAWSEstab", "DelayedACKs", "DelayedACKLocked", "DelayedACKLost", "ListenOverflows",
+    "ListenDrops", "TCPHPHits", "TCPPureAcks", "TCPHPAcks", "TCPRenoRecovery", "TCPSackRecovery",
+    "TCPSACKReneging", "TCPSACKReorder", "TCPRenoReorder", "TCPTSReorder", "TCPFullUndo", "TCPPartialUndo",
+    "TCPDSACKUndo", "TCPLossUndo", "TCPLostRetransmit", "TCPRenoFailures", "TCPSackFailures", "TCPLossFailures",
+    "TCPFastRetrans", "TCPSlowStartRetrans", "TCPTimeouts", "TCPLossProbes", "TCPLossProbeRecovery",
+    "TCPRenoRecoveryFail", "TCPSackRecoveryFail", "TCPRcvCollapsed", "TCPBacklogCoalesce", "TCPDSACKOldSent",
+    "TCPDSACKOfoSent", "TCPDSACKRecv", "TCPDSACKOfoRecv", "TCPAbortOnData", "TCPAbortOnClose",
+    "TCPAbortOnMemory", "TCPAbortOnTimeout", "TCPAbortOnLinger", "TCPAbortFailed", "TCPMemoryPressures",
+    "TCPMemoryPressuresChrono", "TCPSACKDiscard", "TCPDSACKIgnoredOld", "TCPDSACKIgnoredNoUndo",
+    "TCPSpuriousRTOs", "TCPMD5NotFound", "TCPMD5Unexpected", "TCPMD5Failure", "TCPSackShifted", "TCPSackMerged",
+    "TCPSackShiftFallback", "TCPBacklogDrop", "PFMemallocDrop", "TCPMinTTLDrop", "TCPDeferAcceptDrop",
+    "IPReversePathFilter", "TCPTimeWaitOverflow", "TCPReqQFullDoCookies", "TCPReqQFullDrop", "TCPRetransFail",
+    "TCPRcvCoalesce", "TCPOFOQueue", "TCPOFODrop", "TCPOFOMerge", "TCPChallengeACK", "TCPSYNChallenge",
+    "TCPFastOpenActive", "TCPFastOpenActiveFail", "TCPFastOpenPassive", "TCPFastOpenPassiveFail",
+    "TCPFastOpenListenOverflow", "TCPFastOpenCookieReqd", "TCPFastOpenBlackhole", "TCPSpuriousRtxHostQueues",
+    "BusyPollRxPackets", "TCPAutoCorking", "TCPFromZeroWindowAdv", "TCPToZeroWindowAdv", "TCPWantZeroWindowAdv",
+    "TCPSynRetrans", "TCPOrigDataSent", "TCPHystartTrainDetect", "TCPHystartTrainCwnd", "TCPHystartDelayDetect",
+    "TCPHystartDelayCwnd", "TCPACKSkippedSynRecv", "TCPACKSkippedPAWS", "TCPACKSkippedSeq",
+    "TCPACKSkippedFinWait2", "TCPACKSkippedTimeWait", "TCPACKSkippedChallenge", "TCPWinProbe", "TCPKeepAlive",
+    "TCPMTUPFail", "TCPMTUPSuccess", "TCPDelivered", "TCPDeliveredCE", "TCPAckCompressed", "TCPZeroWindowDrop",
+    "TCPRcvQDrop", "TCPWqueueTooBig", "TCPFastOpenPassiveAltKey", "TcpTimeoutRehash", "TcpDuplicateDataRehash",
+    "TCPDSACKRecvSegs", "TCPDSACKIgnoredDubious", "TCPMigrateReqSuccess", "TCPMigrateReqFailure", "TCPPLBRehash",
+)
 
 
 @dataclass
@@ -281,3 +280,50 @@ def node_as_peer(node: dict[str, Any]) -> dict[str, Any]:
     """A node's host network namespace as a flow endpoint."""
     return {"metadata": {"name": node["metadata"]["name"]},
             "spec": {"hostNetwork": True, "nodeName": node["metadata"]["name"]}}
+
+
+# ------------------------------------------------------------------------------ kernel tables
+IP_FIELDS = ("Forwarding", "DefaultTTL", "InReceives", "InHdrErrors", "InAddrErrors", "ForwDatagrams",
+             "InUnknownProtos", "InDiscards", "InDelivers", "OutRequests", "OutDiscards", "OutNoRoutes",
+             "ReasmTimeout", "ReasmReqds", "ReasmOKs", "ReasmFails", "FragOKs", "FragFails", "FragCreates")
+ICMP_FIELDS = ("InMsgs", "InErrors", "InCsumErrors", "InDestUnreachs", "InTimeExcds", "InParmProbs",
+               "InSrcQuenchs", "InRedirects", "InEchos", "InEchoReps", "InTimestamps", "InTimestampReps",
+               "InAddrMasks", "InAddrMaskReps", "OutMsgs", "OutErrors", "OutRateLimitGlobal", "OutRateLimitHost",
+               "OutDestUnreachs", "OutTimeExcds", "OutParmProbs", "OutSrcQuenchs", "OutRedirects", "OutEchos",
+               "OutEchoReps", "OutTimestamps", "OutTimestampReps", "OutAddrMasks", "OutAddrMaskReps")
+UDP_FIELDS = ("InDatagrams", "NoPorts", "InErrors", "OutDatagrams", "RcvbufErrors", "SndbufErrors",
+              "InCsumErrors", "IgnoredMulti", "MemErrors")
+IP_EXT_FIELDS = ("InNoRoutes", "InTruncatedPkts", "InMcastPkts", "OutMcastPkts", "InBcastPkts", "OutBcastPkts",
+                 "InOctets", "OutOctets", "InMcastOctets", "OutMcastOctets", "InBcastOctets", "OutBcastOctets",
+                 "InCsumErrors", "InNoECTPkts", "InECT1Pkts", "InECT0Pkts", "InCEPkts", "ReasmOverlaps")
+DNS_SHARE = 0.02  # UDP datagrams (DNS) per TCP segment
+SEGMENT_BYTES = 420.0  # mean bytes on the wire per segment of RPC traffic
+
+
+def kernel_tables(mib: TcpMib, *, host: bool) -> dict[str, list[tuple[str, int]]]:
+    """The sections of `/proc/net/snmp` and `/proc/net/netstat` for one namespace, in kernel order.
+
+    A pod's namespace does not forward (`Forwarding` 2); a node's does (1)."""
+    out_segs, in_segs = int(mib.out_segs), int(mib.in_segs)
+    udp = int(mib.out_segs * DNS_SHARE)
+    tcp = {"RtoAlgorithm": 1, "RtoMin": 200, "RtoMax": 120000, "MaxConn": -1,
+           "ActiveOpens": int(mib.active_opens), "PassiveOpens": int(mib.passive_opens), "AttemptFails": 0,
+           "EstabResets": 0, "CurrEstab": 0 if host else 2, "InSegs": in_segs, "OutSegs": out_segs,
+           "RetransSegs": int(mib.retrans), "InErrs": int(mib.in_errs), "OutRsts": int(mib.passive_opens * 0.02),
+           "InCsumErrors": int(mib.csum_errs)}
+    ip = dict.fromkeys(IP_FIELDS, 0)
+    ip.update(Forwarding=1 if host else 2, DefaultTTL=64, InReceives=in_segs + udp, InDelivers=in_segs + udp,
+              OutRequests=out_segs + udp)
+    ext = dict.fromkeys(TCP_EXT, 0)
+    ext.update(DelayedACKs=int(mib.delayed_acks), TCPTimeouts=int(mib.timeouts), TCPLossProbes=int(mib.loss_probes),
+               TCPLossProbeRecovery=int(mib.loss_probes * 0.5), TCPDSACKRecv=int(mib.dsack_recv),
+               TCPDSACKRecvSegs=int(mib.dsack_recv), TCPPureAcks=int(in_segs * 0.4), TCPHPAcks=int(in_segs * 0.3),
+               TCPHPHits=int(in_segs * 0.2), TCPOrigDataSent=int(mib.out_segs - mib.retrans) // 2,
+               TCPDelivered=int(mib.out_segs - mib.retrans) // 2, TW=int(mib.active_opens * 0.9),
+               TCPRcvCoalesce=int(in_segs * 0.05), TCPAutoCorking=int(out_segs * 0.001))
+    ip_ext = dict.fromkeys(IP_EXT_FIELDS, 0)
+    ip_ext.update(InOctets=int(mib.in_segs * SEGMENT_BYTES), OutOctets=int(mib.out_segs * SEGMENT_BYTES),
+                  InNoECTPkts=in_segs + udp)
+    return {"Ip": list(ip.items()), "Icmp": [(f, 0) for f in ICMP_FIELDS], "Tcp": list(tcp.items()),
+            "Udp": [(f, udp if f in ("InDatagrams", "OutDatagrams") else 0) for f in UDP_FIELDS],
+            "UdpLite": [(f, 0) for f in UDP_FIELDS], "TcpExt": list(ext.items()), "IpExt": list(ip_ext.items())}
