@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import WEB, chaos, ready_pods
 
 import sregym.twin.userland  # noqa: F401  (registers the exec commands)
+from conftest import WEB, chaos, ready_pods
 from sregym.twin import Twin
 from sregym.twin.chaos import install_chaos_mesh
 from sregym.twin.dataplane.synthetic import synthetic_app
