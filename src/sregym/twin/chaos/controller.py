@@ -24,9 +24,12 @@ from sregym.twin.chaos.actions import ACTIONS, INJECTED, NOT_INJECTED, ApplyErro
 from sregym.twin.chaos.devices import DATA_DEVICE, DEVICE_SCOPE, is_device_scoped
 from sregym.twin.chaos.goduration import parse_duration
 from sregym.twin.chaos.injection import Injection
+from sregym.twin.chaos.jvm import JvmChaosAction  # noqa: F401  (registers the JVMChaos action)
 from sregym.twin.chaos.nodeos import nodeos_of
+from sregym.twin.chaos.schedule import reconcile_schedules
 from sregym.twin.chaos.selection import SelectError
 from sregym.twin.chaos.service import ChaosService
+from sregym.twin.chaos.workflow import reconcile_workflows
 from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import clone
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
 FINALIZER = "chaos-mesh/records"
 PAUSE_ANNOTATION = "experiment.chaos-mesh.org/pause"
 MAX_EVENTS = 10
-KINDS = ("PodChaos", "NetworkChaos", "StressChaos", "IOChaos", "TimeChaos", "DNSChaos", "HTTPChaos")
+KINDS = ("PodChaos", "NetworkChaos", "StressChaos", "IOChaos", "TimeChaos", "DNSChaos", "HTTPChaos", "JVMChaos")
 USER = "system:serviceaccount:chaos-mesh:chaos-controller-manager"
 IO_ERROR_PERIOD = (5.0, 30.0)  # seconds between failing reads the kernel logs while a fault runs
 
@@ -65,6 +68,8 @@ class ChaosController(Controller):
 
     # ------------------------------------------------------------------ loop
     def reconcile(self) -> None:
+        reconcile_schedules(self.twin)  # Schedule and Workflow spawn or delete experiments first
+        reconcile_workflows(self.twin)
         injections: list[Injection] = []
         for kind in KINDS:
             for obj in list(self.twin.store.scan(kind)):

@@ -307,7 +307,13 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
            printer=P.CUSTOM_RESOURCE,
        agent_grants=())
         for kind in ("NetworkChaos", "PodChaos", "StressChaos", "IOChaos", "TimeChaos",
-                     "DNSChaos", "HTTPChaos")
+                     "DNSChaos", "HTTPChaos", "JVMChaos")
+    ),
+    # Chaos Mesh's orchestration kinds (twin/chaos/schedule.py, twin/chaos/workflow.py).
+    *(
+        _k(CHAOS_GROUP, "v1alpha1", kind, plural, subresources=("status",), generation=True,
+           hidden_from_agent=True, categories=("chaos-mesh",), printer=P.CUSTOM_RESOURCE, agent_grants=())
+        for kind, plural in (("Schedule", "schedules"), ("Workflow", "workflows"), ("WorkflowNode", "workflownodes"))
     ),
 )
 
