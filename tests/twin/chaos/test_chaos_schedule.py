@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import WEB, chaos, ready_pods
 
+from conftest import WEB, chaos, ready_pods
 from sregym.twin import Twin
 from sregym.twin.chaos.schedule import unmet_run
 
