@@ -1,4 +1,4 @@
-"""Chaos Mesh Workflow (Serial, Parallel, Suspend, chaos nodes) and JVMChaos on JVM and non-JVM targets."""
+"""Chaos Mesh Workflow (Serial, Suspend, chaos nodes), JVMChaos on JVM and non-JVM targets and HTTPChaos rewrites."""
 
 from __future__ import annotations
 
@@ -101,3 +101,22 @@ def test_jvmchaos_fails_on_a_non_jvm_container_and_injects_a_jvm_one(twin: Twin)
     [record] = ok["experiment"]["containerRecords"]
     assert record["id"] == "default/ad/ad" and record["phase"] == "Injected" and record["injectedCount"] == 1
     assert {c["type"]: c["status"] for c in ok["conditions"]}["AllInjected"] == "True"
+
+
+def test_httpchaos_response_rewrites_match_code_and_headers(twin: Twin) -> None:
+    from sregym.twin.userland.context import exec_context, run_exec
+
+    pod = ready_pods(twin)[0]
+    twin.create(chaos("HTTPChaos", "teapot", {
+        "mode": "all", "selector": {"pods": {"default": [pod["metadata"]["name"]]}}, "target": "Response",
+        "port": 80, "path": "/api/*", "code": 200,
+        "replace": {"code": 418, "headers": {"X-Chaos": "1"}, "body": "eyJvayI6ZmFsc2V9"},
+        "patch": {"headers": [["X-Extra", "yes"]]}}, namespace="default"))
+    twin.advance(2)
+    client = twin.store.peek("Pod", "default", ready_pods(twin)[1]["metadata"]["name"])
+    ip = pod["status"]["podIP"]
+    result = run_exec(exec_context(twin, client, "nginx"), ["curl", "-s", "-i", f"http://{ip}/api/ads"])
+    assert result.stdout.startswith("HTTP/1.1 418 ") and "X-Chaos: 1\r\n" in result.stdout
+    assert "X-Extra: yes\r\n" in result.stdout and result.stdout.endswith('{"ok":false}')
+    untouched = run_exec(exec_context(twin, client, "nginx"), ["curl", "-s", "-i", f"http://{ip}/"])
+    assert untouched.stdout.startswith("HTTP/1.1 200 ")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from sregym.twin.chaos.http_rewrite import request_route, rewrite_response
 from sregym.twin.dataplane.connect import ConnectResult
 from sregym.twin.dataplane.state import match_operation
 
@@ -56,11 +57,11 @@ def http_request(engine: DataPlaneEngine, src_pod: dict[str, Any] | None, url: s
     conn = engine.connect(src_pod, host, port, connect_timeout_ms=timeout_ms)
     if not conn.ok:
         return HttpResult(error=conn.error, message=conn.message, latency_ms=conn.latency_ms, connect=conn)
-    return answer(engine, conn, parts.scheme, port, path, method=method, timeout_ms=timeout_ms)
+    return answer(engine, conn, parts.scheme, port, path, method=method, timeout_ms=timeout_ms, headers=headers)
 
 
 def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int, path: str, *,
-           method: str = "GET", timeout_ms: float = 10_000.0) -> HttpResult:
+           method: str = "GET", timeout_ms: float = 10_000.0, headers: dict[str, str] | None = None) -> HttpResult:
     """What the process behind an established connection answers to one request (also used
     for connections that do not cross the network, such as the kubelet's port-forward)."""
     rtt = 2 * conn.latency_ms
@@ -69,8 +70,9 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
                           message="error:0A00010B:SSL routines::wrong version number")
     found = engine.runtime.listener(conn.dst_ip, conn.target_port or port)
     chaos = engine.twin.services.chaos
-    effect = chaos.http(conn.dst_pod, conn.target_port or port, method, path) \
+    effect = chaos.http(conn.dst_pod, conn.target_port or port, method, path, headers) \
         if chaos is not None and conn.dst_pod is not None and hasattr(chaos, "http") else None
+    path, method = request_route(effect, path, method)  # a Request rule's replace: the server sees another route
     if effect is not None and getattr(effect, "abort", False):
         return HttpResult(error="reset", latency_ms=rtt, connect=conn, message="Connection reset by peer")
     delay = float(getattr(effect, "delay_ms", 0.0) or 0.0) if effect is not None else 0.0
@@ -114,10 +116,8 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
                             latency_ms=rtt + 0.3 + delay, connect=conn)
     else:
         return HttpResult(error="refused", latency_ms=rtt, connect=conn, message=conn.message)
-    replace_code = getattr(effect, "replace_code", None) if effect is not None else None
-    if replace_code:
-        result = HttpResult(int(replace_code), result.body, result.headers, latency_ms=result.latency_ms,
-                            connect=conn)
+    status, body, rewritten = rewrite_response(effect, result.status, result.body, result.headers)
+    result = HttpResult(status, body, rewritten, latency_ms=result.latency_ms, connect=conn)
     headers_out = dict(result.headers)
     headers_out["Content-Length"] = str(len(result.body.encode()))
     return HttpResult(result.status, result.body, headers_out, None, "", result.latency_ms, conn)
