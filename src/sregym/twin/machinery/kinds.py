@@ -311,9 +311,10 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
     ),
     # Chaos Mesh's orchestration kinds (twin/chaos/schedule.py, twin/chaos/workflow.py).
     *(
-        _k(CHAOS_GROUP, "v1alpha1", kind, plural, subresources=("status",), generation=True,
+        _k(CHAOS_GROUP, "v1alpha1", kind, plural, short_names=short, subresources=("status",), generation=True,
            hidden_from_agent=True, categories=("chaos-mesh",), printer=P.CUSTOM_RESOURCE, agent_grants=())
-        for kind, plural in (("Schedule", "schedules"), ("Workflow", "workflows"), ("WorkflowNode", "workflownodes"))
+        for kind, plural, short in (("Schedule", "schedules", ()), ("Workflow", "workflows", ("wf",)),
+                                    ("WorkflowNode", "workflownodes", ("wfn",)))
     ),
 )
 
