@@ -12,6 +12,9 @@ Per experiment and tick it does what Chaos Mesh v2's chain of reconcilers does:
    recoveries and keeping the last ten record events;
 4. condition — `Selected`, `AllInjected`, `AllRecovered`, `Paused`.
 
+Before the experiments, the Schedule and Workflow controllers (`schedule.py`, `workflow.py`) run,
+so what they spawn or delete this tick is reconciled in the same pass.
+
 Order 65, before the kubelet (70): container kills and image swaps take effect the same tick.
 The injected records are published to `twin.services.chaos` for the data plane.
 """
