@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from sregym.twin.dataplane.dns import _State as DnsState
     from sregym.twin.dataplane.engine import DataPlaneEngine
     from sregym.twin.dataplane.netpolicy import _Index as NetpolicyIndex
+    from sregym.twin.dataplane.tcp_loss import TcpStats
     from sregym.twin.datastores.base import StateBank
     from sregym.twin.node.images import ImageCatalogue
     from sregym.twin.node.logs import LogStore
@@ -80,6 +81,7 @@ class TwinServices:
     router: Router | None = None
     dns: DnsState | None = None
     netpolicy: NetpolicyIndex | None = None
+    tcp: TcpStats | None = None
     datastores: StateBank | None = None
     # Chaos Mesh and node OS
     chaos: ChaosService | None = None

@@ -1,7 +1,8 @@
 """Chaos Mesh semantics and node OS state for the twin.
 
 Chaos Mesh v1alpha1 experiments (NetworkChaos, PodChaos, StressChaos, IOChaos, TimeChaos,
-DNSChaos, HTTPChaos, KernelChaos) created through the API are executed by `ChaosController`; the data plane
+DNSChaos, HTTPChaos, JVMChaos, KernelChaos) created through the API are executed by `ChaosController`, which
+also runs Schedules and Workflows (`schedule.py`, `workflow.py`) that spawn them; the data plane
 asks `twin.services.chaos` (`ChaosService`) what applies to a flow, request, lookup or file;
 node OS state (conntrack, disks, clock, kernel/kubelet logs) is `twin.services.nodeos`
 (`NodeOS`). `install_chaos_mesh(twin)` deploys the Chaos Mesh components themselves.

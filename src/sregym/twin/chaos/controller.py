@@ -12,6 +12,9 @@ Per experiment and tick it does what Chaos Mesh v2's chain of reconcilers does:
    recoveries and keeping the last ten record events;
 4. condition — `Selected`, `AllInjected`, `AllRecovered`, `Paused`.
 
+Before the experiments, the Schedule and Workflow controllers (`schedule.py`, `workflow.py`) run,
+so what they spawn or delete this tick is reconciled in the same pass.
+
 Order 65, before the kubelet (70): container kills and image swaps take effect the same tick.
 The injected records are published to `twin.services.chaos` for the data plane.
 """
@@ -24,9 +27,12 @@ from sregym.twin.chaos.actions import ACTIONS, INJECTED, NOT_INJECTED, ApplyErro
 from sregym.twin.chaos.devices import DATA_DEVICE, DEVICE_SCOPE, is_device_scoped
 from sregym.twin.chaos.goduration import parse_duration
 from sregym.twin.chaos.injection import Injection
+from sregym.twin.chaos.jvm import JvmChaosAction  # noqa: F401  (registers the JVMChaos action)
 from sregym.twin.chaos.nodeos import nodeos_of
+from sregym.twin.chaos.schedule import reconcile_schedules
 from sregym.twin.chaos.selection import SelectError
 from sregym.twin.chaos.service import ChaosService
+from sregym.twin.chaos.workflow import reconcile_workflows
 from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
 from sregym.twin.datastores.kernel_faults import kernel_tick
@@ -38,7 +44,8 @@ if TYPE_CHECKING:
 FINALIZER = "chaos-mesh/records"
 PAUSE_ANNOTATION = "experiment.chaos-mesh.org/pause"
 MAX_EVENTS = 10
-KINDS = ("PodChaos", "NetworkChaos", "StressChaos", "IOChaos", "TimeChaos", "DNSChaos", "HTTPChaos", "KernelChaos")
+KINDS = ("PodChaos", "NetworkChaos", "StressChaos", "IOChaos", "TimeChaos", "DNSChaos", "HTTPChaos", "JVMChaos",
+         "KernelChaos")
 USER = "system:serviceaccount:chaos-mesh:chaos-controller-manager"
 IO_ERROR_PERIOD = (5.0, 30.0)  # seconds between failing reads the kernel logs while a fault runs
 
@@ -66,6 +73,8 @@ class ChaosController(Controller):
 
     # ------------------------------------------------------------------ loop
     def reconcile(self) -> None:
+        reconcile_schedules(self.twin)  # Schedule and Workflow spawn or delete experiments first
+        reconcile_workflows(self.twin)
         injections: list[Injection] = []
         for kind in KINDS:
             for obj in list(self.twin.store.scan(kind)):

@@ -60,6 +60,8 @@ class HttpEffect:
     replace: dict[str, Any] = field(default_factory=dict)
     patch: dict[str, Any] = field(default_factory=dict)
     source: str = ""
+    match_code: int | None = None  # `code`: a Response rule only rewrites responses with this status
+    response_headers: dict[str, Any] = field(default_factory=dict)
 
     @property
     def status_code(self) -> int | None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.chaos.devices import BadDisks
 from sregym.twin.chaos.effects import HttpEffect, IOEffect, NetworkEffect
 from sregym.twin.chaos.goduration import parse_duration, parse_percent, parse_rate, parse_size
+from sregym.twin.chaos.http_rewrite import headers_match
 from sregym.twin.chaos.injection import Injection
 from sregym.twin.machinery.quantity import cpu_cores, memory_bytes
 
@@ -99,7 +100,7 @@ class ChaosService:
 
     # ------------------------------------------------------------------- http
     def http(self, dst_pod: dict[str, Any] | None, port: int, method: str = "GET",
-             path: str = "/") -> HttpEffect | None:
+             path: str = "/", headers: dict[str, str] | None = None) -> HttpEffect | None:
         dst = _key(dst_pod)
         if dst is None or not self._by_kind.get("HTTPChaos"):
             return None
@@ -114,10 +115,14 @@ class ChaosService:
             pattern = spec.get("path") or "*"
             if not fnmatch.fnmatchcase(path.split("?", 1)[0], pattern):
                 continue
+            if not headers_match(spec.get("request_headers"), headers):
+                continue
             return HttpEffect(target=spec.get("target") or "Request", abort=bool(spec.get("abort")),
                               delay_ms=(parse_duration(spec.get("delay")) or 0.0) * 1000,
                               replace=dict(spec.get("replace") or {}), patch=dict(spec.get("patch") or {}),
-                              source=injection.ref)
+                              source=injection.ref,
+                              match_code=int(spec["code"]) if spec.get("code") is not None else None,
+                              response_headers=dict(spec.get("response_headers") or {}))
         return None
 
     # -------------------------------------------------------------------- dns

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.chaos.node_kernel import connect_failure
+from sregym.twin.dataplane.tcp_loss import path_cost as tcp_path_cost
 from sregym.twin.node.runtime import runtime_of
 
 if TYPE_CHECKING:
@@ -86,8 +87,9 @@ class Leg:
 
     fraction: float
     result: ConnectResult
-    loss: float = 0.0  # extra packet loss on this path (chaos), retransmits or timeouts
+    loss: float = 0.0  # share of exchanges lost on this path (chaos): TCP retransmissions outlast the timeout
     delay_ms: float = 0.0
+    effect: Any = None  # the NetworkEffect shaping the path, for the TCP counters
 
 
 @dataclass
@@ -365,16 +367,15 @@ class Router:
             if conntrack_full:
                 route.legs.append(Leg(fraction, replace(timeout, stage="conntrack")))
                 continue
-            loss, delay = 0.0, 0.0
+            loss, delay, retransmit, effect = 0.0, 0.0, 0.0, None
             if chaos is not None and dst_pod is not None and hasattr(chaos, "network"):
                 effect = chaos.network(src_pod, dst_pod)
                 if effect is not None:
                     if getattr(effect, "partition", False):
                         route.legs.append(Leg(fraction, replace(timeout, stage="chaos")))
                         continue
-                    loss = float(getattr(effect, "loss", 0.0) or 0.0)
-                    if loss > 1.0:
-                        loss /= 100.0
+                    # TCP retransmits what netem drops: slower exchanges, timeouts only past the caller's limit.
+                    loss, retransmit, _ = tcp_path_cost(effect, timeout_ms)
                     delay = float(getattr(effect, "delay_ms", 0.0) or 0.0) + \
                         float(getattr(effect, "jitter_ms", 0.0) or 0.0) / 2
             same_node = dst_pod is not None and src_node and \
@@ -386,8 +387,9 @@ class Router:
                                                         message=f"dial tcp {shown}: connect: connection refused")))
                 continue
             _pod_rt, instance, _listen = found
-            route.legs.append(Leg(fraction, replace(base, ok=True, latency_ms=rtt, container=instance.name),
-                                  loss=loss, delay_ms=delay))
+            route.legs.append(Leg(fraction, replace(base, ok=True, latency_ms=rtt + retransmit / 2,
+                                                    container=instance.name),
+                                  loss=loss, delay_ms=delay, effect=effect))
         return route
 
 

@@ -48,6 +48,7 @@ from sregym.twin.dataplane.queueing import (
 )
 from sregym.twin.dataplane.spec import Call, Operation
 from sregym.twin.dataplane.state import EdgeResult, EntryStats, EntryTick, OpResult, Proc, match_operation
+from sregym.twin.dataplane.tcp_loss import probe_loss, tcp_of
 from sregym.twin.dataplane.workload import Workload, WorkloadSpec
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import cpu_cores
@@ -73,6 +74,7 @@ class DataPlaneEngine(Controller):
         self.router: Router = router_of(twin)
         self.runtime = runtime_of(twin)
         self.logs = log_store(twin)
+        self.tcp = tcp_of(twin)
         self.instances: dict[tuple[str, str, str], ProgramInstance] = {}
         self.procs: dict[tuple[str, str, str], Proc] = {}
         self.workloads: dict[str, Workload] = {}
@@ -222,6 +224,7 @@ class DataPlaneEngine(Controller):
     def reconcile(self) -> None:
         now = self.twin.clock.now
         dt = self.twin.clock.tick
+        probe_loss(self.twin)
         self._refresh()
         if not self.procs and not self.workloads:
             return
@@ -452,6 +455,7 @@ class DataPlaneEngine(Controller):
                 for leg in route.legs:
                     if not leg.result.ok:
                         continue
+                    self.tcp.flow(pod, leg.result.dst_pod, rate * leg.fraction, leg.effect, self.twin.clock.tick)
                     share = rate * leg.fraction * (1.0 - leg.loss)
                     callee = self._by_addr.get((leg.result.dst_ip, leg.result.target_port))
                     if callee is not None and dep.kind in ("grpc", "http"):
@@ -629,10 +633,12 @@ class DataPlaneEngine(Controller):
                 if retryable(dep, res.error or ""):
                     unsent += f
                 continue
-            rtt = 2 * res.latency_ms
+            rtt = 2 * res.latency_ms  # with the mean retransmission backoff of a lossy path (tcp_loss)
             if leg.loss > 0:
-                # A lost segment costs a retransmission (RTO 200 ms+) or the SYN's 1 s.
-                rtt += leg.loss * 1000.0
+                # Retransmissions that outlast the timeout: the call times out.
+                late = deadline_error(dep, call) if dep.kind in ("grpc", "http") else store_timeout_error(dep)
+                fail_parts.append((f * leg.loss, timeout, late, "timeout"))
+                f *= 1.0 - leg.loss
             if dep.kind in ("grpc", "http"):
                 callee = self._by_addr.get((res.dst_ip, res.target_port))
                 if callee is None:
@@ -730,6 +736,8 @@ class DataPlaneEngine(Controller):
             total_weight = sum(m.weight for m in workload.spec.mix)
             for leg, proc in flow["legs"]:
                 share = rate * leg.fraction
+                if leg.result.ok:
+                    self.tcp.flow(None, leg.result.dst_pod, share, leg.effect, dt)
                 if proc is None:
                     if leg.result.ok:  # a non-program server answered
                         ok_rate += share
@@ -744,9 +752,9 @@ class DataPlaneEngine(Controller):
                     if res is None:
                         components.append((part, 1.0, 0.0))
                         continue
-                    d = res.d + 2 * leg.result.latency_ms + leg.loss * 1000.0
+                    d = res.d + 2 * leg.result.latency_ms
                     late = exceed(d, res.m, timeout)
-                    good = part * (1.0 - leg.loss * 0.0) * res.success * (1.0 - late)
+                    good = part * (1.0 - leg.loss) * res.success * (1.0 - late)
                     ok_rate += good
                     components.append((part, d, res.m))
             if not flow["legs"] and rate > 0:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from sregym.twin.chaos.http_rewrite import request_route, rewrite_response
 from sregym.twin.dataplane.app_pages import (
     GRPC_ERROR,
     hr_frontend_body,
@@ -63,11 +64,13 @@ def http_request(engine: DataPlaneEngine, src_pod: dict[str, Any] | None, url: s
     conn = engine.connect(src_pod, host, port, connect_timeout_ms=timeout_ms)
     if not conn.ok:
         return HttpResult(error=conn.error, message=conn.message, latency_ms=conn.latency_ms, connect=conn)
-    return answer(engine, conn, parts.scheme, port, path, method=method, timeout_ms=timeout_ms, query=parts.query)
+    return answer(engine, conn, parts.scheme, port, path, method=method, timeout_ms=timeout_ms, query=parts.query,
+                  headers=headers)
 
 
 def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int, path: str, *,
-           method: str = "GET", timeout_ms: float = 10_000.0, query: str = "") -> HttpResult:
+           method: str = "GET", timeout_ms: float = 10_000.0, query: str = "",
+           headers: dict[str, str] | None = None) -> HttpResult:
     """What the process behind an established connection answers to one request (also used
     for connections that do not cross the network, such as the kubelet's port-forward)."""
     rtt = 2 * conn.latency_ms
@@ -76,8 +79,9 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
                           message="error:0A00010B:SSL routines::wrong version number")
     found = engine.runtime.listener(conn.dst_ip, conn.target_port or port)
     chaos = engine.twin.services.chaos
-    effect = chaos.http(conn.dst_pod, conn.target_port or port, method, path) \
+    effect = chaos.http(conn.dst_pod, conn.target_port or port, method, path, headers) \
         if chaos is not None and conn.dst_pod is not None and hasattr(chaos, "http") else None
+    path, method = request_route(effect, path, method)  # a Request rule's replace: the server sees another route
     if effect is not None and getattr(effect, "abort", False):
         return HttpResult(error="reset", latency_ms=rtt, connect=conn, message="Connection reset by peer")
     delay = float(getattr(effect, "delay_ms", 0.0) or 0.0) if effect is not None else 0.0
@@ -116,12 +120,12 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
             rng = engine.twin.rng.stream("dataplane-http")
             if rng.random() < success:
                 payload = json.dumps({"operation": op.name, "service": spec.trace_name}) + "\n"
-                headers = {"Content-Type": "application/json", "Date": date}
+                reply_headers = {"Content-Type": "application/json", "Date": date}
                 if handler:
                     payload = hr_frontend_body(path)
-                    headers = {"Access-Control-Allow-Origin": "*", "Date": date,
-                               "Content-Type": "text/plain; charset=utf-8"}  # Go sniffs JSON as text
-                result = HttpResult(200, payload, headers, latency_ms=latency, connect=conn)
+                    reply_headers = {"Access-Control-Allow-Origin": "*", "Date": date,
+                                     "Content-Type": "text/plain; charset=utf-8"}  # Go sniffs JSON as text
+                result = HttpResult(200, payload, reply_headers, latency_ms=latency, connect=conn)
             else:
                 text = (outcome.error if outcome and outcome.error else "internal error") + "\n"
                 result = HttpResult(500, text, {"Content-Type": "text/plain; charset=utf-8",
@@ -135,18 +139,16 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
             p.endswith("/") and path.startswith(p) for p in listen.http_paths)
         if is_nginx(found[1].image):
             stock = ("/", "/index.html", "/50x.html")  # the default site's files
-            status, body, headers = nginx_answer(path, path in (listen.http_paths or stock), date)
-            result = HttpResult(status, body, headers, latency_ms=rtt + 0.3 + delay, connect=conn)
+            status, body, reply_headers = nginx_answer(path, path in (listen.http_paths or stock), date)
+            result = HttpResult(status, body, reply_headers, latency_ms=rtt + 0.3 + delay, connect=conn)
         else:
             result = HttpResult(200 if served else 404, "OK\n" if served else "404 page not found\n",
                                 {"Content-Type": "text/plain; charset=utf-8", "Date": date},
                                 latency_ms=rtt + 0.3 + delay, connect=conn)
     else:
         return HttpResult(error="refused", latency_ms=rtt, connect=conn, message=conn.message)
-    replace_code = getattr(effect, "replace_code", None) if effect is not None else None
-    if replace_code:
-        result = HttpResult(int(replace_code), result.body, result.headers, latency_ms=result.latency_ms,
-                            connect=conn)
+    status, body, rewritten = rewrite_response(effect, result.status, result.body, result.headers)
+    result = HttpResult(status, body, rewritten, latency_ms=result.latency_ms, connect=conn)
     headers_out = dict(result.headers)
     headers_out["Content-Length"] = str(len(result.body.encode()))
     return HttpResult(result.status, result.body, headers_out, None, "", result.latency_ms, conn)

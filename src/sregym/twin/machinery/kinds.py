@@ -307,7 +307,14 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
            printer=P.CUSTOM_RESOURCE,
        agent_grants=())
         for kind in ("NetworkChaos", "PodChaos", "StressChaos", "IOChaos", "TimeChaos",
-                     "DNSChaos", "HTTPChaos", "KernelChaos")
+                     "DNSChaos", "HTTPChaos", "JVMChaos", "KernelChaos")
+    ),
+    # Chaos Mesh's orchestration kinds (twin/chaos/schedule.py, twin/chaos/workflow.py).
+    *(
+        _k(CHAOS_GROUP, "v1alpha1", kind, plural, short_names=short, subresources=("status",), generation=True,
+           hidden_from_agent=True, categories=("chaos-mesh",), printer=P.CUSTOM_RESOURCE, agent_grants=())
+        for kind, plural, short in (("Schedule", "schedules", ()), ("Workflow", "workflows", ("wf",)),
+                                    ("WorkflowNode", "workflownodes", ("wfn",)))
     ),
 )
 

@@ -37,6 +37,8 @@ from sregym.twin.telemetry.exposition import (
     node_reachable,
     stable_suffix,
 )
+from sregym.twin.telemetry.node_netstat import FAMILIES as NETSTAT_FAMILIES
+from sregym.twin.telemetry.node_netstat import node_netstat
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -232,6 +234,8 @@ class NodeExporter:
             add(f"node_network_{direction}_drop_total", {"device": "eth0"}, 0.0)
             add(f"node_network_{direction}_errs_total", {"device": "eth0"}, 0.0)
         add("node_network_up", {"device": "eth0"}, 1.0)
+        for metric, value in node_netstat(self.twin, node):
+            add(metric, None, value)
         add("node_procs_running", None, float(max(1, round(c.demand))))
         add("node_procs_blocked", None, 0.0)
         info = (node.get("status") or {}).get("nodeInfo") or {}
@@ -374,7 +378,7 @@ def _families() -> tuple[Family, ...]:
             Family(f"node_network_{direction}_drop_total", "counter", f"Network device statistic {direction}_drop."),
             Family(f"node_network_{direction}_errs_total", "counter", f"Network device statistic {direction}_errs."),
         ]
-    return tuple(out)
+    return (*out, *NETSTAT_FAMILIES)
 
 
 FAMILIES = _families()

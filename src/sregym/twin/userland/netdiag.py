@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.dataplane.dns import DnsAnswer, resolve_name
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.node.shell import Invocation, Program, Sleep, command, format_date
+from sregym.twin.userland.ping_echo import EchoPath, echoes, path_of
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -278,20 +279,20 @@ def getent(call: Invocation) -> int:
 
 
 # ====================================================================================== ping
-def _icmp_target(call: Invocation, ip: str) -> tuple[bool, float, int, float, float]:
-    """(answers?, base rtt ms, ttl, netem delay ms, netem jitter ms) for an echo request from this
-    container to ip. The base round trip varies per packet; a netem delay is a floor on top."""
+def _icmp_target(call: Invocation, ip: str) -> EchoPath:
+    """The round trip of an echo request from this container to ip: answered at all, the base
+    rtt (it varies per packet; a netem delay is a floor on top), the reply's TTL and netem."""
     twin, src = call.ctx.twin, call.ctx.pod
     if ip.startswith("127."):
-        return True, 0.03, 64, 0.0, 0.0
+        return EchoPath(True, 0.03, 64)
     src_ip = str(get_path(src, "status", "podIP", default="") or "")
     src_node = str(get_path(src, "spec", "nodeName", default="") or "")
     if ip == src_ip:
-        return True, 0.03, 64, 0.0, 0.0
+        return EchoPath(True, 0.03, 64)
     for node in twin.store.scan("Node"):
         for address in get_path(node, "status", "addresses", default=None) or []:
             if address.get("address") == ip:
-                return True, 0.06 if node["metadata"]["name"] == src_node else 0.15, 64, 0.0, 0.0
+                return EchoPath(True, 0.06 if node["metadata"]["name"] == src_node else 0.15, 64)
     dst = None
     for pod in twin.store.scan("Pod"):
         if get_path(pod, "status", "podIP") == ip and not get_path(pod, "spec", "hostNetwork", default=False) \
@@ -299,22 +300,20 @@ def _icmp_target(call: Invocation, ip: str) -> tuple[bool, float, int, float, fl
             dst = pod
             break
     if dst is None:
-        return False, 0.0, 0, 0.0, 0.0  # ClusterIPs (iptables mode) and unknown addresses do not answer
+        return EchoPath(False)  # ClusterIPs (iptables mode) and unknown addresses do not answer
     from sregym.twin.dataplane.netpolicy import allowed
 
     if not allowed(twin, src, src_ip, dst, 0, "ICMP"):
-        return False, 0.0, 0, 0.0, 0.0
-    delay = jitter = 0.0
+        return EchoPath(False)
+    effect = None
     chaos = twin.services.chaos
     if chaos is not None and src is not None and hasattr(chaos, "network"):
         effect = chaos.network(src, dst)
-        if effect is not None:
-            if getattr(effect, "partition", False) or float(getattr(effect, "loss", 0) or 0) >= 1.0:
-                return False, 0.0, 0, 0.0, 0.0
-            delay = float(getattr(effect, "delay_ms", 0.0) or 0.0)
-            jitter = float(getattr(effect, "jitter_ms", 0.0) or 0.0)
+        if effect is not None and (getattr(effect, "partition", False)
+                                   or float(getattr(effect, "loss", 0) or 0) >= 1.0):
+            return EchoPath(False)
     same = get_path(dst, "spec", "nodeName") == src_node
-    return True, 0.07 if same else 0.22, 63 if same else 62, delay, jitter
+    return path_of(True, 0.07 if same else 0.22, 63 if same else 62, effect)
 
 
 def _number(text: str, default: float) -> float:
@@ -369,35 +368,6 @@ def ping(call: Invocation) -> Program:
     shown = target if bb else (answer.fqdn if answer.fqdn else target)
     if count is None:
         count = int(deadline / interval) if deadline else 3600
-    replies, rtts = 0, []
-    rng = call.ctx.twin.rng.stream("userland.ping")
-    answers, base_rtt, ttl, delay, jitter = _icmp_target(call, ip)
+    path = _icmp_target(call, ip)
     call.write(f"PING {shown} ({ip}): 56 data bytes\n" if bb else f"PING {shown} ({ip}) 56(84) bytes of data.\n")
-    for seq in range(count):
-        if answers:
-            # netem adds its delay (± jitter, never below zero) on top of the varying base RTT.
-            netem = max(0.0, delay + jitter * (2 * rng.random() - 1)) if delay else 0.0
-            rtt = round(base_rtt * (0.8 + 0.4 * rng.random()) + netem, 3)
-            rtts.append(rtt)
-            replies += 1
-            if not quiet:
-                call.write(f"64 bytes from {ip}: seq={seq} ttl={ttl} time={rtt:.3f} ms\n" if bb else
-                           f"64 bytes from {ip}: icmp_seq={seq + 1} ttl={ttl} time={rtt:.3f} ms\n")
-        if seq < count - 1:
-            yield Sleep(interval)
-    if not answers:
-        yield Sleep(1.0 if bb else 0.0)
-    loss = round(100 * (count - replies) / count)
-    call.write(f"\n--- {shown} ping statistics ---\n")
-    if bb:
-        call.write(f"{count} packets transmitted, {replies} packets received, {loss}% packet loss\n")
-        if rtts:
-            call.write(f"round-trip min/avg/max = {min(rtts):.3f}/{sum(rtts) / len(rtts):.3f}/{max(rtts):.3f} ms\n")
-        return 0 if replies else 1
-    elapsed = int((count - 1) * interval * 1000 + (sum(rtts) if rtts else 0) + count * 3)
-    call.write(f"{count} packets transmitted, {replies} received, {loss}% packet loss, time {elapsed}ms\n")
-    if rtts:
-        avg = sum(rtts) / len(rtts)
-        mdev = (sum((r - avg) ** 2 for r in rtts) / len(rtts)) ** 0.5
-        call.write(f"rtt min/avg/max/mdev = {min(rtts):.3f}/{avg:.3f}/{max(rtts):.3f}/{mdev:.3f} ms\n")
-    return 0 if replies else 1
+    return (yield from echoes(call, path, ip, shown, count, interval, quiet, bb))

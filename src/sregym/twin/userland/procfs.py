@@ -19,6 +19,7 @@ from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import memory_bytes
 from sregym.twin.node.shell import Invocation, command
 from sregym.twin.userland.netdiag import busybox
+from sregym.twin.userland.netstat_stats import netstat_statistics
 from sregym.twin.userland.processes import real_argv
 
 GIB = 1 << 30
@@ -222,6 +223,8 @@ def ss(call: Invocation) -> int:
 @command("netstat")
 def netstat(call: Invocation) -> int:
     flags = "".join(a[1:] for a in call.args if a.startswith("-") and not a.startswith("--"))
+    if "s" in flags:
+        return netstat_statistics(call)
     want_tcp = "t" in flags or "u" not in flags
     want_udp = "u" in flags
     call.write("Active Internet connections (only servers)\n"
