@@ -15,13 +15,22 @@ from sregym.twin.chaos import install_chaos_mesh
 from sregym.twin.dataplane.synthetic import synthetic_app
 from sregym.twin.dataplane.tcp_loss import retransmit_penalty_ms, timeout_fraction
 from sregym.twin.telemetry.promql import Engine
+from sregym.twin.node.images import ImageSpec, catalogue_of
 from sregym.twin.userland.context import exec_context, run_exec
+
+
+def _with_net_tools(twin: Twin) -> Twin:
+    """The stock nginx image ships no ping or netstat: this twin's nginx build adds them
+    (`apt-get install iputils-ping net-tools`), so the web pods can measure their own paths."""
+    catalogue_of(twin).register(ImageSpec(repository="docker.io/library/nginx", tags=("1.27",),
+                                          extras={"add_binaries": ["ping", "netstat"]}))
+    return twin
 
 
 @pytest.fixture(scope="module")
 def shaped() -> tuple[Twin, dict, dict]:
     """Four web pods; the first has 30% loss, 10% duplication and 5% corruption on everything."""
-    twin = Twin(seed=11)
+    twin = _with_net_tools(Twin(seed=11))
     install_chaos_mesh(twin)
     twin.apply(WEB)
     assert twin.settle(60, until=lambda: len(ready_pods(twin)) == 4)
@@ -68,7 +77,7 @@ def test_ping_shows_partial_loss_duplicates_and_jitter(shaped: tuple[Twin, dict,
 
 def test_ping_output_is_deterministic_per_seed() -> None:
     def once() -> str:
-        twin = Twin(seed=5)
+        twin = _with_net_tools(Twin(seed=5))
         twin.apply(WEB.replace("replicas: 4", "replicas: 2"))
         assert twin.settle(60, until=lambda: len(ready_pods(twin)) == 2)
         a, b = sorted(ready_pods(twin), key=lambda p: p["metadata"]["name"])
@@ -141,7 +150,7 @@ def test_tcp_loss_costs_backoff_then_timeouts(p: float, timeout: float, late_min
 
 
 def test_loss_slows_callers_and_times_some_out() -> None:
-    twin = Twin(seed=3)
+    twin = _with_net_tools(Twin(seed=3))
     synthetic_app("lossy", layers=(1, 1), rps=50, timeout="1s").deploy(twin)
     twin.advance(60)
     healthy = twin.services.dataplane.entry_stats(30)

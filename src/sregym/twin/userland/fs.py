@@ -680,9 +680,6 @@ def build_fs(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> Cont
     fs.add_file("/etc/hostname", pod_hostname(pod) + "\n")
     fs.add_file("/etc/hosts", hosts_file(twin, pod))
     fs.add_file("/etc/resolv.conf", resolv_conf(pod))
-    from sregym.twin.userland.netstat_stats import add_proc_net
-
-    add_proc_net(fs, twin, pod)  # the namespace's TCP counters: /proc/net/snmp and /proc/net/netstat
     volumes = {str(v.get("name")): v for v in get_path(pod, "spec", "volumes", default=[]) or []
                if isinstance(v, dict)}
     mounts = [m for m in container.get("volumeMounts") or [] if isinstance(m, dict)]

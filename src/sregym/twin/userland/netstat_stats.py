@@ -17,7 +17,6 @@ from sregym.twin.node.shell import Invocation
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
-    from sregym.twin.userland.fs import ContainerFS
 
 SNMP_SECTIONS = ("Ip", "Icmp", "Tcp", "Udp", "UdpLite")
 NETSTAT_SECTIONS = ("TcpExt", "IpExt")
@@ -78,11 +77,11 @@ def proc_net_netstat(twin: Twin, pod: dict[str, Any]) -> str:
     return _two_line(_tables(twin, pod), NETSTAT_SECTIONS)
 
 
-def add_proc_net(fs: ContainerFS, twin: Twin, pod: dict[str, Any]) -> None:
-    """Put the two files (as of now) into a container's tree; the exec session reads them."""
-    tables = _tables(twin, pod)
-    fs.add_file("/proc/net/snmp", _two_line(tables, SNMP_SECTIONS), 0o444)
-    fs.add_file("/proc/net/netstat", _two_line(tables, NETSTAT_SECTIONS), 0o444)
+def proc_net_file(twin: Twin, pod: dict[str, Any], name: str) -> str | None:
+    """`/proc/net/snmp` or `/proc/net/netstat` of the pod's network namespace, as of now (read by
+    the exec's /proc provider), or None for another name."""
+    sections = {"snmp": SNMP_SECTIONS, "netstat": NETSTAT_SECTIONS}.get(name)
+    return _two_line(_tables(twin, pod), sections) if sections is not None else None
 
 
 def statistics_text(tables: dict[str, list[tuple[str, int]]]) -> str:

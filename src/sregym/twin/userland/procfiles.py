@@ -137,7 +137,7 @@ class ProcProvider:
         if parts[0].isdigit() and parts[1:] == ["fd"]:
             return [str(fd) for fd, _t in self._fds(self.proc(int(parts[0])))]  # type: ignore[arg-type]
         if parts[0].isdigit() and parts[1:] == ["net"]:
-            return ["tcp", "tcp6", "udp", "udp6"]
+            return ["netstat", "snmp", "tcp", "tcp6", "udp", "udp6"]
         return []
 
     def dirs(self) -> set[str]:
@@ -355,6 +355,10 @@ class ProcProvider:
         return out
 
     def _net(self, name: str) -> str | None:
+        if name in ("snmp", "netstat"):
+            from sregym.twin.userland.netstat_stats import proc_net_file
+
+            return proc_net_file(self.ctx.twin, self.ctx.pod, name) if self.ctx.twin is not None else None
         if name not in ("tcp", "tcp6", "udp", "udp6"):
             return None
         from sregym.twin.userland.netfiles import net_table
