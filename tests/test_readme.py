@@ -167,3 +167,16 @@ def test_twin_up_with_the_app_answers_the_readme_commands(tmp_path: Path) -> Non
         assert '"frontend"' in services
     finally:
         stop_group(proc)
+
+
+def test_readme_layer_table_matches_the_registry() -> None:
+    """The README's catalogue-by-layer table states the registry's counts (and its total)."""
+    from collections import Counter
+
+    from sregym.problems import all_problem_ids, get_problem
+
+    text = (ROOT / "README.md").read_text()
+    rows = dict(re.findall(r"^\| ([a-z-]+) \| [^|]+ \| (\d+) \|$", text, re.M))
+    counts = Counter(layer for pid in all_problem_ids() for layer in get_problem(pid).tags.layers)
+    assert rows == {layer: str(n) for layer, n in counts.items()}
+    assert f"{len(all_problem_ids())} problems in all" in text
