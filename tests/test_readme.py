@@ -176,7 +176,7 @@ def test_readme_layer_table_matches_the_registry() -> None:
     from sregym.problems import all_problem_ids, get_problem
 
     text = (ROOT / "README.md").read_text()
-    rows = dict(re.findall(r"^\| ([a-z-]+) \| [^|]+ \| (\d+) \|$", text, re.M))
+    rows = dict(re.findall(r"^\| ([a-z0-9-]+) \| [^|]+ \| (\d+) \|$", text, re.M))
     counts = Counter(layer for pid in all_problem_ids() for layer in get_problem(pid).tags.layers)
     assert rows == {layer: str(n) for layer, n in counts.items()}
     assert f"{len(all_problem_ids())} problems in all" in text
