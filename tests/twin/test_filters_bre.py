@@ -1,4 +1,4 @@
-"""POSIX BRE/ERE → Python `re` translation (grep's patterns), token by token."""
+"""POSIX BRE/ERE → Python `re` translation (grep's, sed's and awk's patterns), token by token."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from sregym.twin.userland.bre import PatternError, translate
+from sregym.twin.userland.posix_regex import Dialect, RegexError, translate
 
 # (pattern, extended, line, matched text or None)
 MATCHES = [
@@ -63,7 +63,7 @@ ERRORS = [
                          ids=[f"{'E' if m[1] else 'B'}:{m[0]}" for m in MATCHES])
 def test_translation_matches_like_grep(pattern: str, extended: bool, line: str,
                                        found: str | None) -> None:
-    source, _warnings = translate(pattern, extended=extended)
+    source, _warnings = translate(pattern, extended=extended, dialect="grep")
     match = re.search(source, line)
     assert (match.group(0) if match else None) == found
 
@@ -71,11 +71,51 @@ def test_translation_matches_like_grep(pattern: str, extended: bool, line: str,
 @pytest.mark.parametrize(("pattern", "extended", "message"), ERRORS, ids=[e[0] for e in ERRORS])
 def test_malformed_patterns_fail_with_greps_message(pattern: str, extended: bool,
                                                     message: str) -> None:
-    with pytest.raises(PatternError) as raised:
-        translate(pattern, extended=extended)
+    with pytest.raises(RegexError) as raised:
+        translate(pattern, extended=extended, dialect="grep")
     assert str(raised.value) == message
 
 
 def test_leading_repetition_in_an_ere_warns_and_is_dropped() -> None:
-    source, warnings = translate("*err", extended=True)
+    source, warnings = translate("*err", extended=True, dialect="grep")
     assert warnings == ["* at start of expression"] and re.search(source, "an error")
+
+
+# Where grep, sed and awk part: (dialect, pattern, extended, text, matched text or None)
+DIALECTS = [
+    ("sed", r"a\{,\}", False, "aaa", "aaa"),
+    ("sed", r"a\tb", False, "a\tb", "a\tb"),
+    ("grep", r"a\tb", False, "a\tb atb", "atb"),
+    ("awk", r"a{2}", True, "aa a{2}", "a{2}"),
+    ("sed", r"a{2}", True, "aa a{2}", "aa"),
+    ("awk", r"[\]]", True, "x]", "]"),
+    ("grep", r"[\]]", False, "x] \\]", "\\]"),
+    ("awk", r"\w", True, "a w", "w"),
+    ("grep", "a.b", False, "a\nb", "a\nb"),
+]
+
+DIALECT_ERRORS = [
+    ("sed", "[[.ab.]]", False, "Invalid collation character"),
+    ("grep", "a\\", False, "Trailing backslash"),
+    ("sed", "x)", True, "Unmatched ) or \\)"),
+    ("sed", r"\(a\1\)", False, "Invalid back reference"),
+    ("sed", "a{1", True, "Unmatched \\{"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "pattern", "extended", "text", "found"), DIALECTS,
+                         ids=[f"{d[0]}:{d[1]}" for d in DIALECTS])
+def test_each_tool_reads_its_own_dialect(dialect: Dialect, pattern: str, extended: bool,
+                                         text: str, found: str | None) -> None:
+    source, _warnings = translate(pattern, extended=extended, dialect=dialect)
+    match = re.search(source, text)
+    assert (match.group(0) if match else None) == found
+
+
+@pytest.mark.parametrize(("dialect", "pattern", "extended", "message"), DIALECT_ERRORS,
+                         ids=[f"{d[0]}:{d[1]}" for d in DIALECT_ERRORS])
+def test_each_tool_refuses_with_regcomps_message(dialect: Dialect, pattern: str, extended: bool,
+                                                 message: str) -> None:
+    with pytest.raises(RegexError) as raised:
+        translate(pattern, extended=extended, dialect=dialect)
+    assert str(raised.value) == message

@@ -3,7 +3,7 @@
 `sregym.twin.node.shell` interprets commands and `sregym.twin.node.coreutils` registers the basics
 (`sh`, `echo`, `cat`, `env`, `printenv`, `hostname`, `tail`, `test` ...). This package adds what
 an engineer types into a running container: `ls` (listing.py), the text filters (`head`/`tail`
-in headtail.py, `wc` in counting.py, `grep` with bre.py, `sort`/`uniq` in sorting.py, `cut`/
+in headtail.py, `wc` in counting.py, `grep` with posix_regex.py, `sort`/`uniq` in sorting.py, `cut`/
 `paste` in columns.py, `tr` in translate.py, `xargs`; options parsed by filteropts.py),
 `id`/`whoami`/`pwd`/`uname` (identity.py); builds the container's filesystem (fs.py) and
 environment (environment.py); and runs one exec in them (context.py).

@@ -1,8 +1,8 @@
 """`grep` (`egrep`, `fgrep`): GNU grep 3.8 on Debian images, BusyBox grep on BusyBox/Alpine.
 
 Exit status 0 when a line was selected, 1 when none was, 2 on an error (unless `-q` found a
-match). Patterns go through `bre.translate`, so BRE and ERE mean what they mean to grep; context
-(-A/-B/-C) prints `--` between groups, `-r` walks the container's filesystem.
+match). Patterns go through `posix_regex.translate` (grep's dialect), so BRE and ERE mean what
+they mean to grep; context (-A/-B/-C) prints `--` between groups, `-r` walks the container's filesystem.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 
 from sregym.twin.node.shell import Invocation, command
-from sregym.twin.userland.bre import PatternError, translate
 from sregym.twin.userland.filteropts import Spec, is_busybox, parse_or_fail, read_input, usage_error
+from sregym.twin.userland.posix_regex import RegexError, translate
 
 GREP = Spec("grep", "0123456789A:B:C:D:EFGHIJLPRTUVZabce:f:hilm:noqrsuvwxyz", {
     "after-context=": "A", "before-context=": "B", "context=": "C", "extended-regexp": "E",
@@ -124,7 +124,7 @@ def _bare_usage(call: Invocation) -> int:
 
 
 def compile_patterns(opts: _Options) -> tuple[re.Pattern[str], list[str]]:
-    """One regex for all patterns (alternatives); raises PatternError."""
+    """One regex for all patterns (alternatives); raises RegexError."""
     flags = opts.flags
     sources: list[str] = []
     warnings: list[str] = []
@@ -132,7 +132,8 @@ def compile_patterns(opts: _Options) -> tuple[re.Pattern[str], list[str]]:
         if "F" in flags:
             source = re.escape(pattern)
         else:
-            source, warned = translate(pattern, extended="E" in flags or "P" in flags)
+            source, warned = translate(pattern, extended="E" in flags or "P" in flags,
+                                       dialect="grep")
             warnings.extend(warned)
         if "x" in flags:
             source = rf"^(?:{source})$"
@@ -151,7 +152,7 @@ def compile_patterns(opts: _Options) -> tuple[re.Pattern[str], list[str]]:
             offset += re.compile(source).groups
         return re.compile("|".join(joined), re.IGNORECASE if "i" in flags else 0), warnings
     except re.error as bad:
-        raise PatternError("Invalid regular expression") from bad
+        raise RegexError("Invalid regular expression") from bad
 
 
 def _longest(rx: re.Pattern[str], line: str, start: int, end: int) -> int:
@@ -209,7 +210,7 @@ def grep(call: Invocation) -> int:
     flags = opts.flags
     try:
         rx, warnings = compile_patterns(opts)
-    except PatternError as bad:
+    except RegexError as bad:
         call.error(f"grep: {bad}")
         return 2
     for warning in warnings:

@@ -16,13 +16,8 @@ import re
 from dataclasses import dataclass, field
 
 from sregym.twin.node.shell import BudgetExhausted, Invocation, command
-from sregym.twin.userland.sed_regex import (
-    RegexError,
-    compile_posix,
-    expand,
-    max_group,
-    parse_replacement,
-)
+from sregym.twin.userland.posix_regex import RegexError, compile_posix
+from sregym.twin.userland.sed_regex import expand, max_group, parse_replacement
 
 
 class SedError(Exception):

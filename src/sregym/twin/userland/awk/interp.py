@@ -27,7 +27,7 @@ from sregym.twin.userland.awk.values import (
     to_str,
     truth,
 )
-from sregym.twin.userland.sed_regex import RegexError, compile_posix
+from sregym.twin.userland.posix_regex import RegexError, compile_posix
 
 if TYPE_CHECKING:
     from sregym.twin.node.shell import Invocation
@@ -355,7 +355,7 @@ class Interpreter:
         cached = self.regex_cache.get(source)
         if cached is None:
             try:
-                cached = compile_posix(source, extended=True, awk=True)
+                cached = compile_posix(source, extended=True, dialect="awk")
             except RegexError as exc:
                 raise AwkRuntimeError(f"{self.name()}: run time error: regular expression compile "
                                       f"failed ({exc})\n{source}") from None
