@@ -23,6 +23,7 @@ alternatives that are prefixes of each other (`a|ab`), which one-liners seldom r
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Literal
 
 Dialect = Literal["grep", "sed", "awk"]
@@ -247,3 +248,21 @@ def compile_posix(pattern: str, *, extended: bool = False, icase: bool = False,
         if "invalid group reference" in str(exc) or "unknown group" in str(exc):
             raise RegexError("Invalid back reference") from exc
         raise RegexError("Invalid preceding regular expression") from exc
+
+
+def successive_matches(regex: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """The matches a global substitution (sed's `s///g`, awk's `gsub`) replaces, left to right:
+    an empty match right where the previous match ended is not one (`s/x*/-/g` on `abc` gives
+    `-a-b-c-`)."""
+    pos, prev_end = 0, -1
+    while pos <= len(text):
+        match = regex.search(text, pos)
+        if match is None:
+            return
+        start, end = match.span()
+        if start == end and start == prev_end:
+            pos = start + 1
+            continue
+        yield match
+        prev_end = end
+        pos = end if end > start else end + 1

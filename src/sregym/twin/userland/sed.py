@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from sregym.twin.node.shell import BudgetExhausted, Invocation, command
-from sregym.twin.userland.posix_regex import RegexError, compile_posix
+from sregym.twin.userland.posix_regex import RegexError, compile_posix, successive_matches
 from sregym.twin.userland.sed_regex import expand, max_group, parse_replacement
 
 
@@ -200,8 +200,10 @@ class Compiler:
         except RegexError as exc:
             raise self.fail(str(exc)) from None
 
-    def delimited(self, delim: str, unterminated: str, *, regex: bool) -> str:
-        """Text up to the next unescaped `delim`; `\\delim` becomes delim, `\\n` a newline."""
+    def delimited(self, delim: str, unterminated: str, *, regex: bool, rhs: bool = False) -> str:
+        """Text up to the next unescaped `delim`; `\\delim` becomes delim, `\\n` a newline.
+        In an `s` replacement (`rhs`) an escaped newline is a newline too, and `\\&` stays the
+        match's literal ampersand even when `&` is the delimiter."""
         out: list[str] = []
         while True:
             ch = self.getc()
@@ -211,9 +213,9 @@ class Compiler:
                 nxt = self.getc()
                 if not nxt:
                     raise self.fail(unterminated, f"unmatched '{delim}'")
-                if nxt == delim:
+                if nxt == delim and not (rhs and delim == "&"):
                     out.append(delim)
-                elif nxt == "\n" and regex:
+                elif nxt == "\n" and (regex or rhs):
                     out.append("\\n")
                 else:
                     out.append("\\" + nxt)
@@ -386,7 +388,7 @@ class Compiler:
         if not delim or delim in "\n\\":
             raise self.fail("unterminated `s' command", "bad format in substitution expression")
         pattern = self.delimited(delim, "unterminated `s' command", regex=True)
-        replacement = self.replacement(delim)
+        replacement = self.delimited(delim, "unterminated `s' command", regex=False, rhs=True)
         icase = multi = False
         seen_number = False
         while True:
@@ -432,27 +434,6 @@ class Compiler:
             if max_group(cmd.repl) > cmd.regex.groups:
                 raise self.fail(f"invalid reference \\{max_group(cmd.repl)} on `s' command's RHS")
         self.cmds.append(cmd)
-
-    def replacement(self, delim: str) -> str:
-        out: list[str] = []
-        while True:
-            ch = self.getc()
-            if not ch:
-                raise self.fail("unterminated `s' command", f"unmatched '{delim}'")
-            if ch == "\\":
-                nxt = self.getc()
-                if not nxt:
-                    raise self.fail("unterminated `s' command", f"unmatched '{delim}'")
-                if nxt == delim and delim != "&":
-                    out.append(delim)
-                elif nxt == "\n":
-                    out.append("\\n")
-                else:
-                    out.append("\\" + nxt)
-                continue
-            if ch == delim:
-                return "".join(out)
-            out.append(ch)
 
     def cmd_translate(self, cmd: Cmd) -> None:
         delim = self.getc()
@@ -714,29 +695,16 @@ class Machine:
         if self.copied > COPY_BUDGET:
             raise BudgetExhausted()
         out: list[str] = []
-        count = 0
         last = 0
-        pos = 0
-        prev_end = -1
         replaced = False
-        while pos <= len(text):
-            match = regex.search(text, pos)
-            if match is None:
-                break
-            start, end = match.span()
-            if start == end and start == prev_end:
-                pos = start + 1
-                continue
-            count += 1
+        for count, match in enumerate(successive_matches(regex, text), 1):
             if count >= cmd.nth and (cmd.every or count == cmd.nth):
-                out.append(text[last:start])
+                out.append(text[last:match.start()])
                 out.append(expand(cmd.repl, match))
-                last = end
+                last = match.end()
                 replaced = True
                 if not cmd.every:
                     break
-            prev_end = end
-            pos = end if end > start else end + 1
         if not replaced:
             return
         out.append(text[last:])

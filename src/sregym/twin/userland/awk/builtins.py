@@ -11,6 +11,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.userland.awk.values import UNINIT, StrNum, to_num
+from sregym.twin.userland.posix_regex import successive_matches
 
 if TYPE_CHECKING:
     from sregym.twin.userland.awk.interp import Interpreter
@@ -89,25 +90,14 @@ def _substitute(vm: Interpreter, args: list[Node], every: bool) -> float:
     text = vm.str_of(vm.eval(target))
     pieces = _awk_replacement(repl_text)
     out: list[str] = []
-    count = 0
-    pos = last = 0
-    prev_end = -1
-    while pos <= len(text):
-        match = regex.search(text, pos)
-        if match is None:
-            break
-        start, end = match.span()
-        if start == end and start == prev_end:
-            pos = start + 1
-            continue
+    count = last = 0
+    for match in successive_matches(regex, text):
         count += 1
-        out.append(text[last:start])
+        out.append(text[last:match.start()])
         out.append("".join(match.group(0) if piece is None else piece for piece in pieces))
-        last = end
-        prev_end = end
+        last = match.end()
         if not every:
             break
-        pos = end if end > start else end + 1
     if count:
         out.append(text[last:])
         vm.assign_to(target, "".join(out))
