@@ -42,6 +42,12 @@ class Fault:
         raise NotImplementedError
 
 
+def delete_if_present(cluster: Cluster, kind: str, namespace: str | None, name: str) -> None:
+    """Delete an object unless it is already gone: recover may run after the agent removed it."""
+    if name and cluster.get(kind, namespace, name) is not None:
+        cluster.delete(kind, namespace, name)
+
+
 FAULTS: Registry[type[Fault]] = Registry("fault", ("sregym.faults",))
 
 

@@ -17,20 +17,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sregym.faults.base import Fault, FaultParams, fault
+from sregym.faults.chaos_objects import CHAOS_NAMESPACE, ChaosExperiment, ExperimentParams
 from sregym.twin.chaos.devices import DEVICE_SCOPE, SCOPE_ANNOTATION
 
 if TYPE_CHECKING:
     from sregym.cluster.base import Cluster
 
 POLL_S = 1.0
-CHAOS_NAMESPACE = "chaos-mesh"
 
 
 # ----------------------------------------------------------------------- disk sectors
-class DiskSectorErrorsParams(FaultParams):
+class DiskSectorErrorsParams(ExperimentParams):
     name: str = "volume-health"  # the experiment's name (hidden namespace)
-    namespace: str
-    labels: dict[str, str]
     volume_path: str
     errno: int = 5  # EIO
     percent: int = 100
@@ -49,28 +47,16 @@ def sector_errors_chaos(p: DiskSectorErrorsParams) -> dict[str, Any]:
 
 
 @fault
-class DiskSectorErrors(Fault):
+class DiskSectorErrors(ChaosExperiment):
     """Latent sector errors on the disk behind a pod's volume (persist across pod restarts)."""
 
     name = "disk_sector_errors"
     Params = DiskSectorErrorsParams
+    kind = "IOChaos"
 
-    def inject(self, cluster: Cluster) -> dict[str, Any]:
-        p = self.params
-        assert isinstance(p, DiskSectorErrorsParams)
-        selector = ",".join(f"{k}={v}" for k, v in sorted(p.labels.items()))
-        if not cluster.list("Pod", p.namespace, label_selector=selector):
-            raise LookupError(f"cannot inject: no pod matches {selector} in {p.namespace}")
-        if cluster.get("Namespace", None, CHAOS_NAMESPACE) is None:
-            # Chaos Mesh's namespace (hidden from the agent); it stays, like an installed tool.
-            cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": CHAOS_NAMESPACE}})
-        cluster.create(sector_errors_chaos(p))
-        return {"name": p.name}
-
-    def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
-        name = state.get("name") or ""
-        if name and cluster.get("IOChaos", CHAOS_NAMESPACE, name) is not None:
-            cluster.delete("IOChaos", CHAOS_NAMESPACE, name)
+    def manifest(self) -> dict[str, Any]:
+        assert isinstance(self.params, DiskSectorErrorsParams)
+        return sector_errors_chaos(self.params)
 
 
 # --------------------------------------------------------------------------- bursts

@@ -14,39 +14,19 @@ Kubernetes writes with the admin credential.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sregym.faults.base import Fault, FaultParams, fault
+from sregym.faults.base import fault
+from sregym.faults.chaos_objects import CHAOS_NAMESPACE, ChaosExperiment, ExperimentParams
 from sregym.twin.chaos.devices import DEVICE_SCOPE, SCOPE_ANNOTATION
 
-if TYPE_CHECKING:
-    from sregym.cluster.base import Cluster
-
-CHAOS_NAMESPACE = "chaos-mesh"
 SYSCALL_FRAMES = {"fsync": "__x64_sys_fsync", "fdatasync": "__x64_sys_fdatasync", "write": "__x64_sys_write",
                   "read": "__x64_sys_read", "openat": "__x64_sys_openat", "mmap": "__x64_sys_mmap"}
 
 
-def _selected(cluster: Cluster, namespace: str, labels: dict[str, str]) -> None:
-    selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-    if not cluster.list("Pod", namespace, label_selector=selector):
-        raise LookupError(f"cannot inject: no pod matches {selector} in {namespace}")
-    if cluster.get("Namespace", None, CHAOS_NAMESPACE) is None:
-        # Chaos Mesh's namespace (hidden from the agent); it stays, like an installed tool.
-        cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": CHAOS_NAMESPACE}})
-
-
-def _delete(cluster: Cluster, kind: str, state: dict[str, Any]) -> None:
-    name = state.get("name") or ""
-    if name and cluster.get(kind, CHAOS_NAMESPACE, name) is not None:
-        cluster.delete(kind, CHAOS_NAMESPACE, name)
-
-
 # -------------------------------------------------------------------------------- slow disk
-class SlowDiskParams(FaultParams):
+class SlowDiskParams(ExperimentParams):
     name: str = "volume-latency"
-    namespace: str
-    labels: dict[str, str]
     volume_path: str
     delay: str = "600ms"
     percent: int = 100
@@ -62,28 +42,21 @@ def slow_disk_chaos(p: SlowDiskParams) -> dict[str, Any]:
 
 
 @fault
-class SlowDisk(Fault):
+class SlowDisk(ChaosExperiment):
     """A degraded disk behind a pod's volume: every IO waits `delay` (persists across restarts)."""
 
     name = "slow_disk"
     Params = SlowDiskParams
+    kind = "IOChaos"
 
-    def inject(self, cluster: Cluster) -> dict[str, Any]:
-        p = self.params
-        assert isinstance(p, SlowDiskParams)
-        _selected(cluster, p.namespace, p.labels)
-        cluster.create(slow_disk_chaos(p))
-        return {"name": p.name}
-
-    def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
-        _delete(cluster, "IOChaos", state)
+    def manifest(self) -> dict[str, Any]:
+        assert isinstance(self.params, SlowDiskParams)
+        return slow_disk_chaos(self.params)
 
 
 # ------------------------------------------------------------------------ kernel syscall errors
-class KernelSyscallErrorsParams(FaultParams):
+class KernelSyscallErrorsParams(ExperimentParams):
     name: str = "kernel-io"
-    namespace: str
-    labels: dict[str, str]
     syscall: str = "fsync"
     failtype: int = 2  # bio: EIO
     probability: int = 100
@@ -102,18 +75,13 @@ def kernel_chaos(p: KernelSyscallErrorsParams) -> dict[str, Any]:
 
 
 @fault
-class KernelSyscallErrors(Fault):
+class KernelSyscallErrors(ChaosExperiment):
     """Kernel requests on one syscall path of the selected pods' processes fail (KernelChaos)."""
 
     name = "kernel_syscall_errors"
     Params = KernelSyscallErrorsParams
+    kind = "KernelChaos"
 
-    def inject(self, cluster: Cluster) -> dict[str, Any]:
-        p = self.params
-        assert isinstance(p, KernelSyscallErrorsParams)
-        _selected(cluster, p.namespace, p.labels)
-        cluster.create(kernel_chaos(p))
-        return {"name": p.name}
-
-    def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
-        _delete(cluster, "KernelChaos", state)
+    def manifest(self) -> dict[str, Any]:
+        assert isinstance(self.params, KernelSyscallErrorsParams)
+        return kernel_chaos(self.params)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sregym.faults.base import Fault, FaultParams, fault
+from sregym.faults.base import Fault, FaultParams, delete_if_present, fault
 
 if TYPE_CHECKING:
     from sregym.cluster.base import Cluster
@@ -106,8 +106,7 @@ class HostAgent(Fault):
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, HostAgentParams)
-        if cluster.get("DaemonSet", p.namespace, p.name) is not None:
-            cluster.delete("DaemonSet", p.namespace, p.name)
+        delete_if_present(cluster, "DaemonSet", p.namespace, p.name)
         repair_node(cluster, str(state.get("node") or ""))
 
 
@@ -156,7 +155,6 @@ class MemoryHog(Fault):
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, MemoryHogParams)
-        if cluster.get("Deployment", p.namespace, p.name) is not None:
-            cluster.delete("Deployment", p.namespace, p.name)
-        if state.get("namespace_created") and cluster.get("Namespace", None, p.namespace) is not None:
-            cluster.delete("Namespace", None, p.namespace)
+        delete_if_present(cluster, "Deployment", p.namespace, p.name)
+        if state.get("namespace_created"):
+            delete_if_present(cluster, "Namespace", None, p.namespace)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sregym.faults.base import Fault, FaultParams, fault
+from sregym.faults.base import Fault, FaultParams, delete_if_present, fault
 
 if TYPE_CHECKING:
     from sregym.cluster.base import Cluster
@@ -101,8 +101,7 @@ class NodeSysctl(Fault):
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         p = self.params
         assert isinstance(p, NodeSysctlParams)
-        if cluster.get("DaemonSet", p.namespace, p.name) is not None:
-            cluster.delete("DaemonSet", p.namespace, p.name)
+        delete_if_present(cluster, "DaemonSet", p.namespace, p.name)
         node = state.get("node")
         if node:
             job = f"{p.name}-restore"
