@@ -62,3 +62,16 @@ def patch_container(namespace: str, deployment: str, container: str, fields: dic
     """A strategic-merge patch of one container of a Deployment (`kubectl patch`)."""
     return Action(op="patch", kind="Deployment", namespace=namespace, name=deployment,
                   patch={"spec": {"template": {"spec": {"containers": [{"name": container, **fields}]}}}})
+
+
+def move_to_new_claim(namespace: str, deployment: str, volume: str, claim: str,
+                      size: str = "1Gi") -> tuple[Action, Action]:
+    """Move a workload's data off a bad disk: a new PersistentVolumeClaim, and the Deployment's
+    `volume` pointed at it (the pods roll onto a fresh volume)."""
+    return (Action(op="apply", manifest={
+                "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": claim, "namespace": namespace},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}}),
+            Action(op="patch", kind="Deployment", namespace=namespace, name=deployment, patch={
+                "spec": {"template": {"spec": {"volumes": [
+                    {"name": volume, "persistentVolumeClaim": {"claimName": claim}}]}}}}))

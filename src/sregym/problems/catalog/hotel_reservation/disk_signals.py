@@ -12,8 +12,14 @@ from __future__ import annotations
 
 from functools import partial
 
-from sregym.problems.builders import deployment_cause, object_cause, pod_recreation, rollout_restart
-from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.problems.builders import (
+    deployment_cause,
+    move_to_new_claim,
+    object_cause,
+    pod_recreation,
+    rollout_restart,
+)
+from sregym.problems.model import CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import GroundTruth
 
@@ -65,14 +71,7 @@ def slow_disk_geo() -> Problem:
             # The entry SLO is a must_keep, sampled through the verification window.
             must_fix=(CheckSpec(check="service_latency_within", params={"service": "geo", "max_p95_ms": 100.0}),),
             durability=(pod_recreation("mongodb-geo"),)),
-        gold=(Action(op="apply", manifest={
-                  "apiVersion": "v1", "kind": "PersistentVolumeClaim",
-                  "metadata": {"name": "geo-data", "namespace": NS},
-                  "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}),
-              Action(op="patch", kind="Deployment", namespace=NS, name="mongodb-geo", patch={
-                  "spec": {"template": {"spec": {"volumes": [
-                      {"name": "geo", "persistentVolumeClaim": {"claimName": "geo-data"}}]}}}}),
-              _restart("geo")),
+        gold=(*move_to_new_claim(NS, "mongodb-geo", volume="geo", claim="geo-data"), _restart("geo")),
     )
 
 

@@ -55,6 +55,13 @@ def _give_up_node(agent: str) -> tuple[Action, ...]:
                    patch=[{"op": "add", "path": "/spec/taints/-", "value": dict(OUT_OF_SERVICE)}]))
 
 
+def _agent_on_geo_node(agent: str, script: str, env: dict[str, str] | None = None) -> FaultSpec:
+    """A privileged host agent pinned to the node that runs geo, running `script` every minute."""
+    return FaultSpec(fault="host_agent", params={
+        "name": agent, "target_namespace": NS, "target_labels": {"io.kompose.service": "geo"},
+        "script": script, **({"env": env} if env else {})})
+
+
 def _lost_node_mitigation() -> MitigationSpec:
     return MitigationSpec(
         must_fix=(CheckSpec(check="pods_not_stranded"),
@@ -87,9 +94,7 @@ def kubelet_stopped_by_host_agent() -> Problem:
         title="searches fail; a worker node is NotReady and its pods are stuck Terminating",
         app=APP, namespace=NS,
         tags=Tags(layers=("os",), difficulty="medium", suites=()),
-        faults=(FaultSpec(fault="host_agent", params={
-            "name": agent, "target_namespace": NS, "target_labels": {"io.kompose.service": "geo"},
-            "script": "nsenter -t 1 -m -u -i -n -p -- systemctl stop kubelet"}),),
+        faults=(_agent_on_geo_node(agent, "nsenter -t 1 -m -u -i -n -p -- systemctl stop kubelet"),),
         ground_truth=GroundTruth(
             root_causes=(_daemonset(SYSTEM, agent),),
             mechanism="node_failure",
@@ -174,10 +179,8 @@ def node_clock_set_back() -> Problem:
         title="searches fail; a worker node went NotReady although its kubelet is running",
         app=APP, namespace=NS,
         tags=Tags(layers=("os", "hardware"), difficulty="hard", suites=()),
-        faults=(FaultSpec(fault="host_agent", params={
-            "name": agent, "target_namespace": NS, "target_labels": {"io.kompose.service": "geo"},
-            "script": 'nsenter -t 1 -m -u -i -n -p -- date -s "$FALLBACK_TIME"',
-            "env": {"FALLBACK_TIME": FALLBACK_TIME}}),),
+        faults=(_agent_on_geo_node(agent, 'nsenter -t 1 -m -u -i -n -p -- date -s "$FALLBACK_TIME"',
+                                   {"FALLBACK_TIME": FALLBACK_TIME}),),
         ground_truth=GroundTruth(
             root_causes=(_daemonset(SYSTEM, agent),),
             mechanism="clock_skew",

@@ -55,10 +55,23 @@ def _restore_daemonset(name: str, key: str, value: str) -> dict[str, Any]:
                                 "securityContext": {"privileged": True}}]}}}}
 
 
-def _sysctl_fault(name: str, key: str, value: str, restore: str, target: str) -> FaultSpec:
-    return FaultSpec(fault="node_sysctl", params={
-        "name": name, "key": key, "value": value, "restore": restore,
-        "target_namespace": NS, "target_labels": {"io.kompose.service": target}})
+def _node_tuning(problem_id: str, title: str, *, daemonset: str, key: str, value: str, default: str,
+                 target: str, restore: str, must_fix: tuple[CheckSpec, ...], **truth: Any) -> Problem:
+    """A tuning DaemonSet in kube-system sets `key=value` on the node that runs `target`. It is
+    the root cause; the gold deletes it and sets `default` back from a privileged DaemonSet
+    named `restore`, as an operator would (the setting outlives the DaemonSet that set it)."""
+    return Problem(
+        id=problem_id, title=title, app=APP, namespace=NS,
+        tags=Tags(layers=("os",), difficulty="hard"),
+        faults=(FaultSpec(fault="node_sysctl", params={
+            "name": daemonset, "key": key, "value": value, "restore": default,
+            "target_namespace": NS, "target_labels": {"io.kompose.service": target}}),),
+        ground_truth=GroundTruth(root_causes=(object_cause(SYSTEM, "DaemonSet", daemonset),),
+                                 impact_keywords=IMPACT, **truth),
+        mitigation=MitigationSpec(must_fix=must_fix),
+        gold=(Action(op="delete", kind="DaemonSet", namespace=SYSTEM, name=daemonset),
+              Action(op="apply", manifest=_restore_daemonset(restore, key, default))),
+    )
 
 
 # ============================================================ conntrack table exhaustion
@@ -82,27 +95,19 @@ def conntrack_exhaustion() -> Problem:
     privileged DaemonSet running `nsenter -t 1 -m -u -i -n -p -- sysctl -w
     net.netfilter.nf_conntrack_max=131072` — and remove the tuning DaemonSet.
     """
-    key = "net.netfilter.nf_conntrack_max"
-    return Problem(
-        id="hotel-reservation/conntrack-exhaustion-v1",
-        title="requests through the frontend time out; pods are healthy",
-        app=APP, namespace=NS,
-        tags=Tags(layers=("os",), difficulty="hard"),
-        faults=(_sysctl_fault(CONNTRACK_DS, key, "128", "131072", "frontend"),),
-        ground_truth=GroundTruth(
-            root_causes=(object_cause(SYSTEM, "DaemonSet", CONNTRACK_DS),),
-            mechanism="conntrack",
-            detail="net.netfilter.nf_conntrack_max=128 on frontend's node: the conntrack table is full and new "
-                   "flows are dropped (nf_conntrack: table full, dropping packet)",
-            detail_keywords=("nf_conntrack_max", "conntrack", "table full", "128", "dropping packet"),
-            affected=(_deploy("frontend"),), impact_keywords=IMPACT,
-            description="A node-tuning DaemonSet shrank the conntrack table of frontend's node below what the node "
-                        "already tracks; every new connection from that node is dropped and times out."),
-        mitigation=MitigationSpec(
-            must_fix=(CheckSpec(check="node_conntrack_headroom"), CheckSpec(check="entry_slo"))),
-        gold=(Action(op="delete", kind="DaemonSet", namespace=SYSTEM, name=CONNTRACK_DS),
-              Action(op="apply", manifest=_restore_daemonset("conntrack-max-restore", key, "131072"))),
-    )
+    return _node_tuning(
+        "hotel-reservation/conntrack-exhaustion-v1",
+        "requests through the frontend time out; pods are healthy",
+        daemonset=CONNTRACK_DS, key="net.netfilter.nf_conntrack_max", value="128", default="131072",
+        target="frontend", restore="conntrack-max-restore",
+        must_fix=(CheckSpec(check="node_conntrack_headroom"), CheckSpec(check="entry_slo")),
+        mechanism="conntrack",
+        detail="net.netfilter.nf_conntrack_max=128 on frontend's node: the conntrack table is full and new "
+               "flows are dropped (nf_conntrack: table full, dropping packet)",
+        detail_keywords=("nf_conntrack_max", "conntrack", "table full", "128", "dropping packet"),
+        affected=(_deploy("frontend"),),
+        description="A node-tuning DaemonSet shrank the conntrack table of frontend's node below what the node "
+                    "already tracks; every new connection from that node is dropped and times out.")
 
 
 # =========================================================== ephemeral port exhaustion
@@ -166,28 +171,20 @@ def file_max_exhaustion() -> Problem:
     place. Fix: set fs.file-max back (9223372036854775807, systemd's default) on the node
     and remove the DaemonSet.
     """
-    key = "fs.file-max"
-    return Problem(
-        id="hotel-reservation/file-max-exhaustion-v1",
-        title="searches fail with errors from services on one node; pods are healthy",
-        app=APP, namespace=NS,
-        tags=Tags(layers=("os",), difficulty="hard"),
-        faults=(_sysctl_fault(FILE_MAX_DS, key, "1024", "9223372036854775807", "profile"),),
-        ground_truth=GroundTruth(
-            root_causes=(object_cause(SYSTEM, "DaemonSet", FILE_MAX_DS),),
-            mechanism="file_descriptors",
-            detail="fs.file-max=1024 on profile's node: the node's file handle table is full, sockets fail with "
-                   "ENFILE (too many open files in system)",
-            detail_keywords=("file-max", "1024", "too many open files", "enfile", "file handle"),
-            affected=(_deploy("profile"), _deploy("frontend")), impact_keywords=IMPACT,
-            description="A tuning DaemonSet set the node-wide file handle limit of profile's node to 1024; every "
-                        "process there fails to open sockets, so profile's calls and searches fail."),
-        mitigation=MitigationSpec(
-            must_fix=(CheckSpec(check="node_filefd_headroom"),
-                      CheckSpec(check="service_calls_succeed", params={"service": "profile"}))),
-        gold=(Action(op="delete", kind="DaemonSet", namespace=SYSTEM, name=FILE_MAX_DS),
-              Action(op="apply", manifest=_restore_daemonset("file-max-restore", key, "9223372036854775807"))),
-    )
+    return _node_tuning(
+        "hotel-reservation/file-max-exhaustion-v1",
+        "searches fail with errors from services on one node; pods are healthy",
+        daemonset=FILE_MAX_DS, key="fs.file-max", value="1024", default="9223372036854775807",
+        target="profile", restore="file-max-restore",
+        must_fix=(CheckSpec(check="node_filefd_headroom"),
+                  CheckSpec(check="service_calls_succeed", params={"service": "profile"})),
+        mechanism="file_descriptors",
+        detail="fs.file-max=1024 on profile's node: the node's file handle table is full, sockets fail with "
+               "ENFILE (too many open files in system)",
+        detail_keywords=("file-max", "1024", "too many open files", "enfile", "file handle"),
+        affected=(_deploy("profile"), _deploy("frontend")),
+        description="A tuning DaemonSet set the node-wide file handle limit of profile's node to 1024; every "
+                    "process there fails to open sockets, so profile's calls and searches fail.")
 
 
 # ================================================================= thread / PID exhaustion
@@ -214,26 +211,18 @@ def thread_exhaustion() -> Problem:
     (63474 on these nodes) from a privileged pod on the node and remove the DaemonSet; the
     crash-looping pods then start (deleting them skips the back-off).
     """
-    key = "kernel.threads-max"
-    return Problem(
-        id="hotel-reservation/thread-exhaustion-v1",
-        title="services on one node keep crashing at start; searches fail",
-        app=APP, namespace=NS,
-        tags=Tags(layers=("os",), difficulty="hard"),
-        faults=(_sysctl_fault(THREADS_DS, key, THREADS_MAX, THREADS_MAX_DEFAULT, "geo"),),
-        ground_truth=GroundTruth(
-            root_causes=(object_cause(SYSTEM, "DaemonSet", THREADS_DS),),
-            mechanism="thread_exhaustion",
-            detail=f"kernel.threads-max={THREADS_MAX} on geo's node: the node's tasks exceed it, every new thread or "
-                   "process fails with EAGAIN (runtime: failed to create new OS thread, errno=11)",
-            detail_keywords=("threads-max", THREADS_MAX, "failed to create new os thread", "eagain",
-                             "resource temporarily unavailable", "newosproc"),
-            affected=(_deploy("geo"), _deploy("search"), _deploy("frontend")), impact_keywords=IMPACT,
-            description="A tuning DaemonSet set the node-wide thread limit of geo's node below the tasks the node "
-                        "already runs; the Go services there cannot start threads and crash-loop, so searches "
-                        "fail."),
-        mitigation=MitigationSpec(
-            must_fix=(CheckSpec(check="node_threads_headroom"), CheckSpec(check="entry_slo"))),
-        gold=(Action(op="delete", kind="DaemonSet", namespace=SYSTEM, name=THREADS_DS),
-              Action(op="apply", manifest=_restore_daemonset("threads-max-restore", key, THREADS_MAX_DEFAULT))),
-    )
+    return _node_tuning(
+        "hotel-reservation/thread-exhaustion-v1",
+        "services on one node keep crashing at start; searches fail",
+        daemonset=THREADS_DS, key="kernel.threads-max", value=THREADS_MAX, default=THREADS_MAX_DEFAULT,
+        target="geo", restore="threads-max-restore",
+        must_fix=(CheckSpec(check="node_threads_headroom"), CheckSpec(check="entry_slo")),
+        mechanism="thread_exhaustion",
+        detail=f"kernel.threads-max={THREADS_MAX} on geo's node: the node's tasks exceed it, every new thread or "
+               "process fails with EAGAIN (runtime: failed to create new OS thread, errno=11)",
+        detail_keywords=("threads-max", THREADS_MAX, "failed to create new os thread", "eagain",
+                         "resource temporarily unavailable", "newosproc"),
+        affected=(_deploy("geo"), _deploy("search"), _deploy("frontend")),
+        description="A tuning DaemonSet set the node-wide thread limit of geo's node below the tasks the node "
+                    "already runs; the Go services there cannot start threads and crash-loop, so searches "
+                    "fail.")
