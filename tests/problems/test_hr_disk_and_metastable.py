@@ -10,21 +10,12 @@ from sregym.faults.base import make_fault
 from sregym.oracles.checks import CheckContext
 from sregym.oracles.checks_disk_and_metastable import service_calls_succeed
 from sregym.oracles.mechanisms import RELATED, classify
-from sregym.problems.registry import PROBLEMS, select
-from sregym.problems.run import ProblemRun
+from sregym.problems.registry import select
+from support.problem_runs import deployed
 
 NS = "hotel-reservation"
 DISK = "hotel-reservation/disk-sector-errors-geo-v1"
 STORM = "hotel-reservation/metastable-retry-collapse-v1"
-
-
-def _deployed(problem_id: str, seed: int = 3) -> tuple[TwinCluster, ProblemRun]:
-    cluster = TwinCluster.new(seed)
-    run = ProblemRun(PROBLEMS.get(problem_id), cluster, seed=seed, noise="none")
-    run.deploy()
-    run.advance(30)
-    run.record_baseline()
-    return cluster, run
 
 
 def _pods(cluster: TwinCluster, namespace: str, selector: str) -> list[dict]:
@@ -34,7 +25,7 @@ def _pods(cluster: TwinCluster, namespace: str, selector: str) -> list[dict]:
 
 # ------------------------------------------------------------------------------ disk
 def test_sector_errors_survive_a_restart_of_the_database_and_show_in_the_kernel_log() -> None:
-    cluster, run = _deployed(DISK)
+    cluster, run = deployed(DISK)
     ctx = run.check_context()
     assert service_calls_succeed(ctx, service="geo")[0]
     run.inject()
@@ -60,7 +51,7 @@ def test_sector_errors_survive_a_restart_of_the_database_and_show_in_the_kernel_
 
 
 def test_gold_moves_geo_to_a_fresh_volume_and_recover_clears_the_disk() -> None:
-    cluster, run = _deployed(DISK)
+    cluster, run = deployed(DISK)
     run.inject()
     run.advance(30)
     run.apply_gold()
@@ -83,7 +74,7 @@ def test_service_calls_succeed_needs_traffic() -> None:
 
 # --------------------------------------------------------------------------- bursts
 def test_scale_burst_multiplies_the_generator_for_the_given_seconds_only() -> None:
-    cluster, run = _deployed(STORM)
+    cluster, run = deployed(STORM)
     before = cluster.get("Deployment", "sregym-system", "sregym-loadgen")["spec"]["replicas"]
     fault = make_fault("scale_burst", {"multiplier": 4, "seconds": 10})
     state = fault.inject(cluster)
@@ -96,7 +87,7 @@ def test_scale_burst_multiplies_the_generator_for_the_given_seconds_only() -> No
 
 
 def test_retry_collapse_stays_until_the_policy_changes() -> None:
-    cluster, run = _deployed(STORM)
+    cluster, run = deployed(STORM)
     run.inject()
     run.advance(120)
     assert cluster.entry_stats(30).success_ratio < 0.9  # burst over, still collapsed

@@ -10,21 +10,11 @@ from __future__ import annotations
 from sregym.cluster.twin import TwinCluster
 from sregym.oracles.checks_disk_and_metastable import service_calls_succeed
 from sregym.oracles.checks_disk_signals import service_latency_within
-from sregym.problems.registry import PROBLEMS
-from sregym.problems.run import ProblemRun
+from support.problem_runs import deployed
 
 NS = "hotel-reservation"
 SLOW = "hotel-reservation/slow-disk-geo-v1"
 FSYNC = "hotel-reservation/kernel-fsync-eio-reservation-db-v1"
-
-
-def _deployed(problem_id: str, seed: int = 3) -> tuple[TwinCluster, ProblemRun]:
-    cluster = TwinCluster.new(seed)
-    run = ProblemRun(PROBLEMS.get(problem_id), cluster, seed=seed, noise="none")
-    run.deploy()
-    run.advance(30)
-    run.record_baseline()
-    return cluster, run
 
 
 def _pod(cluster: TwinCluster, service: str) -> dict:
@@ -33,7 +23,7 @@ def _pod(cluster: TwinCluster, service: str) -> dict:
 
 
 def test_slow_disk_under_geo_shows_in_disk_metrics_and_slow_queries_until_moved() -> None:
-    cluster, run = _deployed(SLOW)
+    cluster, run = deployed(SLOW)
     ctx = run.check_context()
     assert service_latency_within(ctx, service="geo", max_p95_ms=100.0)[0]
     run.inject()
@@ -52,7 +42,7 @@ def test_slow_disk_under_geo_shows_in_disk_metrics_and_slow_queries_until_moved(
 
 
 def test_kernel_fsync_errors_crash_mongodb_reservation_until_the_pod_is_recreated() -> None:
-    cluster, run = _deployed(FSYNC)
+    cluster, run = deployed(FSYNC)
     ctx = run.check_context()
     run.inject()
     assert cluster.get("KernelChaos", "chaos-mesh", "kernel-io") is not None

@@ -10,7 +10,7 @@ from sregym.oracles.checks_disk_and_metastable import service_calls_succeed
 from sregym.oracles.checks_node_lifecycle import node_repair_holds, nodes_without_pressure, pods_not_stranded
 from sregym.oracles.mechanisms import MECHANISMS, RELATED
 from sregym.problems.registry import PROBLEMS
-from sregym.problems.run import ProblemRun
+from support.problem_runs import deployed
 
 NS = "hotel-reservation"
 STOPPED = "hotel-reservation/kubelet-stopped-by-host-agent-v1"
@@ -33,11 +33,7 @@ def test_problems_are_registered_outside_every_suite() -> None:
 
 
 def test_a_stopped_kubelet_strands_pods_until_the_node_is_given_up_and_the_agent_removed() -> None:
-    cluster = TwinCluster.new(3)
-    run = ProblemRun(PROBLEMS.get(STOPPED), cluster, seed=3, noise="none")
-    run.deploy()
-    run.advance(30)
-    run.record_baseline()
+    cluster, run = deployed(STOPPED)
     ctx = run.check_context()
     assert pods_not_stranded(ctx)[0]
     run.inject()

@@ -12,6 +12,7 @@ from sregym.problems.registry import PROBLEMS
 from sregym.problems.run import ProblemRun
 from sregym.problems.vocabulary import vocabulary_of
 from sregym.twin.chaos import node_kernel
+from support.problem_runs import deployed
 
 NS = "hotel-reservation"
 FILE_MAX = "hotel-reservation/file-max-exhaustion-v1"
@@ -19,11 +20,7 @@ THREADS = "hotel-reservation/thread-exhaustion-v1"
 
 
 def test_file_max_fault_breaks_profiles_sockets_until_the_setting_is_restored() -> None:
-    cluster = TwinCluster.new(3)
-    run = ProblemRun(PROBLEMS.get(FILE_MAX), cluster, seed=3, noise="none")
-    run.deploy()
-    run.advance(30)
-    run.record_baseline()
+    cluster, run = deployed(FILE_MAX)
     ctx = run.check_context()
     assert node_filefd_headroom(ctx)[0]
     run.inject()
