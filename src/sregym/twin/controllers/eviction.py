@@ -41,6 +41,8 @@ from sregym.twin.node.resource_metrics import SYSTEM_MEMORY_BYTES, memory_quanti
 from sregym.twin.node.runtime import runtime_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sregym.twin.twin import Twin
 
 HOUSEKEEPING = 10.0
@@ -170,17 +172,20 @@ class EvictionManager(Controller):
         def change(obj: dict[str, Any]) -> None:
             for c in get_path(obj, "status", "conditions", default=[]) or []:
                 if c.get("type") == cond:
-                    if c.get("status") != status:
-                        c["lastTransitionTime"] = iso
-                    c.update(status=status, reason=reason, message=message, lastHeartbeatTime=iso)
+                    _post_condition(c, iso, status, reason, message)
 
-        try:
-            updated = self.twin.store.mutate("Node", None, node, change, status=True, user=f"system:node:{node}")
-        except ApiError:
-            return
+        updated = self._post_status(node, change)
         if updated is not None:
             self.twin.events.normal(updated, event, f"Node {node} status is now: {event}",
                                     component=COMPONENT, host=node)
+
+    def _post_status(self, node: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+        """Write the Node's status as its kubelet (`system:node:<name>`); None if it is gone or
+        the write is refused."""
+        try:
+            return self.twin.store.mutate("Node", None, node, change, status=True, user=f"system:node:{node}")
+        except ApiError:
+            return None
 
     # ------------------------------------------------------------ restart
     def _post_start(self, node: str, state: _NodeEviction, now: float, *, started: bool = True) -> None:
@@ -199,14 +204,9 @@ class EvictionManager(Controller):
                     status, reason, message, _ = CONDITIONS[kind][0 if pressure else 1]
                 else:
                     continue
-                if c.get("status") != status:
-                    c["lastTransitionTime"] = iso
-                c.update(status=status, reason=reason, message=message, lastHeartbeatTime=iso)
+                _post_condition(c, iso, status, reason, message)
 
-        try:
-            updated = self.twin.store.mutate("Node", None, node, post, status=True, user=f"system:node:{node}")
-        except ApiError:
-            return
+        updated = self._post_status(node, post)
         if updated is None:
             return
         if started:
@@ -299,3 +299,11 @@ class EvictionManager(Controller):
         if updated is not None:
             self.twin.events.warning(updated, "Evicted", message, component=COMPONENT,
                                      host=get_path(pod, "spec", "nodeName"))
+
+
+def _post_condition(condition: dict[str, Any], iso: str, status: str, reason: str, message: str) -> None:
+    """A kubelet's condition update: the heartbeat always moves, the transition time only when
+    the status changes."""
+    if condition.get("status") != status:
+        condition["lastTransitionTime"] = iso
+    condition.update(status=status, reason=reason, message=message, lastHeartbeatTime=iso)
