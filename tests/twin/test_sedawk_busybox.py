@@ -11,6 +11,7 @@ import pytest
 import sregym.twin.userland  # noqa: F401  (registers the exec commands)
 from sregym.twin import Twin
 from sregym.twin.userland.context import exec_context, run_exec
+from support.pods import running_pod
 
 CONF = "port=8080\nlevel=debug\n"
 PASSWD = "root:x:0:0:root:/root:/bin/sh\napp:x:1001:1001::/home/app:/bin/sh\n"
@@ -35,15 +36,7 @@ CASES = [
 
 
 def _pod(name: str) -> dict[str, Any]:
-    image = "busybox:1.36"
-    return {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-        "spec": {"nodeName": "kind-worker", "containers": [{"name": "web", "image": image}]},
-        "status": {"phase": "Running", "containerStatuses": [{
-            "name": "web", "ready": True, "restartCount": 0, "image": image, "imageID": "",
-            "containerID": "containerd://" + "c" * 64,
-            "state": {"running": {"startedAt": "2026-01-05T09:00:02Z"}}}]},
-    }
+    return running_pod(name, "busybox:1.36", id_char="c")
 
 
 @pytest.fixture(scope="module")

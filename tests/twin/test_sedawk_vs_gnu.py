@@ -205,18 +205,6 @@ CASES = {f"sed-{name}": (argv, stdin) for name, argv, stdin in SED_CASES}
 CASES.update({f"awk-{name}": (argv, stdin) for name, argv, stdin in AWK_CASES})
 
 
-def _pod(name: str, image: str = "debian:12") -> dict[str, Any]:
-    return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"nodeName": "kind-worker", "containers": [{"name": "web", "image": image}]},
-        "status": {"phase": "Running", "containerStatuses": [{
-            "name": "web", "ready": True, "restartCount": 0, "image": image, "imageID": "",
-            "containerID": "containerd://" + "b" * 64,
-            "state": {"running": {"startedAt": "2026-01-05T09:00:02Z"}}}]},
-    }
-
-
 @pytest.fixture(scope="module")
 def twin() -> Twin:
     return Twin(seed=5)
@@ -224,7 +212,9 @@ def twin() -> Twin:
 
 def run_in_twin(twin: Twin, case: str, argv: list[str], stdin: str | None,
                 image: str = "debian:12") -> list[Any]:
-    ctx = exec_context(twin, _pod(case.lower().replace("_", "-"), image), "web")
+    from support.pods import running_pod  # imported here: the golden rewrite runs without tests/ on the path
+
+    ctx = exec_context(twin, running_pod(case.lower().replace("_", "-"), image), "web")
     ctx.cwd = WORKDIR
     for name, content in FILES.items():
         ctx.files[f"{WORKDIR}/{name}"] = content
