@@ -27,12 +27,9 @@ import tarfile
 from dataclasses import dataclass, field
 
 from sregym.twin.node.shell import Invocation, command
+from sregym.twin.userland.filteropts import BUSYBOX_BANNER, is_busybox
 
 GNU_FAILURE = "tar: Exiting with failure status due to previous errors"
-
-
-def _busybox(call: Invocation) -> bool:
-    return call.ctx.shell_flavour in ("ash", "")
 
 
 def to_text(data: bytes) -> str:
@@ -124,8 +121,7 @@ GNU_VERSION = ("tar (GNU tar) 1.34\nCopyright (C) 2021 Free Software Foundation,
                "This is free software: you are free to change and redistribute it.\n"
                "There is NO WARRANTY, to the extent permitted by law.\n\n"
                "Written by John Gilmore and Jay Fenlason.\n")
-BUSYBOX_USAGE = ("BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\n"
-                 "Usage: tar c|x|t [-ZzJjahmvokO] [-f TARFILE] [-C DIR] [-T FILE] [-X FILE] [LONGOPT]... "
+BUSYBOX_USAGE = (BUSYBOX_BANNER + "Usage: tar c|x|t [-ZzJjahmvokO] [-f TARFILE] [-C DIR] [-T FILE] [-X FILE] [LONGOPT]... "
                  "[FILE]...\n\nCreate, extract, or list files from a tar file")
 GNU_USAGE_EXIT = 64  # tar's exit status for a command-line error
 
@@ -133,7 +129,7 @@ GNU_USAGE_EXIT = 64  # tar's exit status for a command-line error
 @command("tar")
 def tar(call: Invocation) -> int:
     opts = parse_args(call.args)
-    busybox = _busybox(call)
+    busybox = is_busybox(call)
     if opts.version and not busybox:
         call.write(GNU_VERSION)
         return 0

@@ -14,6 +14,7 @@ import zlib
 
 from sregym.twin.node.shell import Invocation, command
 from sregym.twin.userland.archive import to_bytes, to_text
+from sregym.twin.userland.filteropts import BUSYBOX_BANNER, is_busybox
 from sregym.twin.userland.tree import remove_file
 
 GNU_VERSION = ("gzip 1.12\nCopyright (C) 2018 Free Software Foundation, Inc.\n"
@@ -24,14 +25,11 @@ GNU_VERSION = ("gzip 1.12\nCopyright (C) 2018 Free Software Foundation, Inc.\n"
 _FLAGS = set("cdfkqvnNrt123456789")
 
 
-def _busybox(call: Invocation) -> bool:
-    return call.ctx.shell_flavour in ("ash", "")
-
-
 @command("gzip", "gunzip", "zcat")
 def gzip(call: Invocation) -> int:
-    busybox = _busybox(call)
+    busybox = is_busybox(call)
     name = call.name
+    busybox_usage = BUSYBOX_BANNER + f"Usage: {name} [-cfkdt{'123456789' if name == 'gzip' else ''}] [FILE]..."
     decompress, to_stdout, keep, test = name in ("gunzip", "zcat"), name == "zcat", False, False
     files: list[str] = []
     for arg in call.args:
@@ -49,16 +47,14 @@ def gzip(call: Invocation) -> int:
         elif arg.startswith("--"):
             call.error(f"{name}: unrecognized option '{arg}'" + (
                 f"\nTry `{name} --help' for more information." if not busybox else
-                f"\nBusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\n"
-                f"Usage: {name} [-cfkdt{'123456789' if name == 'gzip' else ''}] [FILE]..."))
+                "\n" + busybox_usage))
             return 1
         elif arg.startswith("-") and arg != "-":
             for flag in arg[1:]:
                 if flag not in _FLAGS or (busybox and flag in "vnNr"):
                     if busybox:
                         call.error(f"{name}: invalid option -- '{flag}'")
-                        call.error(f"BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\n"
-                                   f"Usage: {name} [-cfkdt{'123456789' if name == 'gzip' else ''}] [FILE]...")
+                        call.error(busybox_usage)
                         return 1
                     call.error(f"{name}: invalid option -- '{flag}'\nTry `{name} --help' for more information.")
                     return 1

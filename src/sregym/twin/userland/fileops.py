@@ -12,12 +12,9 @@ import posixpath
 from collections.abc import Generator
 
 from sregym.twin.node.shell import Effect, Invocation, Shell, Sleep, command
+from sregym.twin.userland.filteropts import BUSYBOX_BANNER, is_busybox
 from sregym.twin.userland.fs import ContainerFS
 from sregym.twin.userland.tree import TreeView, remove_file
-
-
-def _busybox(call: Invocation) -> bool:
-    return call.ctx.shell_flavour in ("ash", "")
 
 
 def _operands(call: Invocation) -> tuple[set[str], list[str]]:
@@ -34,8 +31,8 @@ def _operands(call: Invocation) -> tuple[set[str], list[str]]:
 
 
 def _missing_operand(call: Invocation, what: str = "file operand") -> int:
-    if _busybox(call):
-        call.error(f"BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\nUsage: {call.name} ...")
+    if is_busybox(call):
+        call.error(BUSYBOX_BANNER + f"Usage: {call.name} ...")
         return 1
     call.error(f"{call.name}: missing {what}\nTry '{call.name} --help' for more information.")
     return 1
@@ -49,7 +46,7 @@ def _fs(call: Invocation) -> ContainerFS | None:
 def _copy_or_move(call: Invocation, move: bool) -> int:
     flags, names = _operands(call)
     if len(names) < 2:
-        if names and not _busybox(call):
+        if names and not is_busybox(call):
             call.error(f"{call.name}: missing destination file operand after '{names[0]}'\n"
                        f"Try '{call.name} --help' for more information.")
             return 1
@@ -65,7 +62,7 @@ def _copy_or_move(call: Invocation, move: bool) -> int:
         src_abs = call.shell.abspath(source)
         entry = tree.get(src_abs)
         if entry is None:
-            if _busybox(call):
+            if is_busybox(call):
                 call.error(f"{call.name}: can't {'rename' if move else 'stat'} '{source}': No such file or directory")
             else:
                 call.error(f"{call.name}: cannot stat '{source}': No such file or directory")
@@ -74,7 +71,7 @@ def _copy_or_move(call: Invocation, move: bool) -> int:
         target = posixpath.join(dest_abs, posixpath.basename(src_abs)) if into_dir else dest_abs
         if entry.kind == "dir":
             if not recursive:
-                call.error(f"cp: -r not specified; omitting directory '{source}'" if not _busybox(call)
+                call.error(f"cp: -r not specified; omitting directory '{source}'" if not is_busybox(call)
                            else f"cp: omitting directory '{source}'")
                 status = 1
                 continue
@@ -118,7 +115,7 @@ def ln(call: Invocation) -> int:
         exists = fs.lookup(link_abs, follow_last=False) is not None
     if exists and "f" not in flags:
         kind = "symbolic link" if "s" in flags else "hard link"
-        call.error(f"ln: {link}: File exists" if _busybox(call)
+        call.error(f"ln: {link}: File exists" if is_busybox(call)
                    else f"ln: failed to create {kind} '{link}': File exists")
         return 1
     if "s" in flags:
@@ -131,7 +128,7 @@ def ln(call: Invocation) -> int:
         return 0
     content = call.read_file(target)
     if content is None:
-        call.error(f"ln: {target}: No such file or directory" if _busybox(call)
+        call.error(f"ln: {target}: No such file or directory" if is_busybox(call)
                    else f"ln: failed to access '{target}': No such file or directory")
         return 1
     call.ctx.files[link_abs] = content
@@ -142,7 +139,7 @@ def ln(call: Invocation) -> int:
 def chmod(call: Invocation) -> int:
     args = [a for a in call.args if a not in ("-R", "-v", "-f", "-c")]
     if len(args) < 2:
-        if not _busybox(call) and args:
+        if not is_busybox(call) and args:
             call.error(f"chmod: missing operand after '{args[0]}'\nTry 'chmod --help' for more information.")
             return 1
         return _missing_operand(call, "operand")
@@ -153,14 +150,14 @@ def chmod(call: Invocation) -> int:
     for path in paths:
         real = tree.resolve(call.shell.abspath(path))
         if real is None:
-            call.error(f"chmod: {path}: No such file or directory" if _busybox(call)
+            call.error(f"chmod: {path}: No such file or directory" if is_busybox(call)
                        else f"chmod: cannot access '{path}': No such file or directory")
             status = 1
             continue
         entry = tree.entries[real]
         new = _mode(mode, entry.mode)
         if new is None:
-            call.error(f"chmod: invalid mode '{mode}'" if _busybox(call)
+            call.error(f"chmod: invalid mode '{mode}'" if is_busybox(call)
                        else f"chmod: invalid mode: '{mode}'\nTry 'chmod --help' for more information.")
             return 1
         if fs is not None:
@@ -263,7 +260,7 @@ def mktemp(call: Invocation) -> int:
     stem = template.rstrip("X")
     count = len(template) - len(stem)
     if count < 3:
-        call.error(f"mktemp: too few X's in template '{template}'" if not _busybox(call)
+        call.error(f"mktemp: too few X's in template '{template}'" if not is_busybox(call)
                    else "mktemp: Invalid argument")
         return 1
     seed = call.ctx.meter().peak + len(call.ctx.files) + int(call.now * 1000)
@@ -308,9 +305,8 @@ def _seconds(text: str) -> float | None:
 def timeout(call: Invocation) -> Generator[Effect, None, int]:
     args = [a for a in call.args if not a.startswith("-")]
     if len(args) < 2:
-        if _busybox(call):
-            call.error("BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\n"
-                       "Usage: timeout [-s SIG] [-k KILL_SECS] SECS PROG ARGS")
+        if is_busybox(call):
+            call.error(BUSYBOX_BANNER + "Usage: timeout [-s SIG] [-k KILL_SECS] SECS PROG ARGS")
             return 1
         call.error("timeout: missing operand\nTry 'timeout --help' for more information."
                    if not args else f"timeout: missing operand after '{args[0]}'\n"

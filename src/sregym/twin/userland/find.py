@@ -18,6 +18,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from sregym.twin.node.shell import Effect, Invocation, command
+from sregym.twin.userland.filteropts import is_busybox
 from sregym.twin.userland.tree import Entry, TreeView
 
 _TESTS_WITH_ARG = {"-name", "-iname", "-path", "-wholename", "-ipath", "-iwholename", "-type", "-size",
@@ -265,7 +266,7 @@ def _walk(tree: TreeView, shown: str, real: str, depth: int, depth_first: bool
 
 @command("find")
 def find(call: Invocation) -> Generator[Effect, None, int]:
-    busybox = call.ctx.shell_flavour in ("ash", "")
+    busybox = is_busybox(call)
     args = list(call.args)
     while args and args[0] in ("-P", "-L", "-H"):
         args.pop(0)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.dataplane.tcp_loss import kernel_tables, tcp_of
 from sregym.twin.node.shell import Invocation
+from sregym.twin.userland.filteropts import BUSYBOX_BANNER, is_busybox
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -104,9 +105,7 @@ def statistics_text(tables: dict[str, list[tuple[str, int]]]) -> str:
     return "\n".join(out) + "\n"
 
 
-BUSYBOX_USAGE = """BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.
-
-Usage: netstat [-ral] [-tuwx] [-enWp]
+BUSYBOX_USAGE = BUSYBOX_BANNER + """Usage: netstat [-ral] [-tuwx] [-enWp]
 
 Display networking information
 
@@ -127,7 +126,7 @@ Display networking information
 
 def netstat_statistics(call: Invocation) -> int:
     """`netstat -s`: net-tools prints the statistics; BusyBox's netstat has no -s."""
-    if call.ctx.shell_flavour in ("ash", ""):
+    if is_busybox(call):
         call.error(f"netstat: invalid option -- 's'\n{BUSYBOX_USAGE}")
         return 1
     call.write(statistics_text(_tables(call.ctx.twin, call.ctx.pod)))

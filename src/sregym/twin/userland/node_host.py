@@ -28,6 +28,7 @@ from sregym.twin.chaos import node_kernel
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.node.shell import Invocation, ShellContext, command
 from sregym.twin.node.shell.interpreter import Shell
+from sregym.twin.userland.filteropts import BUSYBOX_BANNER
 
 if TYPE_CHECKING:
     from sregym.twin.node.shell.effects import Program
@@ -264,8 +265,7 @@ def chroot(call: Invocation) -> Program | int:
     busybox = call.ctx.shell_flavour == "ash"
     if not args or (args[0].startswith("-") and args[0] != "-"):
         if busybox:
-            call.error("BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\n"
-                       "Usage: chroot NEWROOT [PROG ARGS]\n\nRun PROG with root directory set to NEWROOT")
+            call.error(BUSYBOX_BANNER + "Usage: chroot NEWROOT [PROG ARGS]\n\nRun PROG with root directory set to NEWROOT")
         else:
             call.error("chroot: missing operand" if not args else f"chroot: unrecognized option '{args[0]}'")
             call.error("Try 'chroot --help' for more information.")

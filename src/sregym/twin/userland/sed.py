@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from sregym.twin.node.shell import BudgetExhausted, Invocation, command
+from sregym.twin.userland.filteropts import is_busybox
 from sregym.twin.userland.posix_regex import RegexError, compile_posix, successive_matches
 from sregym.twin.userland.sed_regex import expand, max_group, parse_replacement
 
@@ -908,7 +909,7 @@ def parse_options(call: Invocation, busybox: bool) -> Options:
 @command("sed")
 def sed(call: Invocation) -> int:
     """GNU sed names itself as invoked (`/bin/sed: can't read ...`); BusyBox as its applet."""
-    busybox = call.ctx.shell_flavour in ("ash", "")
+    busybox = is_busybox(call)
     prog = "sed" if busybox else (call.argv[0] or "sed")
     try:
         opts = parse_options(call, busybox)

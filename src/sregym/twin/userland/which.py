@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sregym.twin.node.shell import Invocation, command
 from sregym.twin.node.shell.describe import executable_path
+from sregym.twin.userland.filteropts import BUSYBOX_BANNER, is_busybox
 
 _DEBIAN_USAGE = "Usage: /usr/bin/which [-a] args"
 _MERGED = {"/usr/bin/": "/bin/", "/usr/sbin/": "/sbin/"}
@@ -15,7 +16,7 @@ _MERGED = {"/usr/bin/": "/bin/", "/usr/sbin/": "/sbin/"}
 
 @command("which")
 def which(call: Invocation) -> int:
-    busybox = call.ctx.shell_flavour in ("ash", "")
+    busybox = is_busybox(call)
     every = False
     args = list(call.args)
     while args and args[0].startswith("-") and args[0] != "-":
@@ -27,8 +28,7 @@ def which(call: Invocation) -> int:
                 every = True
             elif busybox:
                 call.error(f"which: invalid option -- '{flag}'")
-                call.error("BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\n"
-                           "Usage: which [-a] COMMAND...\n\nLocate COMMAND\n\n"
+                call.error(BUSYBOX_BANNER + "Usage: which [-a] COMMAND...\n\nLocate COMMAND\n\n"
                            "\t-a\tShow all matches")
                 return 1
             else:
@@ -38,8 +38,7 @@ def which(call: Invocation) -> int:
     names = args
     if not names:
         if busybox:
-            call.error("BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\n"
-                       "Usage: which [-a] COMMAND...\n\nLocate COMMAND\n\n\t-a\tShow all matches")
+            call.error(BUSYBOX_BANNER + "Usage: which [-a] COMMAND...\n\nLocate COMMAND\n\n\t-a\tShow all matches")
         return 1
     status = 0
     for name in names:

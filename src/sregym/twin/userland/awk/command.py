@@ -17,6 +17,7 @@ from sregym.twin.userland.awk.interp import AwkRuntimeError, Interpreter
 from sregym.twin.userland.awk.lexer import AwkSyntaxError, unescape
 from sregym.twin.userland.awk.parser import parse as parse_awk
 from sregym.twin.userland.awk.values import StrNum
+from sregym.twin.userland.filteropts import is_busybox
 
 MAWK_VERSION = (
     "mawk 1.3.4 20200120\n"
@@ -78,7 +79,7 @@ class UsageError(Exception):
 
 
 def flavour_of(call: Invocation) -> str:
-    if call.ctx.shell_flavour in ("ash", ""):
+    if is_busybox(call):
         return "busybox"
     return "gawk" if call.name == "gawk" else "mawk"
 
