@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from sregym.twin.node.shell import Invocation, command
-from sregym.twin.userland.filteropts import Spec, is_busybox, parse_or_fail, read_input, split_lines
+from sregym.twin.userland.filteropts import Spec, is_busybox, read_input, split_lines, with_options
 
 CUT = Spec("cut", "b:c:d:f:nsz", {
     "bytes=": "b", "characters=": "c", "delimiter=": "d", "fields=": "f", "only-delimited": "s",
@@ -111,11 +111,8 @@ def _cut_fields(line: str, ranges: list[tuple[int, int]], delimiter: str, output
 
 
 @command("cut")
-def cut(call: Invocation) -> int:
-    parsed = parse_or_fail(call, CUT)
-    if isinstance(parsed, int):
-        return parsed
-    options, operands = parsed
+@with_options(CUT)
+def cut(call: Invocation, options: list[tuple[str, str]], operands: list[str]) -> int:
     mode = ""
     spec = ""
     delimiter = None
@@ -190,11 +187,8 @@ def _paste_delimiters(text: str) -> list[str]:
 
 
 @command("paste")
-def paste(call: Invocation) -> int:
-    parsed = parse_or_fail(call, PASTE)
-    if isinstance(parsed, int):
-        return parsed
-    options, operands = parsed
+@with_options(PASTE)
+def paste(call: Invocation, options: list[tuple[str, str]], operands: list[str]) -> int:
     delimiters = ["\t"]
     serial = False
     terminator = "\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from sregym.twin.node.shell import Invocation, command
-from sregym.twin.userland.filteropts import Spec, is_busybox, parse_or_fail, read_input
+from sregym.twin.userland.filteropts import Spec, is_busybox, read_input, with_options
 
 WC = Spec("wc", "clLmw", {"bytes": "c", "chars": "m", "lines": "l", "words": "w",
                           "max-line-length": "L", "files0-from=": "files0-from",
@@ -36,11 +36,8 @@ def counts(text: str) -> dict[str, int]:
 
 
 @command("wc")
-def wc(call: Invocation) -> int:
-    parsed = parse_or_fail(call, WC)
-    if isinstance(parsed, int):
-        return parsed
-    options, operands = parsed
+@with_options(WC)
+def wc(call: Invocation, options: list[tuple[str, str]], operands: list[str]) -> int:
     chosen = {key for key, _value in options if key in "clLmw"}
     order = [k for k in "lwmcL" if k in chosen] or ["l", "w", "c"]
     paths = operands or ["-"]

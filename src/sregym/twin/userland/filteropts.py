@@ -9,7 +9,10 @@ mistypes a flag reads what it would read on a real container, never a Python err
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sregym.twin.node.shell import Invocation
 
@@ -141,6 +144,25 @@ def parse_or_fail(call: Invocation, spec: Spec, **kwargs: object) -> \
         return parse(spec, list(call.args), **kwargs)  # type: ignore[arg-type]
     except UsageError as bad:
         return usage_error(call, spec, str(bad))
+
+
+def with_options(spec: Spec, **kwargs: Any) -> \
+        Callable[[Callable[[Invocation, list[tuple[str, str]], list[str]], int]], Callable[[Invocation], int]]:
+    """Make a command body `(call, options, operands)` a command: the command line is parsed by
+    `spec` first, and a bad one prints the tool's usage error and returns its exit code without
+    running the body. (Not for generator bodies: their parsing would move ahead of their start.)"""
+
+    def wrap(body: Callable[[Invocation, list[tuple[str, str]], list[str]], int]) -> Callable[[Invocation], int]:
+        @functools.wraps(body)
+        def run(call: Invocation) -> int:
+            parsed = parse_or_fail(call, spec, **kwargs)
+            if isinstance(parsed, int):
+                return parsed
+            return body(call, *parsed)
+
+        return run
+
+    return wrap
 
 
 # ----------------------------------------------------------------------------------- reading

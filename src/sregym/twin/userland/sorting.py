@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from sregym.twin.node.shell import Invocation, command
 from sregym.twin.userland import collation
-from sregym.twin.userland.filteropts import Spec, is_busybox, parse_or_fail, read_input, split_lines
+from sregym.twin.userland.filteropts import Spec, is_busybox, read_input, split_lines, with_options
 
 _ORDERING = "bdfgiMhnRrV"
 
@@ -163,11 +163,8 @@ def comparator(keys: list[Key], tab: str | None, *, last_resort: bool,
 
 
 @command("sort")
-def sort(call: Invocation) -> int:
-    parsed = parse_or_fail(call, SORT)
-    if isinstance(parsed, int):
-        return parsed
-    options, operands = parsed
+@with_options(SORT)
+def sort(call: Invocation, options: list[tuple[str, str]], operands: list[str]) -> int:
     flags = ""
     keys: list[Key] = []
     tab: str | None = None
@@ -267,11 +264,8 @@ def _number(call: Invocation, value: str, what: str) -> int | None:
 
 
 @command("uniq")
-def uniq(call: Invocation) -> int:
-    parsed = parse_or_fail(call, UNIQ)
-    if isinstance(parsed, int):
-        return parsed
-    options, operands = parsed
+@with_options(UNIQ)
+def uniq(call: Invocation, options: list[tuple[str, str]], operands: list[str]) -> int:
     flags = ""
     fields = chars = 0
     width: int | None = None

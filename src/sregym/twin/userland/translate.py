@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from sregym.twin.node.shell import Invocation, command
-from sregym.twin.userland.filteropts import Spec, is_busybox, parse_or_fail, usage_error
+from sregym.twin.userland.filteropts import Spec, is_busybox, usage_error, with_options
 
 TR = Spec("tr", "cCdst", {"complement": "c", "delete": "d", "squeeze-repeats": "s",
                           "truncate-set1": "t"}, usage="tr [-cds] STRING1 [STRING2]")
@@ -141,11 +141,8 @@ def _mapping(set1: str, items2: list[Item], truncate: bool) -> dict[str, str]:
 
 
 @command("tr")
-def tr(call: Invocation) -> int:
-    parsed = parse_or_fail(call, TR)
-    if isinstance(parsed, int):
-        return parsed
-    options, operands = parsed
+@with_options(TR)
+def tr(call: Invocation, options: list[tuple[str, str]], operands: list[str]) -> int:
     flags = {key for key, _v in options}
     complement = bool(flags & {"c", "C"})
     delete, squeeze, truncate = "d" in flags, "s" in flags, "t" in flags
