@@ -48,6 +48,17 @@ def delete_if_present(cluster: Cluster, kind: str, namespace: str | None, name: 
         cluster.delete(kind, namespace, name)
 
 
+def node_of(cluster: Cluster, namespace: str, labels: dict[str, str], *, skip_terminating: bool = False) -> str:
+    """The node of the first scheduled pod (by name) that `labels` select: where a fault aimed at
+    a service's node lands. `skip_terminating` passes over pods being deleted."""
+    selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    for pod in sorted(cluster.list("Pod", namespace, label_selector=selector), key=lambda p: p["metadata"]["name"]):
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node and not (skip_terminating and pod["metadata"].get("deletionTimestamp")):
+            return str(node)
+    raise LookupError(f"cannot inject: no scheduled pod matches {selector} in {namespace}")
+
+
 FAULTS: Registry[type[Fault]] = Registry("fault", ("sregym.faults",))
 
 

@@ -22,22 +22,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sregym.faults.base import Fault, FaultParams, delete_if_present, fault
+from sregym.faults.base import Fault, FaultParams, delete_if_present, fault, node_of
 
 if TYPE_CHECKING:
     from sregym.cluster.base import Cluster
 
 HOST_LABEL = "kubernetes.io/hostname"
-
-
-def node_of_service(cluster: Cluster, namespace: str, labels: dict[str, str]) -> str:
-    """The node a running pod of the selected service is on."""
-    selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-    for pod in sorted(cluster.list("Pod", namespace, label_selector=selector), key=lambda p: p["metadata"]["name"]):
-        node = (pod.get("spec") or {}).get("nodeName")
-        if node and not pod["metadata"].get("deletionTimestamp"):
-            return str(node)
-    raise LookupError(f"cannot inject: no scheduled pod matches {selector} in {namespace}")
 
 
 def repair_node(cluster: Cluster, node: str) -> bool:
@@ -98,7 +88,7 @@ class HostAgent(Fault):
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         p = self.params
         assert isinstance(p, HostAgentParams)
-        node = node_of_service(cluster, p.target_namespace, p.target_labels)
+        node = node_of(cluster, p.target_namespace, p.target_labels, skip_terminating=True)
         cluster.create(host_agent_daemonset(p, node))
         cluster.advance(p.wait_s)
         return {"node": node}

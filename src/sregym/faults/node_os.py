@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sregym.faults.base import Fault, FaultParams, delete_if_present, fault
+from sregym.faults.base import Fault, FaultParams, delete_if_present, fault, node_of
 
 if TYPE_CHECKING:
     from sregym.cluster.base import Cluster
@@ -62,16 +62,6 @@ class NodeSysctlParams(FaultParams):
     target_namespace: str
     target_labels: dict[str, str]
     settle_timeout_s: float = 60.0
-
-
-def node_of(cluster: Cluster, namespace: str, labels: dict[str, str]) -> str:
-    selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-    pods = sorted(cluster.list("Pod", namespace, label_selector=selector), key=lambda p: p["metadata"]["name"])
-    for pod in pods:
-        node = (pod.get("spec") or {}).get("nodeName")
-        if node:
-            return str(node)
-    raise LookupError(f"cannot inject: no scheduled pod matches {selector} in {namespace}")
 
 
 def _running(cluster: Cluster, namespace: str, labels: dict[str, str]) -> bool:
