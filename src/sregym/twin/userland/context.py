@@ -208,6 +208,10 @@ class ExecRun:
         self.ctx = ctx
         self.argv = argv
         ctx.extras.setdefault("exec_argv", list(argv))
+        if ctx.twin is not None and ctx.pod is not None and not ctx.extras.get("node_host"):
+            from sregym.twin.userland.processes import exec_pid
+
+            exec_pid(ctx, ctx.twin.clock.now)
         program = exec_program(ctx, argv, stdin)
         self._early = program if isinstance(program, ExecResult) else None
         self.proc = Process(program, 0.0) if not isinstance(program, ExecResult) else None

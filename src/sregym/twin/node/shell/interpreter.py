@@ -95,8 +95,8 @@ class Shell:
     def _param(self, expr: str) -> str | None:
         if expr == "?":
             return str(self.status)
-        if expr == "$":
-            return "1"
+        if expr == "$":  # the exec's PID in the container's namespace (set by the exec), else init's
+            return str(self.ctx.extras.get("pid") or 1)
         if expr == "!":
             return ""
         if expr == "#":
