@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sregym.twin.clock import parse_time
+from sregym.twin.userland.shm import held_bytes
 
 if TYPE_CHECKING:
     from sregym.twin.node.runtime import ContainerInstance
@@ -189,7 +190,7 @@ def process_table(ctx: ShellContext, now: float, own_argv: list[str] | None = No
         total_cpu, total_mem = runtime.container_usage(ns, pod, ctx.container)
         stress = _stressors(ctx, instance, now)
         main_cpu = max(0.0, total_cpu - sum(s[3] for s in stress))
-        main_mem = max(1 << 20, total_mem - sum(s[4] for s in stress))
+        main_mem = max(1 << 20, total_mem - sum(s[4] for s in stress) - held_bytes(ctx))  # tmpfs: not RSS
         uptime = max(0.0, now - instance.started_at)
         argv = real_argv(ctx, instance)
         main = Proc(1, 0, argv, instance.started_at, cpu=main_cpu, cpu_s=main_cpu * uptime, rss=main_mem,
