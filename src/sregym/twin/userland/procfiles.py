@@ -352,6 +352,11 @@ class ProcProvider:
         return out
 
     def _net(self, name: str) -> str | None:
+        if name in ("sockstat", "sockstat6"):
+            from sregym.twin.userland.sockets import namespace_sockstat
+
+            stat = namespace_sockstat(self.ctx)
+            return stat.proc_file() if name == "sockstat" else stat.proc_file6()
         if name not in ("tcp", "tcp6", "udp", "udp6"):
             return None
         from sregym.twin.userland.netfiles import net_table

@@ -21,6 +21,7 @@ from sregym.twin.node.shell import Invocation, command
 from sregym.twin.userland.netdiag import busybox
 from sregym.twin.userland.processes import real_argv
 from sregym.twin.userland.shm import SHM, shm_row, tmpfs_rows
+from sregym.twin.userland.sockets import namespace_sockstat
 
 GIB = 1 << 30
 
@@ -205,6 +206,9 @@ def _listeners(call: Invocation) -> list[tuple[str, int, str, bool]]:
 @command("ss")
 def ss(call: Invocation) -> int:
     flags = "".join(a[1:] for a in call.args if a.startswith("-") and not a.startswith("--"))
+    if "s" in flags or "--summary" in call.args:
+        call.write(namespace_sockstat(call.ctx).ss_summary())
+        return 0
     want_tcp = "t" in flags or "u" not in flags
     want_udp = "u" in flags
     rows = [(p, port, proc, vis) for p, port, proc, vis in _listeners(call)
