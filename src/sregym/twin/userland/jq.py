@@ -34,7 +34,15 @@ _LONG = {"--raw-output": "r", "--compact-output": "c", "--exit-status": "e", "--
 
 def version_of(call: Invocation) -> str:
     """Alpine packages jq 1.7; Debian bookworm and Ubuntu ship 1.6."""
-    return "1.7" if call.ctx.shell_flavour == "ash" else "1.6"
+    from sregym.twin.node.image_families import ALPINE, family_of
+    from sregym.twin.node.images import lookup
+
+    image = str(call.ctx.extras.get("image", ""))
+    try:
+        spec, _ref = lookup(image, call.ctx.twin)
+    except Exception:  # an unparsable reference: judged by its name alone
+        spec = None
+    return "1.7" if family_of(image, spec) == ALPINE or call.ctx.shell_flavour == "ash" else "1.6"
 
 
 class _Input:
