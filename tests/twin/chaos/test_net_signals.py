@@ -14,8 +14,8 @@ from sregym.twin import Twin
 from sregym.twin.chaos import install_chaos_mesh
 from sregym.twin.dataplane.synthetic import synthetic_app
 from sregym.twin.dataplane.tcp_loss import retransmit_penalty_ms, timeout_fraction
-from sregym.twin.telemetry.promql import Engine
 from sregym.twin.node.images import ImageSpec, catalogue_of
+from sregym.twin.telemetry.promql import Engine
 from sregym.twin.userland.context import exec_context, run_exec
 
 
