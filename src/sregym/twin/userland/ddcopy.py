@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import zlib
 
-from sregym.twin.node.shell import Invocation, command
+from sregym.twin.node.shell import Invocation
 from sregym.twin.node.shell.limits import MAX_EXEC_OUTPUT_BYTES
 from sregym.twin.userland.shm import mount_of, used_bytes
 
@@ -89,8 +89,8 @@ def _rate(n: float) -> str:
     return f"{n:.1f} B"
 
 
-@command("dd")
-def dd(call: Invocation) -> int:
+def dd_to_memory(call: Invocation) -> int:
+    """dd whose output is memory: stdout, /dev/null, `/dev/shm` or a memory-backed emptyDir."""
     operands: dict[str, str] = {}
     for arg in call.args:
         key, eq, value = arg.partition("=")
