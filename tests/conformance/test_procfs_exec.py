@@ -4,6 +4,8 @@ parameters over loopback, and a gRPC port answering HTTP/1.1 with HTTP/2 bytes."
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from support.kube import KubeHarness
@@ -55,3 +57,34 @@ def test_loopback_and_grpc_answers(cluster: KubeHarness, frontend: str) -> None:
     assert code == 1 and err.startswith("curl: (1) Received HTTP/0.9 when not allowed\n")
     _, err, code = _exec(cluster, frontend, "curl -sS localhost:5999")
     assert code == 7 and "Failed to connect to localhost port 5999 after 0 ms" in err
+
+
+def test_ping_through_kubectl_shows_the_injected_loss(cluster: KubeHarness, frontend: str) -> None:
+    """A BusyBox pod whose traffic a NetworkChaos drops 40% of: `ping` run through real kubectl
+    reports the loss it saw, and only answered sequence numbers get a reply line."""
+    twin = cluster.twin
+
+    def setup() -> str:
+        twin.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pinger", "namespace": NS,
+                                                                      "labels": {"app": "pinger"}},
+                     "spec": {"containers": [{"name": "bb", "image": "busybox:1.36",
+                                              "command": ["sleep", "3600"]}]}})
+        twin.create({"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "NetworkChaos",
+                     "metadata": {"name": "pinger-loss", "namespace": "chaos-mesh"},
+                     "spec": {"action": "loss", "mode": "all", "selector": {"pods": {NS: ["pinger"]}},
+                              "loss": {"loss": "40"}}})
+        pod = twin.store.peek("Pod", NS, frontend)
+        return str(pod["status"]["podIP"])
+
+    target = cluster.call(setup)
+    cluster.advance(20)
+    with cluster.ticking():
+        result = cluster.kubectl("exec", "-n", NS, "pinger", "--", "ping", "-c", "30", target, timeout=120)
+    out = result.stdout
+    summary = re.search(r"\n30 packets transmitted, (\d+) packets received, (\d+)% packet loss\n", out)
+    assert summary is not None, (out, result.stderr)
+    received, loss = int(summary.group(1)), int(summary.group(2))
+    assert 0 < received < 30 and loss == (30 - received) * 100 // 30
+    assert 20 <= loss <= 60  # 40% loss, drawn per packet
+    assert len(re.findall(rf"^64 bytes from {re.escape(target)}: seq=\d+ ttl=\d+ time=[\d.]+ ms$", out, re.M)) \
+        == received

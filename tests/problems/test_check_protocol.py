@@ -11,18 +11,20 @@ from typer.testing import CliRunner
 
 from sregym.cli.main import app
 from sregym.problems import PROBLEMS, all_problem_ids, get_problem, load_problems_dir, select
-from sregym.problems.check import check_problem
 from sregym.problems.model import Problem
+from support.problem_batch import batch_result, group_of
 
 
-@pytest.mark.parametrize("problem_id", all_problem_ids())
+@pytest.mark.parametrize("problem_id", [pytest.param(pid, marks=pytest.mark.xdist_group(group_of(pid)))
+                                        for pid in all_problem_ids()])
 def test_check_protocol(problem_id: str) -> None:
-    report = check_problem(get_problem(problem_id), seed=5)
-    failed = [f"{s.name}: {s.detail}" for s in report.steps if not s.passed]
+    steps = batch_result(problem_id)["check"]
+    failed = [f"{name}: {detail}" for name, passed, detail in steps if not passed]
     assert not failed, failed
-    assert {s.name for s in report.steps} >= {"must_fix fail after injection", "noop fails mitigation",
-                                                "gold passes every check", "recover restores the baseline",
-                                                "same seed, identical telemetry", "same seed, identical scores"}
+    assert {name for name, _, _ in steps} >= {
+        "must_fix fail after injection", "noop fails mitigation", "gold passes every check",
+        "recover restores the baseline", "same seed, identical warm-up", "same seed, identical telemetry",
+        "same seed, identical scores"}
 
 
 def test_registry_has_cards_and_lite_suite() -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.chaos.selection import SelectError, apply_mode, candidate_pods, container_names, pod_key
+from sregym.twin.chaos.stress_kills import forget
 from sregym.twin.node.runtime import runtime_of
 
 if TYPE_CHECKING:
@@ -187,6 +188,7 @@ class StressChaosAction(ContainerAction):
         service = twin.services.chaos
         service.ensure_usage_hook()
         service.stress_instances[(obj["metadata"].get("uid", ""), f"{ns}/{name}", container)] = instance.container_id
+        forget(service, (obj["metadata"].get("uid", ""), f"{ns}/{name}", container))
         return INJECTED
 
     def recover(self, twin: Twin, obj: dict[str, Any], record: dict[str, Any]) -> str:

@@ -26,6 +26,7 @@ from sregym.twin.chaos.effects import HttpEffect, IOEffect, NetworkEffect
 from sregym.twin.chaos.goduration import parse_duration, parse_percent, parse_rate, parse_size
 from sregym.twin.chaos.http_rewrite import headers_match
 from sregym.twin.chaos.injection import Injection
+from sregym.twin.chaos.stress_kills import live_workers
 from sregym.twin.machinery.quantity import cpu_cores, memory_bytes
 
 if TYPE_CHECKING:
@@ -195,12 +196,13 @@ class ChaosService:
                 continue  # the stressor died with the container instance it ran in
             stressors = injection.spec.get("stressors") or {}
             cpu_stress = stressors.get("cpu") or {}
+            stress_key = (injection.uid, key, container)
             if cpu_stress:
-                workers = int(cpu_stress.get("workers") or 1)
+                workers = len(live_workers(self, stress_key, "cpu", int(cpu_stress.get("workers") or 1)))
                 load = float(cpu_stress.get("load") if cpu_stress.get("load") is not None else 100)
                 cpu += workers * max(0.0, min(100.0, load)) / 100.0
             mem_stress = stressors.get("memory") or {}
-            if mem_stress:
+            if mem_stress and live_workers(self, stress_key, "memory", 1):
                 memory += parse_size(mem_stress.get("size"), self._node_memory(namespace, pod))
         return cpu, memory
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.chaos import node_kernel, node_tasks
 from sregym.twin.chaos.diskio import DeviceIO, activity
 from sregym.twin.machinery.quantity import QuantityError, cpu_cores, memory_bytes
+from sregym.twin.node.sockstat import SockStat, node_sockstat, sockstat_help, sockstat_metrics
 from sregym.twin.telemetry.cadvisor import (
     SYSTEM_CPU_CORES,
     SYSTEM_MEMORY_BYTES,
@@ -220,6 +221,8 @@ class NodeExporter:
             add("node_filefd_maximum", None, float(node_kernel.file_max(self.twin, name)))
             for family, value in node_tasks.processes_metrics(self.twin, name):  # the processes collector
                 add(family, None, value)
+        for family, value in sockstat_metrics(node_sockstat(self.twin, name)):  # the sockstat collector
+            add(family, None, float(value))
         offset = _call(nodeos, "clock_offset", name)
         offset = float(offset) if isinstance(offset, (int, float)) else 0.0
         add("node_timex_offset_seconds", None, offset)
@@ -346,6 +349,7 @@ def _families() -> tuple[Family, ...]:
                                                      "tracking."),
         Family("node_nf_conntrack_entries_limit", "gauge", "Maximum size of connection tracking table."),
         Family("node_nf_conntrack_stat_drop", "gauge", "Number of packets dropped due to conntrack failure."),
+        *(Family(family, "gauge", sockstat_help(family)) for family, _ in sockstat_metrics(SockStat())),
         Family("node_filefd_allocated", "gauge", "File descriptor statistics: allocated."),
         Family("node_filefd_maximum", "gauge", "File descriptor statistics: maximum."),
         Family("node_processes_pids", "gauge", "Number of PIDs"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sregym.twin.userland.processes import container_limit, main_instance
+from sregym.twin.userland.shm import held_bytes
 
 if TYPE_CHECKING:
     from sregym.twin.userland.procfiles import ProcProvider
@@ -51,7 +52,7 @@ def cgroup_files(provider: ProcProvider) -> dict[str, str]:
     memcontainer_limit = int(container_limit(ctx, "memory"))
     rss = sum(p.rss for p in procs)
     file_cache = min(64 << 20, rss // 8)
-    current = rss + file_cache
+    current = rss + file_cache + held_bytes(ctx)  # /dev/shm and memory-backed emptyDir pages
     cpu_s, periods, throttled, throttled_s = _cpu_counters(provider)
     usage = int(cpu_s * 1e6)
     request = 0.0

@@ -31,6 +31,7 @@ from sregym.twin.node.shell import (
 from sregym.twin.userland.diskwrite import shell_claim
 from sregym.twin.userland.environment import container_env
 from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hostname
+from sregym.twin.userland.shm import SHM, charge, mount_of, room, tmpfs_mounts
 from sregym.twin.userland.vfiles import attach_proc
 
 if TYPE_CHECKING:
@@ -114,7 +115,8 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
     files = fs.files()
     fs.add_dir("/sys/fs/cgroup", mode=0o555)
     meter = MemoryMeter(exec_memory(twin, pod, container))
-    meter.disk_used = sum(len(content) for content in (written or {}).values())
+    tmpfs = tmpfs_mounts(twin, pod, container_name)
+    meter.disk_used = sum(len(content) for path, content in (written or {}).items() if mount_of(tmpfs, path) is None)
     workdir = str(container.get("workingDir") or _image_extra(image, "workdir", twin) or "/")
     ctx = ExecContext(
         env=container_env(twin, pod, container, tty=tty,
@@ -131,7 +133,8 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
         resolve=running.resolve if running is not None else None,
         userland=running.userland if running is not None else True,
         extras={**(running.extras if running is not None else {}),
-                "fs": fs, "tty": tty, "image": image, "exec": True, "binaries": binaries},
+                "fs": fs, "tty": tty, "image": image, "exec": True, "binaries": binaries,
+                "tmpfs": tmpfs, "tmpfs_room": room},
         fs=fs,
         base_files=dict(files),
         memory=meter,
@@ -210,6 +213,10 @@ class ExecRun:
         self.ctx = ctx
         self.argv = argv
         ctx.extras.setdefault("exec_argv", list(argv))
+        if ctx.twin is not None and ctx.pod is not None and not ctx.extras.get("node_host"):
+            from sregym.twin.userland.processes import exec_pid
+
+            exec_pid(ctx, ctx.twin.clock.now)
         program = exec_program(ctx, argv, stdin)
         self._early = program if isinstance(program, ExecResult) else None
         self.proc = Process(program, 0.0) if not isinstance(program, ExecResult) else None
@@ -271,7 +278,9 @@ def keep_writes(ctx: ExecContext) -> None:
     if ctx.twin is None or ctx.pod is None:
         return
     changed = {path: content for path, content in ctx.files.items()
-               if ctx.base_files.get(path) != content and not path.startswith(("/dev/", "/proc/", "/sys/"))}
+               if ctx.base_files.get(path) != content and (path.startswith(SHM + "/")
+                                                           or not path.startswith(("/dev/", "/proc/", "/sys/")))}
+    charge(ctx)
     layers = ctx.twin.services.layers
     key = _layer_key(ctx.pod, ctx.container)
     layer = layers.get(key)

@@ -120,6 +120,18 @@ def _store(call: Invocation, path: str, nbytes: int, *, append: bool = False) ->
 
 @command("dd")
 def dd(call: Invocation) -> int:
+    """One `dd`: a copy into memory (stdout, /dev/null, a tmpfs such as /dev/shm) is `ddcopy`'s,
+    a copy onto a file on disk takes the disk's space here."""
+    from sregym.twin.userland.ddcopy import dd_to_memory
+    from sregym.twin.userland.shm import mount_of
+
+    target = next((a[3:] for a in call.args if a.startswith("of=")), None)
+    to_disk = target not in (None, "/dev/null") and \
+        mount_of(call.ctx.extras.get("tmpfs") or {}, _abspath(call, target)) is None
+    return dd_to_disk(call) if to_disk else dd_to_memory(call)
+
+
+def dd_to_disk(call: Invocation) -> int:
     ops: dict[str, str] = {}
     for arg in call.args:
         key, eq, value = arg.partition("=")

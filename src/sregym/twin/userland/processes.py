@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sregym.twin.clock import parse_time
+from sregym.twin.userland.shm import held_bytes
 
 if TYPE_CHECKING:
     from sregym.twin.node.runtime import ContainerInstance
@@ -50,6 +51,8 @@ class Proc:
     threads: int = 1
     comm: str = ""
     env: dict[str, str] = field(default_factory=dict)
+    # A StressChaos stressor: ((experiment uid, "ns/pod", container), part) for `kill` to end it.
+    stressor: tuple[tuple[str, str, str], str] | None = None
 
     @property
     def name(self) -> str:
@@ -103,10 +106,14 @@ def main_instance(ctx: ShellContext) -> ContainerInstance | None:
     return runtime.instance(ns, name, ctx.container)
 
 
-def _stressors(ctx: ShellContext, instance: ContainerInstance, now: float) -> list[tuple[str, list[str], float,
-                                                                                        float, int, int]]:
-    """(kind, argv, start, cpu cores, memory bytes, workers) per StressChaos stressor running
-    in this container instance."""
+Stressor = tuple[str, list[str], float, float, int, list[int], tuple[str, str, str]]
+
+
+def _stressors(ctx: ShellContext, instance: ContainerInstance, now: float) -> list[Stressor]:
+    """(kind, argv, start, cpu cores, memory bytes, live worker indices, stress key) per
+    StressChaos stressor running in this container instance (none once killed)."""
+    from sregym.twin.chaos.stress_kills import live_workers
+
     twin = ctx.twin
     chaos = twin.services.chaos if twin is not None else None
     by_kind = getattr(chaos, "_by_kind", None) if chaos is not None else None
@@ -128,22 +135,26 @@ def _stressors(ctx: ShellContext, instance: ContainerInstance, now: float) -> li
         start = min(start, now)
         stressors = injection.spec.get("stressors") or {}
         cpu_spec = stressors.get("cpu") or {}
+        stress_key = (injection.uid, key, ctx.container)
         if cpu_spec:
             workers = max(1, int(cpu_spec.get("workers") or 1))
+            live = live_workers(chaos, stress_key, "cpu", workers)
             load = float(cpu_spec.get("load") if cpu_spec.get("load") is not None else 100)
-            cores = workers * max(0.0, min(100.0, load)) / 100.0
+            cores = len(live) * max(0.0, min(100.0, load)) / 100.0
             if limit_cpu:
                 cores = min(cores, max(0.0, limit_cpu - instance.cpu_cores))
             out.append(("cpu", ["stress-ng", "--cpu", str(workers), "--cpu-load", str(int(load))],
-                        start, cores, 0, workers))
+                        start, cores, 0, live, stress_key))
         mem_spec = stressors.get("memory") or {}
         if mem_spec:
             from sregym.twin.chaos.goduration import parse_size
 
             size = int(parse_size(mem_spec.get("size"), chaos._node_memory(ns, pod)))
             workers = max(1, int(mem_spec.get("workers") or 1))
+            alive = bool(live_workers(chaos, stress_key, "memory", 1))
             out.append(("memory", ["memStress", "--size", str(mem_spec.get("size") or "256MB"),
-                                   "--workers", str(workers)], start, 0.0, size, workers))
+                                   "--workers", str(workers)], start, 0.0, size if alive else 0,
+                        list(range(workers)) if alive else [], stress_key))
     return out
 
 
@@ -161,7 +172,11 @@ def container_limit(ctx: ShellContext, resource: str) -> float:
 
 def _own_pid(ctx: ShellContext, floor: int, now: float) -> int:
     """The exec's PID: above every process already there, by an amount that depends on how
-    many execs the container has seen (other short-lived processes took the PIDs between)."""
+    many execs the container has seen (other short-lived processes took the PIDs between).
+    Pinned for the whole exec once known (`exec_pid`), so `$$` and `ps` agree."""
+    pinned = ctx.extras.get("pid")
+    if pinned:
+        return int(pinned)
     return floor + 1 + zlib.crc32(f"{ctx.container}{int(now)}".encode()) % 40
 
 
@@ -175,7 +190,7 @@ def process_table(ctx: ShellContext, now: float, own_argv: list[str] | None = No
         total_cpu, total_mem = runtime.container_usage(ns, pod, ctx.container)
         stress = _stressors(ctx, instance, now)
         main_cpu = max(0.0, total_cpu - sum(s[3] for s in stress))
-        main_mem = max(1 << 20, total_mem - sum(s[4] for s in stress))
+        main_mem = max(1 << 20, total_mem - sum(s[4] for s in stress) - held_bytes(ctx))  # tmpfs: not RSS
         uptime = max(0.0, now - instance.started_at)
         argv = real_argv(ctx, instance)
         main = Proc(1, 0, argv, instance.started_at, cpu=main_cpu, cpu_s=main_cpu * uptime, rss=main_mem,
@@ -192,26 +207,39 @@ def process_table(ctx: ShellContext, now: float, own_argv: list[str] | None = No
                                   rss=2 << 20, vsz=11936 * 1024, user="nginx", uid=101, comm="nginx",
                                   cpu=main_cpu / NGINX_WORKERS, cpu_s=main_cpu * uptime / NGINX_WORKERS))
         next_pid = max(p.pid for p in procs) + 1
-        for kind, s_argv, start, cores, memory, workers in stress:
+        for kind, s_argv, start, cores, memory, live, stress_key in stress:
             running = max(0.0, now - start)
+            if not live:  # killed: its PIDs stay taken, the others' do not move
+                next_pid = next_pid + 8 + int(s_argv[2]) + 1 if kind == "cpu" else next_pid + 9
+                continue
             if kind == "cpu":
-                parent = Proc(next_pid + 8, 0, s_argv, start, rss=4 << 20, vsz=37_000 * 1024, stat_flags="L")
+                parent = Proc(next_pid + 8, 0, s_argv, start, rss=4 << 20, vsz=37_000 * 1024, stat_flags="L",
+                              stressor=(stress_key, "cpu"))
                 procs.append(parent)
-                for i in range(workers):
-                    share = cores / workers
+                for i in live:
+                    share = cores / len(live)
                     procs.append(Proc(parent.pid + 1 + i, parent.pid, ["stress-ng-cpu"], start + 0.01,
                                       cpu=share, cpu_s=share * running, rss=3 << 20, vsz=37_000 * 1024,
-                                      state="R" if share >= 0.5 else "S", stat_flags="L", comm="stress-ng-cpu"))
-                next_pid = parent.pid + workers + 1
+                                      state="R" if share >= 0.5 else "S", stat_flags="L", comm="stress-ng-cpu",
+                                      stressor=(stress_key, f"cpu/{i}")))
+                next_pid = parent.pid + int(s_argv[2]) + 1
             else:
+                workers = len(live)
                 procs.append(Proc(next_pid + 8, 0, s_argv, start, cpu=0.02 * workers, cpu_s=0.02 * workers * running,
                                   rss=memory + (2 << 20), vsz=memory + 1_240_000 * 1024, stat_flags="l",
-                                  threads=4 + workers, comm="memStress"))
+                                  threads=4 + workers, comm="memStress", stressor=(stress_key, "memory")))
                 next_pid += 9
     floor = max((p.pid for p in procs), default=0)
     procs.append(Proc(_own_pid(ctx, max(floor, 6), now), 0, list(own_argv or ["ps"]), now, rss=3 << 20,
                       vsz=8648 * 1024, state="R", stat_flags="s"))
     return sorted(procs, key=lambda p: p.pid)
+
+
+def exec_pid(ctx: ShellContext, now: float) -> int:
+    """The PID an exec starting now gets (the shell's `$$`); remembered in the context."""
+    if not ctx.extras.get("pid"):
+        ctx.extras["pid"] = process_table(ctx, now)[-1].pid
+    return int(ctx.extras["pid"])
 
 
 # Official images' entrypoints drop root for their server (`gosu mongodb`, `su-exec redis`).
@@ -225,4 +253,4 @@ def _threads(argv: list[str]) -> int:
             "nginx": 1, "java": 40}.get(name, 1 if name in ("pause", "tail", "cat") else 12)
 
 
-__all__ = ["Proc", "container_limit", "main_instance", "process_table", "program_argv", "real_argv"]
+__all__ = ["Proc", "container_limit", "exec_pid", "main_instance", "process_table", "program_argv", "real_argv"]

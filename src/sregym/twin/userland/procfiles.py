@@ -359,6 +359,11 @@ class ProcProvider:
             from sregym.twin.userland.netstat_stats import proc_net_file
 
             return proc_net_file(self.ctx.twin, self.ctx.pod, name) if self.ctx.twin is not None else None
+        if name in ("sockstat", "sockstat6"):
+            from sregym.twin.userland.sockets import namespace_sockstat
+
+            stat = namespace_sockstat(self.ctx)
+            return stat.proc_file() if name == "sockstat" else stat.proc_file6()
         if name not in ("tcp", "tcp6", "udp", "udp6"):
             return None
         from sregym.twin.userland.netfiles import net_table

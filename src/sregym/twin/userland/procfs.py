@@ -21,6 +21,8 @@ from sregym.twin.node.shell import Invocation, command
 from sregym.twin.userland.netdiag import busybox
 from sregym.twin.userland.netstat_stats import netstat_statistics
 from sregym.twin.userland.processes import real_argv
+from sregym.twin.userland.shm import SHM, shm_row, tmpfs_rows
+from sregym.twin.userland.sockets import namespace_sockstat
 
 GIB = 1 << 30
 
@@ -78,7 +80,7 @@ def _mounts(call: Invocation) -> list[tuple[str, int, int, str]]:
     size, used = _node_disk(call)
     device = "/dev/sda1"  # kind nodes: the Docker host disk
     memory = _node_memory(call)
-    rows = [("overlay", size, used, "/"), ("tmpfs", 64 << 20, 0, "/dev"), ("shm", 64 << 20, 0, "/dev/shm"),
+    rows = [("overlay", size, used, "/"), ("tmpfs", 64 << 20, 0, "/dev"), shm_row(call.ctx),
             (device, size, used, "/etc/hosts")]
     pod = call.ctx.pod or {}
     container = None
@@ -92,8 +94,12 @@ def _mounts(call: Invocation) -> list[tuple[str, int, int, str]]:
     for mount in (container or {}).get("volumeMounts") or []:
         volume = volumes.get(mount.get("name")) or {}
         path = str(mount.get("mountPath") or "")
-        if volume.get("secret") or volume.get("projected") or \
-                (volume.get("emptyDir") or {}).get("medium") == "Memory":
+        if (volume.get("emptyDir") or {}).get("medium") == "Memory" and path != SHM:
+            rows.append(next(row for row in tmpfs_rows(call.ctx) if row[3] == path))
+            continue
+        if (volume.get("emptyDir") or {}).get("medium") == "Memory":
+            continue  # mounted over /dev/shm: its row is the shm row's
+        if volume.get("secret") or volume.get("projected"):
             rows.append(("tmpfs", memory // 2, 12 << 10, path))
             continue
         if volume.get("configMap") or volume.get("downwardAPI"):
@@ -114,8 +120,8 @@ def df(call: Invocation) -> int:
     human = any(a.startswith("-") and "h" in a for a in call.args)
     wanted = [a for a in call.args if not a.startswith("-")]
     rows = _mounts(call)
-    if wanted:
-        rows = [r for r in rows if any(w == r[3] or w.startswith(r[3].rstrip("/") + "/") for w in wanted)][-1:]
+    if wanted:  # one row per operand: the mount holding it
+        rows = [[r for r in rows if w == r[3] or w.startswith(r[3].rstrip("/") + "/")][-1] for w in wanted]
     bb = busybox(call)
     if bb:
         call.write("Filesystem                Size      Used Available Use% Mounted on\n" if human else
@@ -201,6 +207,9 @@ def _listeners(call: Invocation) -> list[tuple[str, int, str, bool]]:
 @command("ss")
 def ss(call: Invocation) -> int:
     flags = "".join(a[1:] for a in call.args if a.startswith("-") and not a.startswith("--"))
+    if "s" in flags or "--summary" in call.args:
+        call.write(namespace_sockstat(call.ctx).ss_summary())
+        return 0
     want_tcp = "t" in flags or "u" not in flags
     want_udp = "u" in flags
     rows = [(p, port, proc, vis) for p, port, proc, vis in _listeners(call)

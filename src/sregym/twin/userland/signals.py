@@ -1,11 +1,14 @@
-"""`kill`, `killall`, `pkill`: signals to the container's processes, through the runtime.
+"""`kill` and `killall`: signals to the container's processes, through the runtime (`pkill`
+is `pgrep`'s twin in top.py and delivers through `deliver` here).
 
 What an engineer sees when they try to restart a container from inside it is the kernel's rule
 for a PID namespace's init: PID 1 gets only the signals it installed a handler for. `kill 1`
 (SIGTERM) ends nginx, redis or postgres, which handle it and exit 0, and the kubelet sees the
 container exit and restarts it; a shell, `sleep` or `tail` as PID 1 has no handler and nothing
-happens; `kill -9 1` from inside the container does nothing at all. The exec'd process itself
-can be killed (it is the one running `kill`). Other PIDs do not exist ("No such process").
+happens; `kill -9 1` from inside the container does nothing at all. Every other PID is one of
+`processes.process_table`: the exec itself (`kill $$` ends it with 128+signal), nginx's workers
+(the master forks new ones), a StressChaos's stressors (they stay dead: `chaos.stress_kills`).
+PIDs not in the table do not exist ("No such process").
 
 Messages: dash's builtin (`sh -c 'kill ...'`), procps' /usr/bin/kill (`kubectl exec -- kill`)
 and BusyBox's (builtin and applet) each have their own, and `kill -l` lists signals in each
@@ -18,7 +21,8 @@ import re
 from typing import Any
 
 from sregym.twin.node.shell import Invocation, command
-from sregym.twin.userland.processes import program_argv
+from sregym.twin.node.shell.control import Exit
+from sregym.twin.userland.processes import process_table, program_argv
 
 SIGNALS = ("HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
            "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
@@ -27,6 +31,8 @@ NUMBERS = {name: index + 1 for index, name in enumerate(SIGNALS)} | {"IO": 29, "
 # Signals a server's handler turns into a clean shutdown (exit 0).
 _GRACEFUL = {"TERM", "INT", "QUIT"}
 _SHELLS = {"sh", "ash", "bash", "dash"}
+# Signals whose default action is to do nothing.
+_DEFAULT_IGNORED = {"CHLD", "URG", "WINCH"}
 _PROCPS_USAGE = """
 Usage:
  kill [options] <pid> [...]
@@ -78,14 +84,39 @@ def main_process_name(call: Invocation) -> str:
 
 
 def deliver(call: Invocation, pid: int, signal: str) -> bool:
-    """Send `signal` to `pid` in the container; False when there is no such process."""
+    """Send `signal` to `pid` in the container's PID namespace (`processes.process_table`);
+    False when there is no such process."""
+    procs = {p.pid: p for p in process_table(call.ctx, call.now, list(call.ctx.extras.get("exec_argv") or ["sh"]))}
+    target = procs.get(pid)
+    if target is None:
+        return False
     if pid == 1:
         instance = _main_instance(call)
-        if instance is None:
-            return False
-        _signal_init(call, instance, signal)
+        if instance is not None:
+            _signal_init(call, instance, signal)
         return True
-    return False
+    if signal in _DEFAULT_IGNORED or signal in ("STOP", "TSTP", "TTIN", "TTOU", "CONT"):
+        return True  # ignored by default, or a stop the table does not show
+    if target.stressor is not None:
+        _end_stressor(call, target.stressor)
+    elif pid == max(procs):  # the exec itself (`kill $$`): it dies of the signal
+        raise Exit(128 + NUMBERS[signal])
+    # nginx workers: the master forks a new one at once (the same count stays listed).
+    return True
+
+
+def _end_stressor(call: Invocation, stressor: tuple[tuple[str, str, str], str]) -> None:
+    """A stressor killed from inside: chaos-daemon does not start it again, and the CPU or
+    memory it held is free from now on (the runtime's next look at the pod sees it)."""
+    from sregym.twin.chaos.stress_kills import mark_killed
+
+    twin = call.ctx.twin
+    key, part = stressor
+    mark_killed(twin.services.chaos, key, part)
+    namespace, _, name = key[1].partition("/")
+    pod_runtime = twin.services.runtime.pod(namespace, name)
+    if pod_runtime is not None:
+        pod_runtime.next_wake = twin.clock.now
 
 
 def _signal_init(call: Invocation, instance: Any, signal: str) -> None:
@@ -200,16 +231,23 @@ def kill(call: Invocation) -> int:
     return status
 
 
-def _matching(call: Invocation, pattern: str, exact: bool) -> list[int]:
-    name = main_process_name(call)
-    if not name:
-        return []
-    if exact:
-        return [1] if name == pattern else []
+def matching_pids(call: Invocation, pattern: str, exact: bool, full: bool = False) -> list[int] | None:
+    """PIDs whose name (or whole command line) matches, not counting the caller itself; None
+    for a pattern that does not compile."""
     try:
-        return [1] if re.search(pattern, name) else []
+        regex = re.compile(pattern)
     except re.error:
-        return []
+        return None
+    procs = process_table(call.ctx, call.now, list(call.ctx.extras.get("exec_argv") or ["sh"]))
+    own = max(p.pid for p in procs)
+    out = []
+    for p in procs:
+        if p.pid == own:
+            continue
+        subject = p.command if full else p.name
+        if (regex.fullmatch(subject) if exact else regex.search(subject)):
+            out.append(p.pid)
+    return out
 
 
 @command("killall")
@@ -227,8 +265,8 @@ def killall(call: Invocation) -> int:
             names.append(arg)
     status = 0
     for name in names:
-        pids = _matching(call, name, exact=True)
-        for pid in pids:
+        pids = matching_pids(call, re.escape(name[:15]), exact=True) or []
+        for pid in sorted(pids, reverse=True):  # never the caller itself
             deliver(call, pid, signal)
         if not pids:
             status = 1
@@ -236,29 +274,3 @@ def killall(call: Invocation) -> int:
                 call.error(f"killall: {name}: no process killed" if call.ctx.shell_flavour in ("ash", "")
                            else f"{name}: no process found")
     return status
-
-
-@command("pkill")
-def pkill(call: Invocation) -> int:
-    args = list(call.args)
-    signal = "TERM"
-    patterns = []
-    for arg in args:
-        if arg.startswith("-") and signal_name(arg[1:]):
-            signal = signal_name(arg[1:]) or "TERM"
-        elif arg.startswith("--signal="):
-            signal = signal_name(arg.split("=", 1)[1]) or "TERM"
-        elif arg.startswith("-"):
-            continue
-        else:
-            patterns.append(arg)
-    if not patterns:
-        call.error("pkill: no matching criteria specified\nTry `pkill --help' for more information."
-                   if call.ctx.shell_flavour not in ("ash", "") else
-                   "BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\n"
-                   "Usage: pkill [-l|-SIGNAL] [-xfvno] [-s SID|-P PPID|PATTERN]")
-        return 2 if call.ctx.shell_flavour not in ("ash", "") else 1
-    pids = _matching(call, patterns[0], exact=False)
-    for pid in pids:
-        deliver(call, pid, signal)
-    return 0 if pids else 1

@@ -1,4 +1,4 @@
-"""`top -b`, `pgrep` and `pidof` inside a container (procps-ng 4.0 on Debian images).
+"""`top -b`, `pgrep`/`pkill` and `pidof` inside a container (procps-ng 4.0 on Debian images).
 
 `top`'s summary is the node's, as the kernel shows it to a container (uptime, load averages,
 CPU modes, memory: `nodeview`); its task table is the container's PID namespace
@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from sregym.twin.node.shell import Invocation, command
 from sregym.twin.userland.nodeview import node_view
 from sregym.twin.userland.processes import Proc, process_table
+from sregym.twin.userland.signals import deliver, signal_name
 
 WIDTH = 80
 
@@ -125,10 +126,20 @@ def _matches(call: Invocation, full: bool, exact: bool, pattern: str) -> list[Pr
 
 @command("pgrep", "pkill")
 def pgrep(call: Invocation) -> int:
-    full = exact = listing = listing_full = count = False
+    full = exact = listing = listing_full = count = echo = False
     delimiter = "\n"
     patterns: list[str] = []
     args = list(call.args)
+    signal = "TERM"
+    if call.name == "pkill" and args:  # the signal comes first: -9, -KILL, -SIGKILL, --signal X
+        if args[0] in ("--signal", "-s") and len(args) > 1:
+            args[:2] = ["-" + args[1]]
+        elif args[0].startswith("--signal="):
+            args[0] = "-" + args[0].split("=", 1)[1]
+        name = signal_name(args[0][1:]) if args[0].startswith("-") else None
+        if name is not None and not (args[0][1:].isalpha() and set(args[0][1:]) <= set("fxlacne")):
+            signal = name
+            args.pop(0)
     while args:
         arg = args.pop(0)
         if arg.startswith("-") and len(arg) > 1 and not patterns:
@@ -147,6 +158,8 @@ def pgrep(call: Invocation) -> int:
                     listing_full = True
                 elif ch == "c":
                     count = True
+                elif ch == "e" and call.name == "pkill":
+                    echo = True
                 elif ch == "d":
                     delimiter = letters[i + 1:] or (args.pop(0) if args else "\n")
                     break
@@ -166,6 +179,10 @@ def pgrep(call: Invocation) -> int:
         call.error(f"{call.name}: cannot compile regular expression '{patterns[0]}'")
         return 2
     if call.name == "pkill":
+        for p in found:
+            deliver(call, p.pid, signal)
+            if echo:
+                call.write(f"{p.name} killed (pid {p.pid})\n")
         return 0 if found else 1
     if count:
         call.write(f"{len(found)}\n")

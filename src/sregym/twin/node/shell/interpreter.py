@@ -95,8 +95,8 @@ class Shell:
     def _param(self, expr: str) -> str | None:
         if expr == "?":
             return str(self.status)
-        if expr == "$":
-            return "1"
+        if expr == "$":  # the exec's PID in the container's namespace (set by the exec), else init's
+            return str(self.ctx.extras.get("pid") or 1)
         if expr == "!":
             return ""
         if expr == "#":
@@ -408,7 +408,7 @@ class Shell:
         return status
 
     def _redirected(self, body: Generator[Effect, None, int], redirects: list[Redirect],
-                    stdin_holder: list[str] | None = None) -> Program:
+                    stdin_holder: list[str] | None = None, writer: str = "") -> Program:
         if not redirects:
             return (yield from body)
         # Map each output stream to a destination: "stdout", "stderr", None (discard) or a path.
@@ -456,7 +456,7 @@ class Shell:
                     if dest is not None and dest.startswith("file:"):
                         if not self._append_file(dest[5:], effect.text) and not full:
                             full = True
-                            yield Output("stderr", f"{self.name}: write error: No space left on device\n")
+                            yield Output("stderr", self._enospc(writer))
                     elif dest is not None and dest.startswith("pid1:"):
                         _append_to_main_log(self.ctx, dest[5:], effect.text)
                     elif dest is not None:
@@ -468,18 +468,35 @@ class Shell:
             result = stop.value if stop.value is not None else 0
         return result or (1 if full else 0)
 
+    def _enospc(self, writer: str) -> str:
+        """What the writer says when its output file's filesystem is full: dash's builtins
+        report EIO from their output buffer, bash's and external programs ENOSPC."""
+        flavour = self.ctx.shell_flavour
+        if writer in ("echo", "printf") and flavour == "dash":
+            return f"{self.name}: {self.lineno}: {writer}: {writer}: I/O error\n"
+        if writer in ("echo", "printf") and flavour == "bash":
+            return f"{self.name}: {writer}: write error: No space left on device\n"
+        if writer and writer not in ("echo", "printf"):
+            return f"{writer}: write error: No space left on device\n"
+        return f"{self.name}: write error: No space left on device\n"
+
     def _append_file(self, path: str, text: str) -> bool:
         """Append to a file in the writable layer; False (ENOSPC, nothing written) once the layer
         is at `WRITABLE_LAYER_CAP`, so `cat f >> f` in a loop cannot grow without bound."""
         meter = self.meter
-        if meter.disk_used + len(text) > meter.disk_limit:
+        # A /dev/shm or memory-backed emptyDir file: its tmpfs's size, not the writable layer.
+        room = self.ctx.extras.get("tmpfs_room")
+        in_tmpfs = room is not None and room(self.ctx, path, None)
+        if in_tmpfs and not room(self.ctx, path, len(text.encode("utf-8", "surrogateescape"))):
+            return False
+        if not in_tmpfs and meter.disk_used + len(text) > meter.disk_limit:
             return False
         claim = self.ctx.extras.get("claim_space")  # the node disk behind the path (userland.diskwrite)
         if claim is not None and text and not claim(path, len(text)):
             return False
         old = self.ctx.files.get(path, "")
         meter.copy(len(old) + len(text), self.offset)
-        meter.disk_used += len(text)
+        meter.disk_used += 0 if in_tmpfs else len(text)
         self.ctx.files[path] = old + text
         return True
 
@@ -495,7 +512,8 @@ class Shell:
         if not argv:
             self.vars.update(assigns)
             return 0
-        return (yield from self._redirected(self._invoke(argv, assigns, stdin), node.redirects))
+        return (yield from self._redirected(self._invoke(argv, assigns, stdin), node.redirects,
+                                            writer=argv[0].rsplit("/", 1)[-1]))
 
     def _invoke(self, argv: list[str], assigns: dict[str, str], stdin: str) -> Program:
         name = argv[0]

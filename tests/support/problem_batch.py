@@ -1,0 +1,141 @@
+"""The check protocol and the isolation sweep for a group of problems, run in one child process.
+
+Under pytest-xdist every worker runs a receiver thread, so `check_problem` may not fork from a
+warm start there (`problems/warm.py`) and deploys the app three times per problem; the isolation
+sweep deploys it once more. A child process started for a group of problems is single-threaded:
+it builds one warm start per app and forks every run of every problem in the group from it, as
+`sregym check --all` does, which makes the two per-problem suites about half as expensive. The
+results are the ones a per-problem run gives (the warm start is checked for determinism inside
+the protocol).
+
+`group_of(problem_id)` names a problem's group; tests mark themselves with
+`pytest.mark.xdist_group(group_of(id))` (and the suite runs with `--dist loadgroup`) so a group's
+tests share one worker, and `batch_result(problem_id)` runs the group's child once per worker and
+caches what it reports.
+
+Run as a script: `python problem_batch.py OUT.json SEED ID...` writes {id: {"check": [[step,
+passed, detail], ...], "isolation": {...}}}.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+SEED = 5
+GROUP_SIZE = 6  # problems per child: small enough to spread over workers, large enough to share warm starts
+
+# What the isolation sweep reads with the agent credential.
+READABLE = ("Pod", "Deployment", "ReplicaSet", "Service", "Endpoints", "ConfigMap", "Secret", "Event",
+            "ResourceQuota", "Namespace", "Node", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+            "NetworkPolicy", "DaemonSet", "StatefulSet")
+ISOLATION_AFTER_S = 300.0
+
+_RESULTS: dict[str, dict[str, Any]] = {}
+
+
+@functools.cache
+def groups() -> dict[str, list[str]]:
+    """Problems partitioned into groups of one app each (so a group shares one warm start), in a
+    stable order: `<app>-<n>` → ids."""
+    from sregym.problems import all_problem_ids
+
+    by_app: dict[str, list[str]] = {}
+    for problem_id in all_problem_ids():
+        by_app.setdefault(problem_id.split("/", 1)[0], []).append(problem_id)
+    out: dict[str, list[str]] = {}
+    for app, ids in sorted(by_app.items()):
+        count = max(1, round(len(ids) / GROUP_SIZE))
+        for n in range(count):
+            out[f"problems-{app}-{n}"] = ids[n::count]
+    return out
+
+
+def group_of(problem_id: str) -> str:
+    return next(name for name, ids in groups().items() if problem_id in ids)
+
+
+def batch_result(problem_id: str) -> dict[str, Any]:
+    """What the child reported for `problem_id`, running its group's child on first use."""
+    if problem_id not in _RESULTS:
+        ids = groups()[group_of(problem_id)]
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "results.json"
+            proc = subprocess.run([sys.executable, __file__, str(out), str(SEED), *ids],
+                                  capture_output=True, text=True, timeout=3600)
+            if proc.returncode != 0 or not out.exists():
+                raise RuntimeError(f"problem batch failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+            _RESULTS.update(json.loads(out.read_text()))
+    return _RESULTS[problem_id]
+
+
+# ------------------------------------------------------------------------- the child's side
+def _isolation(problem_id: str, seed: int) -> dict[str, Any]:
+    """The agent's view after the fault took hold under high noise: identifiers of faults or the
+    problem it contains, whether the chaos namespace shows, and what listing chaos objects says."""
+    from sregym.faults import FAULTS
+    from sregym.problems import get_problem
+    from sregym.problems.warm import in_fork, warm_start
+
+    problem = get_problem(problem_id).model_copy(update={"noise": "high"})
+    warm = warm_start(problem, seed)
+
+    def sweep() -> dict[str, Any]:
+        run = warm.run_for(problem)
+        run.record_baseline()
+        run.start_noise()
+        run.inject()
+        run.advance(problem.settle_s + ISOLATION_AFTER_S)
+        agent = run.cluster.as_user("agent")
+        text = []
+        for kind in READABLE:
+            text.extend(json.dumps(o, sort_keys=True) for o in agent.list(kind))
+        for pod in agent.list("Pod", problem.namespace):
+            if (pod.get("status") or {}).get("phase") == "Running":
+                for c in pod["spec"]["containers"]:
+                    text.append(agent.logs(problem.namespace, pod["metadata"]["name"], c["name"]))
+        blob = "\n".join(text).lower()
+        forbidden = {problem.id.lower(), problem.id.split("/")[1].lower(), "fault", "faults", "inject",
+                     "injected", "injection", *(name.lower() for name in FAULTS.names())}
+        # Whole words only ("default" is not "fault").
+        found = sorted(w for w in forbidden if re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", blob))
+        try:
+            agent.list("PodChaos", "chaos-mesh")
+            chaos_listing = "allowed"
+        except Exception as exc:  # the refusal's text is what the test checks
+            chaos_listing = str(exc)
+        return {"found": found, "namespaces": sorted(n["metadata"]["name"] for n in agent.list("Namespace")),
+                "chaos_listing": chaos_listing}
+
+    return in_fork(sweep)
+
+
+def _run(ids: list[str], seed: int) -> dict[str, dict[str, Any]]:
+    from sregym.problems import get_problem
+    from sregym.problems.check import check_problem
+
+    results: dict[str, dict[str, Any]] = {}
+    for problem_id in ids:
+        entry: dict[str, Any] = {}
+        try:
+            report = check_problem(get_problem(problem_id), seed=seed)
+            entry["check"] = [[s.name, s.passed, s.detail] for s in report.steps]
+        except Exception as exc:  # a crashing problem is a failed check, with the reason
+            entry["check"] = [["the protocol runs", False, f"{type(exc).__name__}: {exc}"]]
+        try:
+            entry["isolation"] = _isolation(problem_id, seed)
+        except Exception as exc:
+            entry["isolation"] = {"error": f"{type(exc).__name__}: {exc}"}
+        results[problem_id] = entry
+    return results
+
+
+if __name__ == "__main__":
+    out_path, seed_text, *problem_ids = sys.argv[1:]
+    Path(out_path).write_text(json.dumps(_run(problem_ids, int(seed_text))))
