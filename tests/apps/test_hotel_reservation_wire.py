@@ -27,6 +27,7 @@ from sregym.apps import deploy_app, get_app
 from sregym.twin import Twin
 from sregym.twin.api.kubeconfig import make_tokens, token_for, write_kubeconfig
 from sregym.twin.api.serve import TwinServer
+from sregym.twin.node.images import ImageSpec, catalogue_of
 
 # The API harness lives in tests/twin/api/conftest.py; test directories are not packages.
 _spec = importlib.util.spec_from_file_location(
@@ -110,8 +111,20 @@ def hr(tmp_path: Path) -> Iterator[HrHarness]:
         server.stop()
 
 
+def _with_debug_tools(twin: Twin) -> None:
+    """The stock Hotel Reservation image (golang:1.21, bookworm) has curl but no nslookup or ping;
+    this twin's build of it adds them (`apt-get install dnsutils iputils-ping`), as a team would to
+    debug from inside the frontend."""
+    catalogue_of(twin).register(ImageSpec(repository="docker.io/yinfangchen/hotelreservation", tags=("latest",),
+                                          extras={"add_binaries": ["nslookup", "dig", "ping"]}))
+    # mongo:4.4 ships the legacy `mongo` shell; the team's build adds mongosh next to it.
+    catalogue_of(twin).register(ImageSpec(repository="docker.io/library/mongo", tags=("4.4.6",),
+                                          extras={"add_binaries": ["mongosh"]}))
+
+
 def _deploy(hr: HrHarness, settle_s: float = 90) -> None:
     hr.call(deploy_app, hr.twin, APP)
+    hr.call(_with_debug_tools, hr.twin)
     hr.advance(settle_s)
 
 
@@ -149,6 +162,7 @@ def test_curl_and_nslookup_from_frontend_reflect_the_fault_state(hr: HrHarness) 
     # Deploy the way a user would: the app's images in this twin's registry, then its manifests
     # through `kubectl apply`.
     hr.call(get_app(APP).push_images, hr.twin)
+    hr.call(_with_debug_tools, hr.twin)
     applied = hr.ok("apply", "-f", "-", user="admin", input=get_app(APP).manifests())
     assert "deployment.apps/geo created" in applied
     hr.advance(90)

@@ -5,6 +5,7 @@ per-twin image registry and the closed-loop (Locust) load generator it uses."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from sregym.apps.loadgen import locust, wrk2
 from sregym.cli.main import app as cli
 from sregym.problems import get_problem, load_problems_dir
 from sregym.problems.check import check_problem
+from sregym.problems.registry import PROBLEMS
 from sregym.twin.dataplane.loadgen import mix_from_script
 from sregym.twin.dataplane.locust import ClosedLoopWorkload, parse_locustfile
 from sregym.twin.node.images import lookup, resolve_pull
@@ -29,8 +31,14 @@ IMAGE = "ghcr.io/example/ticket-desk:1.0"
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _loaded() -> None:
+def _loaded() -> Iterator[None]:
+    """The app folder's problems, registered for this module only: the registry-wide tests that
+    share the worker (catalogue counts, churn ranks) see the built-in catalogue."""
+    before = set(PROBLEMS.names())
     load_problems_dir(DIR)
+    yield
+    for name in set(PROBLEMS.names()) - before:
+        PROBLEMS._entries.pop(name)
 
 
 def _deployed(name: str = APP, seed: int = 1) -> Twin:

@@ -22,6 +22,7 @@ from support.kube import KubeHarness
 
 NS = "hotel-reservation"
 SVC = f"/api/v1/namespaces/{NS}/services"
+QUERY = "inDate=2015-04-09&outDate=2015-04-10&lat=37.7749&lon=-122.4194"  # what the frontend requires
 PODS = f"/api/v1/namespaces/{NS}/pods"
 
 
@@ -160,8 +161,10 @@ def test_metrics_verbs_and_scopes(cluster: KubeHarness) -> None:
 
 # ------------------------------------------------------------------------------------ proxy
 @pytest.mark.parametrize(("path", "expected"), [
-    (f"{SVC}/frontend:5000/proxy/hotels?inDate=2015-04-09&outDate=2015-04-10", (0, "frontend")),
-    (f"{SVC}/http:frontend:5000/proxy/recommendations?require=rate", (0, "frontend")),
+    (f"{SVC}/frontend:5000/proxy/hotels?inDate=2015-04-09&outDate=2015-04-10&lat=37.7749&lon=-122.4194",
+     (0, "FeatureCollection")),
+    (f"{SVC}/http:frontend:5000/proxy/recommendations?require=rate&lat=37.7749&lon=-122.4194",
+     (0, "FeatureCollection")),
     (f"{SVC}/frontend:5000/proxy/no-such-path",
      (1, "Error from server (NotFound): the server could not find the requested resource")),
     (f"{SVC}/frontend:9/proxy/",
@@ -177,7 +180,7 @@ def test_service_proxy(cluster: KubeHarness, path: str, expected: tuple[int, str
     code, out, err = _raw(cluster, path)
     assert code == expected[0], err
     if code == 0:
-        assert json.loads(out)["service"] == expected[1]
+        assert json.loads(out)["type"] == expected[1]
     else:
         assert err == expected[1]
 
@@ -252,8 +255,8 @@ def test_kubectl_proxy_reaches_service_proxy_and_health(cluster: KubeHarness) ->
         m = re.fullmatch(r"Starting to serve on 127\.0\.0\.1:(\d+)\n", line)
         assert m, line
         base = f"http://127.0.0.1:{m.group(1)}"
-        with urllib.request.urlopen(f"{base}{SVC}/frontend:5000/proxy/hotels", timeout=20) as resp:
-            assert json.loads(resp.read())["service"] == "frontend"
+        with urllib.request.urlopen(f"{base}{SVC}/frontend:5000/proxy/hotels?{QUERY}", timeout=20) as resp:
+            assert json.loads(resp.read())["type"] == "FeatureCollection"
         with urllib.request.urlopen(f"{base}/readyz", timeout=20) as resp:
             assert resp.read() == b"ok"
         with pytest.raises(urllib.error.HTTPError) as err:
@@ -275,9 +278,9 @@ def test_proxy_blocked_by_network_policy(cluster: KubeHarness) -> None:
     ip = cluster.ok("get", "pod", pod, "-n", NS, "-o", "jsonpath={.status.podIP}")
     cluster.ok("apply", "-f", "-", input=policy, user="admin")
     try:
-        blocked = _raw(cluster, f"{PODS}/{pod}:5000/proxy/hotels")
+        blocked = _raw(cluster, f"{PODS}/{pod}:5000/proxy/hotels?{QUERY}")
     finally:
         cluster.ok("delete", "networkpolicy", "proxy-deny", "-n", NS, user="admin")
     assert blocked == (1, "", "Error from server (ServiceUnavailable): error trying to reach service: "
                               f"dial tcp {ip}:5000: i/o timeout")
-    assert _raw(cluster, f"{PODS}/{pod}:5000/proxy/hotels")[0] == 0
+    assert _raw(cluster, f"{PODS}/{pod}:5000/proxy/hotels?{QUERY}")[0] == 0
