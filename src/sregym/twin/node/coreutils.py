@@ -281,47 +281,6 @@ def cat(call: Invocation) -> int | Program:
     return status
 
 
-@command("tail")
-def tail(call: Invocation) -> Program:
-    """`tail -f /dev/null` (the classic keep-alive) blocks forever; `tail [-n N] FILE` prints."""
-    args = list(call.args)
-    follow = False
-    count = 10
-    paths: list[str] = []
-    while args:
-        arg = args.pop(0)
-        if arg in ("-f", "-F", "--follow"):
-            follow = True
-        elif arg == "-n" and args:
-            count = int(args.pop(0).lstrip("+") or 10)
-        elif re.fullmatch(r"-n?\d+", arg):
-            count = int(arg.lstrip("-n"))
-        elif arg.startswith("-"):
-            continue
-        else:
-            paths.append(arg)
-    status = 0
-    for path in paths:
-        if path == "/dev/null":
-            continue
-        content = call.read_file(path)
-        if content is None:
-            call.error(f"tail: can't open '{path}': No such file or directory" if _busybox(call)
-                       else f"tail: cannot open '{path}' for reading: No such file or directory")
-            status = 1
-            continue
-        call.ctx.meter().need_split(content, "\n")
-        lines = content.splitlines(keepends=True)
-        call.write("".join(lines[-count:] if count else []))
-    if not paths:
-        call.ctx.meter().need_split(call.stdin, "\n")
-        lines = call.stdin.splitlines(keepends=True)
-        call.write("".join(lines[-count:] if count else []))
-    if follow and (paths or not call.stdin):
-        yield Sleep(FOREVER)
-    return status
-
-
 @command("env")
 def env(call: Invocation) -> Program:
     args = list(call.args)
