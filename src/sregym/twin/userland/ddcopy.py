@@ -13,15 +13,13 @@ import zlib
 
 from sregym.twin.node.shell import Invocation
 from sregym.twin.node.shell.limits import MAX_EXEC_OUTPUT_BYTES
+from sregym.twin.userland.filteropts import is_busybox
 from sregym.twin.userland.shm import mount_of, used_bytes
 
 _RATE = 1.6e9  # bytes per second: memory-to-memory copy throughput
 _SUFFIXES = {"c": 1, "w": 2, "b": 512, "kB": 1000, "K": 1024, "k": 1024, "MB": 1000 ** 2, "M": 1 << 20,
              "xM": 1 << 20, "GB": 1000 ** 3, "G": 1 << 30, "T": 1 << 40}
 
-
-def _busybox(call: Invocation) -> bool:
-    return call.ctx.shell_flavour in ("ash", "")
 
 
 def _number(text: str) -> int | None:
@@ -69,7 +67,7 @@ def _iec(n: float) -> str:
 def _summary(call: Invocation, rec_in: tuple[int, int], rec_out: tuple[int, int], copied: int) -> str:
     seconds = max(copied / _RATE, 4.1e-05)
     head = f"{rec_in[0]}+{rec_in[1]} records in\n{rec_out[0]}+{rec_out[1]} records out\n"
-    if _busybox(call):
+    if is_busybox(call):
         human = f"{copied / (1 << 20):.1f}MB" if copied >= 1 << 20 else f"{copied / 1024:.1f}KB" \
             if copied >= 1024 else f"{copied}B"
         return head + f"{copied} bytes ({human}) copied, {seconds:.6f} seconds, " \
@@ -95,7 +93,7 @@ def dd_to_memory(call: Invocation) -> int:
     for arg in call.args:
         key, eq, value = arg.partition("=")
         if not eq:
-            if _busybox(call):
+            if is_busybox(call):
                 call.error("BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\nUsage: dd "
                            "[if=FILE] [of=FILE] [ibs=N obs=N/bs=N] [count=N] [skip=N] [seek=N]")
             else:
@@ -104,7 +102,7 @@ def dd_to_memory(call: Invocation) -> int:
         operands[key] = value
     for key in ("bs", "ibs", "obs", "count", "skip", "seek"):
         if key in operands and _number(operands[key]) is None:
-            call.error(f"dd: invalid number: '{operands[key]}'" if not _busybox(call) else
+            call.error(f"dd: invalid number: '{operands[key]}'" if not is_busybox(call) else
                        f"dd: invalid number '{operands[key]}'")
             return 1
     unknown = [k for k in operands if k not in ("if", "of", "bs", "ibs", "obs", "count", "skip", "seek", "conv",
@@ -118,7 +116,7 @@ def dd_to_memory(call: Invocation) -> int:
     source, target = operands.get("if"), operands.get("of")
     endless = source in ("/dev/zero", "/dev/urandom", "/dev/random")
     if source is not None and not endless and call.read_file(source) is None:
-        call.error(f"dd: failed to open '{source}': No such file or directory" if not _busybox(call) else
+        call.error(f"dd: failed to open '{source}': No such file or directory" if not is_busybox(call) else
                    f"dd: can't open '{source}': No such file or directory")
         return 1
     if count is None and endless and target in (None, "/dev/null"):

@@ -13,13 +13,11 @@ import zlib
 from datetime import UTC, datetime
 
 from sregym.twin.node.shell import Invocation, command
+from sregym.twin.userland.filteropts import is_busybox
 from sregym.twin.userland.tree import Entry, TreeView
 
 _OVERLAY_DEVICE = (0, 81)  # the container root's overlay mount (anonymous major 0)
 
-
-def _busybox(call: Invocation) -> bool:
-    return call.ctx.shell_flavour in ("ash", "")
 
 
 def _blocks_kib(entry: Entry) -> int:
@@ -71,7 +69,7 @@ _BB_DU_USAGE = ("BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\
 
 @command("du")
 def du(call: Invocation) -> int:
-    bb = _busybox(call)
+    bb = is_busybox(call)
     opts = {"a": False, "s": False, "c": False, "h": False, "b": False, "m": False, "x": False}
     depth: int | None = None
     paths: list[str] = []
@@ -270,7 +268,7 @@ def _default(call: Invocation, path: str, real: str, entry: Entry, bb: bool) -> 
 
 @command("stat")
 def stat(call: Invocation) -> int:
-    bb = _busybox(call)
+    bb = is_busybox(call)
     fmt: str | None = None
     follow = False
     terse = False

@@ -11,13 +11,11 @@ from typing import Any
 
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.node.shell import Invocation, command
+from sregym.twin.userland.filteropts import is_busybox
 
 KERNEL_BUILD = "#1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)"
 DEFAULT_KERNEL = "6.1.0-28-amd64"
 
-
-def _busybox(call: Invocation) -> bool:
-    return call.ctx.shell_flavour in ("ash", "")
 
 
 def passwd_table(call: Invocation, path: str) -> dict[int, str]:
@@ -94,7 +92,7 @@ def whoami(call: Invocation) -> int:
     if uid in users:
         call.write(users[uid] + "\n")
         return 0
-    call.error(f"whoami: unknown uid {uid}" if _busybox(call)
+    call.error(f"whoami: unknown uid {uid}" if is_busybox(call)
                else f"whoami: cannot find name for user ID {uid}")
     return 1
 

@@ -12,13 +12,11 @@ import posixpath
 from datetime import UTC, datetime
 
 from sregym.twin.node.shell import Invocation, command
+from sregym.twin.userland.filteropts import is_busybox
 from sregym.twin.userland.fs import ContainerFS, Node
 
 SIX_MONTHS = 182 * 86400
 
-
-def _busybox(call: Invocation) -> bool:
-    return call.ctx.shell_flavour in ("ash", "")
 
 
 def _fs_of(call: Invocation) -> ContainerFS:
@@ -146,7 +144,7 @@ def _long_lines(call: Invocation, fs: ContainerFS,
             name = f"{display} -> {node.target}"
         rows.append((mode_string(node), str(_nlink(fs, path, node)), node.owner, node.group, size,
                      _when(node.mtime, call.now), name))
-    if _busybox(call):
+    if is_busybox(call):
         return [f"{m} {n:>4} {o:<8} {g:<8} {s:>9} {w} {name}" for m, n, o, g, s, w, name in rows]
     if not rows:
         return []
@@ -194,7 +192,7 @@ def _list_dir(call: Invocation, fs: ContainerFS, path: str, opts: _Options) -> l
 def ls(call: Invocation) -> int:
     opts, operands, bad = _parse(call)
     if bad is not None:
-        if _busybox(call):
+        if is_busybox(call):
             call.error(f"ls: unrecognized option '{bad}'" if bad.startswith("--")
                        else f"ls: invalid option -- '{bad[1:]}'")
             call.error("BusyBox v1.37.0 (2024-09-26 21:31:42 UTC) multi-call binary.")
@@ -217,7 +215,7 @@ def ls(call: Invocation) -> int:
         if found is not None and found[1].kind == "link" and not opts.long and not opts.directory:
             found = fs.lookup(absolute)
         if found is None:
-            if _busybox(call):
+            if is_busybox(call):
                 call.error(f"ls: {operand}: No such file or directory")
                 status = 1
             else:

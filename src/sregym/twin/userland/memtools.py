@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from sregym.twin.node.shell import Invocation, command
+from sregym.twin.userland.filteropts import is_busybox
 
 _FREE_USAGE = """
 Usage:
@@ -55,9 +56,6 @@ For more details see uptime(1)."""
 _BB = "BusyBox v1.36.1 (2023-05-18 22:34:17 UTC) multi-call binary.\n\n"
 
 
-def _busybox(call: Invocation) -> bool:
-    return call.ctx.shell_flavour in ("ash", "")
-
 
 def meminfo_kib(call: Invocation) -> dict[str, int]:
     """/proc/meminfo as the container reads it, name -> KiB."""
@@ -93,7 +91,7 @@ def _scale(kib: int, shift: int, human: bool, si: bool) -> str:
 
 @command("free")
 def free(call: Invocation) -> int:
-    if _busybox(call):
+    if is_busybox(call):
         return _busybox_free(call)
     shift, human, si, wide, total = 10, False, False, False, False
     units = {"-b": 0, "--bytes": 0, "-k": 10, "--kibi": 10, "-m": 20, "--mebi": 20, "-g": 30, "--gibi": 30,
@@ -225,7 +223,7 @@ def uptime(call: Invocation) -> int:
     minutes = int(seconds // 60)
     days, minutes = divmod(minutes, 1440)
     hours, minutes = divmod(minutes, 60)
-    if _busybox(call):
+    if is_busybox(call):
         if call.args:
             call.error(f"uptime: unrecognized option: {call.args[0].lstrip('-')[:1]}\n{_BB}Usage: uptime\n\n"
                        "Display the time since the last boot")
