@@ -23,6 +23,7 @@ from typing import Any
 from sregym.twin.node.coreutils import date as plain_date
 from sregym.twin.node.shell import Invocation, command, format_date
 from sregym.twin.userland.capabilities import privileged
+from sregym.twin.userland.node_host import host_node
 
 # RTC offsets from true time per (twin, node); a node's RTC starts correct.
 _RTC: weakref.WeakKeyDictionary[Any, dict[str, float]] = weakref.WeakKeyDictionary()
@@ -49,10 +50,10 @@ def clock_offset(call: Invocation) -> float:
     twin = call.ctx.twin
     if twin is None:
         return 0.0
-    host = call.ctx.extras.get("node_host")
+    host = host_node(call.ctx)
     if host:
         nodeos = twin.services.nodeos
-        return nodeos.clock_offset(str(host)) if nodeos is not None else 0.0
+        return nodeos.clock_offset(host) if nodeos is not None else 0.0
     chaos = twin.services.chaos
     if chaos is not None and call.ctx.pod is not None:
         return float(chaos.time_offset(call.ctx.pod, call.ctx.container or None))
@@ -63,9 +64,9 @@ def clock_offset(call: Invocation) -> float:
 
 def can_set_clock(call: Invocation) -> str | None:
     """The node whose clock this program may set (CAP_SYS_TIME), else None."""
-    host = call.ctx.extras.get("node_host")
+    host = host_node(call.ctx)
     if host:
-        return str(host)
+        return host
     if call.ctx.twin is not None and call.ctx.pod is not None and privileged(call, "SYS_TIME"):
         return node_of(call) or None
     return None

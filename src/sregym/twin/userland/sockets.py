@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from sregym.twin.node.sockstat import SockStat, node_sockstat, pod_sockstat
+from sregym.twin.userland.node_host import host_node
 
 
 def namespace_sockstat(ctx: Any) -> SockStat:
     twin = ctx.twin
     if twin is None:
         return SockStat()
-    host = ctx.extras.get("node_host") or (
+    host = host_node(ctx) or (
         ((ctx.pod or {}).get("spec") or {}).get("hostNetwork") and ctx.node)
     if host:
         return node_sockstat(twin, str(host))

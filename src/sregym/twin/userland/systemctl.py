@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sregym.twin.node.shell import Invocation, command
+from sregym.twin.userland.node_host import host_node as host_node_of
 
 NO_SYSTEMD = ("System has not been booted with systemd as init system (PID 1). Can't operate.\n"
               "Failed to connect to bus: Host is down\n")
@@ -35,9 +36,9 @@ _CHANGED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], float]] = weakref
 def host_node(call: Invocation) -> str | None:
     """The node whose systemd this exec reaches, or None inside an ordinary container."""
     ctx = call.ctx
-    explicit = ctx.extras.get("node_host")
+    explicit = host_node_of(ctx)
     if explicit:
-        return str(explicit)
+        return explicit
     pod = ctx.pod or {}
     spec = pod.get("spec") or {}
     systemd_volumes = {v.get("name") for v in spec.get("volumes") or []
