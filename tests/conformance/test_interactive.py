@@ -20,6 +20,10 @@ from support.kube import KUBECTL, KubeHarness
 
 NS = "default"
 
+# Later cases build on earlier ones (the removal case needs the ephemeral container the debug case
+# added), so the module runs in order on one worker.
+pytestmark = pytest.mark.xdist_group("conformance-interactive")
+
 
 def kubectl(cluster: KubeHarness, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
     with cluster.ticking():
