@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import chaos
+from support.chaos_web import chaos
 
 
 def test_chaos_crs_hidden_from_agent(kube: Any) -> None:

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from conftest import WEB, chaos, ready_pods
 from sregym.twin import Twin
 from sregym.twin.chaos.schedule import unmet_run
+from support.chaos_web import WEB, chaos, ready_pods
 
 NAME = re.compile(r"^[a-z-]+-[bcdfghjklmnpqrstvwxz2456789]{5}$")
 

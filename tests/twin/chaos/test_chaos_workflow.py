@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from conftest import WEB, chaos, ready_pods
 from sregym.twin import Twin
 from sregym.twin.node.images import catalogue_of, lookup
+from support.chaos_web import WEB, chaos, ready_pods
 
 AD = """
 apiVersion: v1

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import chaos
 from sregym.twin import Twin
 from sregym.twin.chaos.devices import DEVICE_SCOPE, SCOPE_ANNOTATION
+from support.chaos_web import chaos
 
 DB = """
 apiVersion: v1

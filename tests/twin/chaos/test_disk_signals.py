@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 import sregym.twin.userland  # noqa: F401  (registers the exec commands)
-from conftest import chaos
 from sregym.twin import Twin
 from sregym.twin.chaos.nodeos import nodeos_of
 from sregym.twin.datastores import MongoServer, datastore_for
 from sregym.twin.datastores.disk import pg_min_duration
 from sregym.twin.telemetry.promql import Engine
 from sregym.twin.userland.context import exec_context, run_exec
+from support.chaos_web import chaos
 
 DB = """
 apiVersion: v1

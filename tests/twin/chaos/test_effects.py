@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import chaos, ready_pods
 from sregym.twin import Twin
+from support.chaos_web import chaos, ready_pods
 
 DB = """
 apiVersion: v1

@@ -9,7 +9,6 @@ import re
 import pytest
 
 import sregym.twin.userland  # noqa: F401  (registers the exec commands)
-from conftest import WEB, chaos, ready_pods
 from sregym.twin import Twin
 from sregym.twin.chaos import install_chaos_mesh
 from sregym.twin.dataplane.synthetic import synthetic_app
@@ -17,6 +16,7 @@ from sregym.twin.dataplane.tcp_loss import retransmit_penalty_ms, timeout_fracti
 from sregym.twin.node.images import ImageSpec, catalogue_of
 from sregym.twin.telemetry.promql import Engine
 from sregym.twin.userland.context import exec_context, run_exec
+from support.chaos_web import WEB, chaos, ready_pods
 
 
 def _with_net_tools(twin: Twin) -> Twin:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from conftest import chaos, ready_pods
 from sregym.twin import Twin
 from sregym.twin.chaos.actions import PAUSE_IMAGE
+from support.chaos_web import chaos, ready_pods
 
 
 def _status(twin: Twin, kind: str, name: str) -> dict:
@@ -130,8 +130,8 @@ def test_modes_select_counts_deterministically(twin: Twin) -> None:
         assert len(records) == expected
         picks[name] = [r["id"] for r in records]
     # Same seed, same picks.
-    from conftest import WEB
     from sregym.twin.chaos import install_chaos_mesh
+    from support.chaos_web import WEB
 
     other = Twin(seed=11)
     install_chaos_mesh(other)
