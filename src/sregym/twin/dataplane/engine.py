@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.controller import Controller, controller
 from sregym.twin.dataplane.backends import StoreRequest, ask
 from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
+from sregym.twin.dataplane.consumers import poll_consumers
 from sregym.twin.dataplane.errortexts import (
     client_error,
     deadline_error,
@@ -233,6 +234,7 @@ class DataPlaneEngine(Controller):
         order = self._order()
         demand: dict[tuple[str, str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
         entry_flows = self._entry_demand(demand, now)
+        poll_consumers(self, demand, dt)
         grants = self._allocate()
         for key in order:
             proc = self.procs[key]
