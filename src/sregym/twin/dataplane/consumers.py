@@ -40,16 +40,48 @@ def poll_consumers(engine: DataPlaneEngine, demand: dict[Any, dict[str, float]],
         broker.expire()
 
 
-def _poll(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, dt: float) -> float:
+def consumer_metrics(engine: DataPlaneEngine) -> list[tuple[str, dict[str, str], float, str]]:
+    """The consumers' client metrics as the OTel Java agent's Kafka metric reporter exports them
+    (`kafka_consumer_records_lag{client_id, topic, partition}`, `..._lag_max`,
+    `kafka_consumer_records_consumed_total`): what a consumer process itself reports, so a dead
+    consumer reports nothing and the broker-side view is `kafka-consumer-groups.sh`."""
+    out: list[tuple[str, dict[str, str], float, str]] = []
+    for key in sorted(engine.procs):
+        proc = engine.procs[key]
+        for consumer in proc.inst.spec.consumers:
+            broker, _ = _broker(engine, proc, consumer)
+            if broker is None:
+                continue
+            inst = proc.inst
+            member = broker.data.groups.get(consumer.group)
+            found = member.members.get(_member_key(inst)) if member is not None else None
+            if found is None:
+                continue
+            labels = {"namespace": key[0], "pod": key[1], "container": key[2], "service": inst.spec.trace_name,
+                      "client_id": consumer.client_id}
+            worst = 0.0
+            for topic, partition, committed, end in broker.lag(consumer.group):
+                lag = max(0.0, end - committed) if committed is not None else 0.0
+                worst = max(worst, lag)
+                out.append(("kafka_consumer_records_lag", {**labels, "topic": topic, "partition": str(partition)},
+                            float(int(lag)), "gauge"))
+            out.append(("kafka_consumer_records_lag_max", labels, float(int(worst)), "gauge"))
+            out.append(("kafka_consumer_records_consumed_total", labels, float(int(found.consumed)), "counter"))
+    return out
+
+
+def _member_key(inst: Any) -> str:
+    return f"{inst.namespace}/{inst.pod}/{inst.container}@{inst.started_at:.3f}"
+
+
+def _broker(engine: DataPlaneEngine, proc: Proc, consumer: Consumer) -> tuple[Any, str]:
+    """The broker this consumer's bootstrap address reaches, or (None, the client's error)."""
     from sregym.twin.datastores.kafka import KafkaBroker
 
-    inst = proc.inst
-    dep = inst.deps.get(consumer.dependency)
+    dep = proc.inst.deps.get(consumer.dependency)
     if dep is None:
-        return 0.0
-    pod = proc.pod_obj
-    route = engine.router.route(pod, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)
-    broker: KafkaBroker | None = None
+        return None, ""
+    route = engine.router.route(proc.pod_obj, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)
     error = ""
     for leg in route.legs:
         if not leg.result.ok:
@@ -57,16 +89,23 @@ def _poll(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, dt: float) ->
             continue
         store = _store(engine, leg.result.dst_pod)
         if isinstance(store, KafkaBroker):
-            broker = store
-            break
+            return store, ""
         error = error or "Connection reset by peer"
+    return None, error or "no endpoints"
+
+
+def _poll(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, dt: float) -> float:
+    inst = proc.inst
+    dep = inst.deps.get(consumer.dependency)
+    if dep is None:
+        return 0.0
+    broker, error = _broker(engine, proc, consumer)
     if broker is None:
-        _log(engine, proc, consumer, dep, error or "no endpoints")
+        _log(engine, proc, consumer, dep, error)
         return 0.0
     topic = _read(consumer.topic, inst) or "orders"
     rate = _rate(consumer, proc)
-    member = f"{inst.namespace}/{inst.pod}/{inst.container}@{inst.started_at:.3f}"
-    return broker.poll(consumer.group, member, consumer.client_id, f"/{proc.pod_ip}", topic, rate * dt,
+    return broker.poll(consumer.group, _member_key(inst), consumer.client_id, f"/{proc.pod_ip}", topic, rate * dt,
                        consumer.reset)
 
 
@@ -115,4 +154,4 @@ def _log(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, dep: Dependenc
     logs.append(instance.container_id, now, "stdout", text)
 
 
-__all__ = ["poll_consumers"]
+__all__ = ["consumer_metrics", "poll_consumers"]

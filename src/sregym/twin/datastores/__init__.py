@@ -139,7 +139,7 @@ __all__ = [
 ]
 
 # Register the store images' behaviour (server programs that run init scripts, etc.).
-from sregym.twin.datastores import kafka, kafka_image, pg_program, postgres, programs  # noqa: E402,F401
+from sregym.twin.datastores import kafka, kafka_image, pg_program, postgres, programs, valkey  # noqa: E402,F401
 
 postgres.register(SERVER_FACTORIES)
 kafka.register(SERVER_FACTORIES)

@@ -69,6 +69,7 @@ class Member:
     host: str  # "/10.244.1.7", as the coordinator records the client address
     topics: tuple[str, ...]
     last_seen: float
+    consumed: float = 0.0  # records this member fetched (its client's records-consumed-total)
 
 
 @dataclass
@@ -187,6 +188,7 @@ class KafkaBroker(DataStore):
             take = min(budget / len(found.partitions), max(0.0, end - pos))
             group.committed[(topic, index)] = pos + take
             consumed += take
+        member.consumed += consumed
         return consumed
 
     def _rebalance(self, group: Group, reason: str, joining: Member | None, key: str = "") -> None:
