@@ -209,13 +209,31 @@ def _check_stopped_broker(twin: Twin) -> None:
     assert "WARN [AdminClient clientId=adminclient-1] Connection to node -1 (kafka/" in result.stderr
 
 
+def _check_restarted_broker(twin: Twin, end_before: int) -> None:
+    """Without a volume under /tmp/kraft-combined-logs a new broker starts with an empty log."""
+    twin.apply(BROKER % 1)
+    twin.advance(40)
+    out, _, _ = _tool(twin, "kafka-consumer-groups.sh", "--bootstrap-server", "kafka:9092", "--describe",
+                      "--group", "ledger")
+    row = next(line for line in out.splitlines() if line.startswith("ledger ")).split()
+    assert int(row[4]) < end_before and row[6].startswith("rdkafka-")
+
+
+def test_consumer_slow_path_follows_its_setting() -> None:
+    consumer = Consumer(dependency="kafka", group="g", slow_when="KAFKA_QUEUE_PROBLEMS=on", slow_rate=1.0)
+    assert consumer.slowed({"KAFKA_QUEUE_PROBLEMS": "on"})
+    assert not consumer.slowed({"KAFKA_QUEUE_PROBLEMS": "off"})
+
+
 def test_lag_follows_the_consumer_and_the_broker(twin: Twin) -> None:
     """One story on one twin (xdist may tear a module fixture down between tests): warm, the
     consumer dies, comes back, then the broker stops."""
     _check_warm(twin)
     _check_dead_consumer(twin)
     _check_restored_consumer(twin)
+    end_before = _lag(twin)[0]
     _check_stopped_broker(twin)
+    _check_restarted_broker(twin, end_before)
 
 
 def test_unresolvable_bootstrap_server(twin: Twin) -> None:

@@ -119,6 +119,8 @@ def _rate(consumer: Consumer, proc: Proc) -> float:
             rate = 0.0
     else:
         rate = float(consumer.max_rate)
+    if consumer.slowed(proc.inst.settings):
+        rate = min(rate, consumer.slow_rate)
     op = spec.operation(consumer.operation) if consumer.operation else None
     if op is not None and op.cpu_ms > 0:
         rate = min(rate, max(proc.cores, 0.0) * 1000.0 / op.cpu_ms)

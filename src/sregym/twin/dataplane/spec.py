@@ -312,8 +312,17 @@ class Consumer(_Frozen):
     operation: str | None = None
     max_rate: Knob = 1000.0
     reset: Literal["earliest", "latest"] = "latest"
-    # How the program logs a failed poll (field: error), rate-limited like call errors.
+    # A code path that slows the loop (the demo's `kafkaQueueProblems` sleeps a second per record):
+    # while the program's setting matches "NAME=value" (or "NAME!=value") it runs at `slow_rate`/s.
+    slow_when: str | None = None
+    slow_rate: float = Field(1.0, ge=0.0)
+    # How the program logs a failed poll (fields: error, host, port, group, client_id), at most
+    # once per 10 s.
     error_log: str = "{error}"
+
+    def slowed(self, settings: dict[str, str]) -> bool:
+        return self.slow_when is not None and Call(dependency="", operation="", feature=self.slow_when) \
+            .feature_enabled(settings)
 
 
 class ProgramSpec(_Frozen):
