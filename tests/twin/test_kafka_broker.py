@@ -247,3 +247,23 @@ def test_unresolvable_bootstrap_server(twin: Twin) -> None:
     assert result.stdout == "Error while executing topic command : Failed to create new KafkaAdminClient\n"
     assert ("WARN Couldn't resolve server kafak:9092 from bootstrap.servers as DNS resolution failed for kafak "
             "(org.apache.kafka.clients.ClientUtils)") in result.stderr
+
+
+def test_demo_kafka_build_runs_the_broker_with_its_dockerfile_env() -> None:
+    from sregym.twin.datastores.kafka_image import register_demo_kafka
+
+    twin = Twin(seed=4)
+    register_demo_kafka(catalogue_of(twin), "ghcr.io/open-telemetry/demo", ("2.0.2-kafka",))
+    twin.apply("""
+apiVersion: v1
+kind: Pod
+metadata: {name: kafka, namespace: default}
+spec:
+  containers: [{name: kafka, image: "ghcr.io/open-telemetry/demo:2.0.2-kafka"}]
+""")
+    twin.advance(10)
+    pod = twin.store.peek("Pod", "default", "kafka")
+    assert isinstance(datastore_for(twin, pod), KafkaBroker)
+    logs = twin.logs("default", "kafka", "kafka")
+    assert "===> Using provided cluster id ckjPoprWQzOf0-FuNkGfFQ ..." in logs and "CLUSTER_ID not set" not in logs
+    assert "INFO Kafka version: 3.7.0 (org.apache.kafka.common.utils.AppInfoParser)" in logs

@@ -285,7 +285,9 @@ def make_server(twin: Twin, pod: dict[str, Any], container: str,
     """The `SERVER_FACTORIES` entry for Kafka images (None when the broker is not what runs)."""
     if not runs_broker(list(instance.argv)):
         return None
-    env = instance.env
+    from sregym.twin.datastores.kafka_image import image_env
+
+    env = {**image_env(twin, instance.image), **instance.env}
     state = broker_state(twin, pod, container, instance.started_at)
     meta = pod.get("metadata") or {}
     state.owner = (meta.get("namespace", "default"), meta.get("name", ""), container)

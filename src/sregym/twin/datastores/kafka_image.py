@@ -21,12 +21,21 @@ from sregym.twin.node.shell import Invocation, Program
 
 BIN = "/opt/kafka/bin"
 TOOLS = ("kafka-topics.sh", "kafka-consumer-groups.sh", "kafka-console-consumer.sh", "kafka-console-producer.sh",
-         "kafka-broker-api-versions.sh", "kafka-configs.sh", "kafka-server-start.sh", "kafka-storage.sh",
-         "kafka-run-class.sh", "kafka-get-offsets.sh", "kafka-metadata-quorum.sh")
+         "kafka-broker-api-versions.sh")  # the ones `userland/kafka_tools.py` implements
 BINARIES = (*(f"{BIN}/{name}" for name in TOOLS), "/etc/kafka/docker/run", "/__cacert_entrypoint.sh",
             "/bin/bash", "/opt/java/openjdk/bin/java")
 KAFKA_TAGS = ("3.7.0", "3.7.1", "3.7.2", "3.8.0", "3.8.1", "3.9.0", "3.9.1", "4.0.0", "latest")
 COMMIT_IDS = {"3.7.0": "2ae524ed625438c5"}  # `Kafka commitId:` of releases we know
+# The apache/kafka release each demo minor builds FROM (src/kafka/Dockerfile).
+DEMO_BASE = {"2.0": "3.7.0", "2.1": "3.9.1", "2.2": "3.9.1"}
+# The demo's Dockerfile (src/kafka) sets these ENV on top of apache/kafka.
+DEMO_ENV = {"KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
+            "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0", "KAFKA_PROCESS_ROLES": "controller,broker",
+            "KAFKA_NODE_ID": "1", "KAFKA_AUTO_CREATE_TOPICS_ENABLE": "true",
+            "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1", "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
+            "KAFKA_OPTS": "-javaagent:/tmp/opentelemetry-javaagent.jar -Dotel.jmx.target.system=kafka-broker",
+            "CLUSTER_ID": "ckjPoprWQzOf0-FuNkGfFQ"}
 _SIZE = re.compile(r"-Xm([sx])(\d+)([kKmMgG]?)")
 
 
@@ -40,22 +49,35 @@ def heap_mb(opts: str) -> tuple[float, float]:
     return found.get("s", min(top, 256.0)), top
 
 
-def _version(call: Invocation) -> str:
+def image_env(twin: Any, image: str) -> dict[str, str]:
+    """The ENV an image's Dockerfile sets (the demo's build sets the KRaft defaults)."""
+    spec, _ = images.lookup(image, twin) if image else (None, None)
+    return dict(spec.extras.get("kafka_env") or {}) if spec is not None else {}
+
+
+def _image_of(call: Invocation) -> str:
     from sregym.twin.node.runtime import runtime_of
 
     ctx = call.ctx
     meta = (ctx.pod or {}).get("metadata") or {}
     instance = runtime_of(ctx.twin).instance(meta.get("namespace", "default"), meta.get("name", ""),
                                              ctx.container) if ctx.twin is not None else None
-    image = instance.image if instance is not None else ""
+    return instance.image if instance is not None else ""
+
+
+def _version(call: Invocation) -> str:
+    """Kafka's version: the apache/kafka tag, or the base of a demo build (`2.0.2-kafka`)."""
+    image = _image_of(call)
     tag = image.rsplit(":", 1)[-1] if ":" in image.rsplit("/", 1)[-1] else "latest"
+    if tag.endswith("-kafka"):
+        return DEMO_BASE.get(".".join(tag.split(".")[:2]), "3.9.1")
     match = re.match(r"\d+\.\d+\.\d+", tag)
     return match.group(0) if match else "3.9.1"
 
 
 def _broker(call: Invocation) -> Program:
     """`/etc/kafka/docker/run`: configure from env, then the JVM's KRaft server."""
-    env = call.shell.exported_env()
+    env = {**image_env(call.ctx.twin, _image_of(call)), **call.shell.exported_env()}
     version = _version(call)
     now = call.now
     node = env.get("KAFKA_NODE_ID", "1")
@@ -109,7 +131,7 @@ def register_demo_kafka(catalogue: Any, repository: str, tags: tuple[str, ...]) 
 
     Every service of the demo shares that repository; the broker model only answers for the
     containers that run the broker (`kafka.runs_broker`), so marking the repository is harmless."""
-    return catalogue.register(kafka_image(repository, tags))
+    return catalogue.register(kafka_image(repository, tags, kafka_env=DEMO_ENV))
 
 
 def register() -> None:
