@@ -285,8 +285,6 @@ def make_server(twin: Twin, pod: dict[str, Any], container: str,
     """The `SERVER_FACTORIES` entry for Kafka images (None when the broker is not what runs)."""
     if not runs_broker(list(instance.argv)):
         return None
-    from sregym.twin.datastores.kafka_image import image_env
-
     env = {**image_env(twin, instance.image), **instance.env}
     state = broker_state(twin, pod, container, instance.started_at)
     meta = pod.get("metadata") or {}
@@ -298,6 +296,15 @@ def make_server(twin: Twin, pod: dict[str, Any], container: str,
               "num_partitions": int(env.get("KAFKA_NUM_PARTITIONS") or 1),
               "advertised": env.get("KAFKA_ADVERTISED_LISTENERS", "PLAINTEXT://localhost:9092")}
     return KafkaBroker(twin, pod, container, state, config)
+
+
+def image_env(twin: Any, image: str) -> dict[str, str]:
+    """The ENV an image's Dockerfile sets (`extras["kafka_env"]`: the demo's build sets the KRaft
+    defaults), under the container's own env."""
+    from sregym.twin.node.images import lookup
+
+    spec, _ = lookup(image, twin) if image else (None, None)
+    return dict(spec.extras.get("kafka_env") or {}) if spec is not None else {}
 
 
 def listener_port(listeners: str, name: str = "PLAINTEXT") -> int:

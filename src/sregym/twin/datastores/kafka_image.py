@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sregym.twin.datastores.kafka import listener_port, log_stamp
+from sregym.twin.datastores.kafka import image_env, listener_port, log_stamp
 from sregym.twin.node import images
 from sregym.twin.node.images import ImageSpec, register_image
 from sregym.twin.node.shell import Invocation, Program
@@ -47,12 +47,6 @@ def heap_mb(opts: str) -> tuple[float, float]:
         found[kind] = int(number) * scale
     top = found.get("x", 1024.0)
     return found.get("s", min(top, 256.0)), top
-
-
-def image_env(twin: Any, image: str) -> dict[str, str]:
-    """The ENV an image's Dockerfile sets (the demo's build sets the KRaft defaults)."""
-    spec, _ = images.lookup(image, twin) if image else (None, None)
-    return dict(spec.extras.get("kafka_env") or {}) if spec is not None else {}
 
 
 def _image_of(call: Invocation) -> str:
