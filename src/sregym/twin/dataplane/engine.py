@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.controller import Controller, controller
 from sregym.twin.dataplane.backends import StoreRequest, ask
 from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
+from sregym.twin.dataplane.consumers import consumer_metrics, poll_consumers
 from sregym.twin.dataplane.errortexts import (
     client_error,
     deadline_error,
@@ -218,6 +219,7 @@ class DataPlaneEngine(Controller):
                         proc.serve_result.utilisation if proc.serve_result else 0.0, "gauge"))
             for (op, call_id), (_ok, hit) in sorted(proc.cond.items()):
                 out.append(("app_cache_hit_ratio", {**labels, "operation": op, "cache": call_id}, hit, "gauge"))
+        out.extend(consumer_metrics(self))
         return out
 
     # ================================================================ the tick
@@ -233,6 +235,7 @@ class DataPlaneEngine(Controller):
         order = self._order()
         demand: dict[tuple[str, str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
         entry_flows = self._entry_demand(demand, now)
+        poll_consumers(self, demand, dt)
         grants = self._allocate()
         for key in order:
             proc = self.procs[key]

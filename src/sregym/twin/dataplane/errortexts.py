@@ -38,6 +38,8 @@ def client_error(dep: DependencyConfig, call: Call, res: ConnectResult) -> str:
     if dep.kind == "memcached":
         return "memcache: no servers configured or available" if res.error in ("nxdomain", "servfail") \
             else res.message
+    if dep.kind == "kafka":  # sarama (IBM/sarama >= 1.40) wraps the last dial error
+        return f"kafka: client has run out of available brokers to talk to: {res.message}"
     return res.message
 
 

@@ -29,13 +29,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sregym.registry import Registry
 
 Protocol = Literal["grpc", "http"]
-DependencyKind = Literal["grpc", "http", "mongodb", "memcached", "redis", "postgres"]
+DependencyKind = Literal["grpc", "http", "mongodb", "memcached", "redis", "postgres", "kafka"]
 LogStyle = Literal["zerolog", "logfmt", "json", "plain"]
 # Error classes a caller may retry on (see RetryPolicy.retry_on).
 ErrorClass = Literal["refused", "timeout", "unavailable", "reset", "nxdomain", "server_error", "auth"]
 
 DEFAULT_PORTS: dict[str, int] = {"mongodb": 27017, "memcached": 11211, "redis": 6379, "http": 80, "grpc": 50051,
-                                 "postgres": 5432}
+                                 "postgres": 5432, "kafka": 9092}
 
 
 class _Frozen(BaseModel):
@@ -297,6 +297,34 @@ class LogFormat(_Frozen):
     error_window_s: float = 10.0
 
 
+class Consumer(_Frozen):
+    """A Kafka consumer loop the program runs beside its server: a member of `group` polling
+    `topic` through the `kind="kafka"` dependency `dependency` (its bootstrap servers), processing
+    at most `max_rate` records/s, committing what it processed. Each record runs `operation` (its
+    CPU cost and downstream calls) when given. A new group starts at the log end (`reset`
+    "latest", the clients' default) or at the beginning ("earliest"). `dataplane/consumers.py`
+    runs it; lag is whatever the group has not committed."""
+
+    dependency: str
+    group: str
+    topic: Setting = Setting(env="KAFKA_TOPIC", default="orders")
+    client_id: str = "consumer"
+    operation: str | None = None
+    max_rate: Knob = 1000.0
+    reset: Literal["earliest", "latest"] = "latest"
+    # A code path that slows the loop (the demo's `kafkaQueueProblems` sleeps a second per record):
+    # while the program's setting matches "NAME=value" (or "NAME!=value") it runs at `slow_rate`/s.
+    slow_when: str | None = None
+    slow_rate: float = Field(1.0, ge=0.0)
+    # How the program logs a failed poll (fields: error, host, port, group, client_id), at most
+    # once per 10 s.
+    error_log: str = "{error}"
+
+    def slowed(self, settings: dict[str, str]) -> bool:
+        return self.slow_when is not None and Call(dependency="", operation="", feature=self.slow_when) \
+            .feature_enabled(settings)
+
+
 class ProgramSpec(_Frozen):
     """One application binary."""
 
@@ -307,6 +335,7 @@ class ProgramSpec(_Frozen):
     config_file: str | None = None  # default JSON config path for `Setting.config`
     operations: tuple[Operation, ...] = ()
     dependencies: tuple[Dependency, ...] = ()
+    consumers: tuple[Consumer, ...] = ()  # Kafka consumer loops (dataplane/consumers.py)
     memory: MemoryModel = MemoryModel()
     startup: Startup = Startup()
     log: LogFormat = LogFormat()
@@ -327,6 +356,9 @@ class ProgramSpec(_Frozen):
                     raise ValueError(f"{self.name} {op.name}: unknown dependency {call.dependency!r}")
                 if call.when and call.when.partition(":")[2] not in ids:
                     raise ValueError(f"{self.name} {op.name}: {call.when!r} names no call id")
+        for consumer in self.consumers:
+            if consumer.dependency not in deps:
+                raise ValueError(f"{self.name}: consumer of unknown dependency {consumer.dependency!r}")
         return self
 
     @property
@@ -365,7 +397,7 @@ def get_program(name: str) -> ProgramSpec | None:
 
 
 __all__ = [
-    "DEFAULT_PORTS", "PROGRAMS", "Call", "Dependency", "DependencyKind", "ErrorClass", "Knob", "LogFormat",
+    "DEFAULT_PORTS", "PROGRAMS", "Call", "Consumer", "Dependency", "DependencyKind", "ErrorClass", "Knob", "LogFormat",
     "MemoryModel", "Operation", "ProgramSpec", "Protocol", "RequiredSetting", "RetryPolicy", "Setting",
     "Startup", "flag_value", "get_program", "parse_duration_ms", "program", "register_program",
 ]

@@ -1,4 +1,4 @@
-"""Backing-store models: MongoDB, memcached, Redis/Valkey, with state that lives on volumes.
+"""Backing-store models: MongoDB, memcached, Redis/Valkey, PostgreSQL, Kafka, with state that lives on volumes.
 
 The data plane asks `datastore_for(twin, pod)` whether a pod runs a store, and sends it
 requests (`DataStore.request(...) -> DbOutcome`); the DB clients of the exec userland
@@ -139,7 +139,8 @@ __all__ = [
 ]
 
 # Register the store images' behaviour (server programs that run init scripts, etc.).
-from sregym.twin.datastores import pg_program, postgres, programs  # noqa: E402,F401
+from sregym.twin.datastores import kafka, kafka_image, pg_program, postgres, programs, valkey  # noqa: E402,F401
 
 postgres.register(SERVER_FACTORIES)
+kafka.register(SERVER_FACTORIES)
 pg_program.register()

@@ -30,6 +30,9 @@ HELP = {
                                             "had passed.",
     "app_cpu_utilisation_ratio": "CPU time used over the CPU available to the process.",
     "app_cache_hit_ratio": "Fraction of cache lookups answered from the cache.",
+    "kafka_consumer_records_lag": "The latest lag of the partition",
+    "kafka_consumer_records_lag_max": "The maximum lag in terms of number of records for any partition in this window",
+    "kafka_consumer_records_consumed_total": "The total number of records consumed",
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from urllib.parse import unquote, urlparse
 
 from sregym.twin.datastores import Redis, datastore_for
+from sregym.twin.datastores.valkey import server_section
 from sregym.twin.node.shell import Invocation, command
 
 AUTH_WARNING = "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe."
@@ -106,7 +107,11 @@ def redis_cli(call: Invocation) -> int:
     elif name == "INFO":
         section = (rest[0] if rest else "memory").lower()
         used = store.used_memory()
-        lines = ["# Memory", f"used_memory:{used}", f"used_memory_human:{used / 1024 / 1024:.2f}M",
+        if section == "server":
+            call.write("\r\n".join(server_section(store)) + "\r\n\n")
+            return 0
+        head = [*server_section(store), ""] if not rest or section in ("all", "everything", "default") else []
+        lines = [*head, "# Memory", f"used_memory:{used}", f"used_memory_human:{used / 1024 / 1024:.2f}M",
                  f"maxmemory:{store.maxmemory}",
                  f"maxmemory_human:{store.maxmemory / 1024 / 1024:.2f}M" if store.maxmemory else "maxmemory_human:0B",
                  f"maxmemory_policy:{store.policy}"]
