@@ -84,7 +84,7 @@ def test_prometheus_budget_errors(served: tuple[TwinServer, str]) -> None:
     assert timeout.status_code == 503
     assert timeout.json() == {"status": "error", "errorType": "timeout",
                               "error": "query timed out in expression evaluation"}
-    assert _query(url, query="sum(up)", timeout="1m").json()["data"]["result"][0]["value"][1] == "1"
+    assert _query(url, query='sum(up{job="api"})', timeout="1m").json()["data"]["result"][0]["value"][1] == "1"
 
 
 def test_server_answers_while_a_query_runs_and_the_clock_waits(
