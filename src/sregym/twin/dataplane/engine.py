@@ -459,7 +459,9 @@ class DataPlaneEngine(Controller):
                     share = rate * leg.fraction * (1.0 - leg.loss)
                     callee = self._by_addr.get((leg.result.dst_ip, leg.result.target_port))
                     if callee is not None and dep.kind in ("grpc", "http"):
-                        demand[callee.inst.key][call.operation] += share
+                        # "POST /get-quote" or a concrete path arrives as the operation it matches.
+                        matched = match_operation(callee, call.operation, None) if dep.kind == "http" else None
+                        demand[callee.inst.key][matched.name if matched else call.operation] += share
                         # gRPC sends its deadline with the call; an HTTP client that times out
                         # closes the connection: either way the server's context is cancelled.
                         rates = callee.deadlines
