@@ -81,7 +81,7 @@ def _serve(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc,
     `deadline_ms` is the caller's timeout when it cancels what it abandons (gRPC, HTTP clients)."""
     span_id = f"{rng.getrandbits(64):016x}"
     spec = proc.inst.spec
-    result = proc.results.get(op.name)
+    result = proc.results.get(op.key)
     wait = proc.serve_result.wait_ms if proc.serve_result else 0.0
     cancelled = deadline_ms is not None and wait >= deadline_ms
     own_ms = deadline_ms if cancelled and deadline_ms is not None else \

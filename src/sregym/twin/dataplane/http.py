@@ -110,7 +110,7 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
                                                               "X-Content-Type-Options": "nosniff", "Date": date},
                                 latency_ms=rtt + 0.2, connect=conn)
         else:
-            outcome = proc.results.get(op.name)
+            outcome = proc.results.get(op.key)
             success = outcome.success if outcome else 1.0
             latency = (outcome.mean if outcome else op.cpu_ms) + rtt + delay
             if latency > timeout_ms:
