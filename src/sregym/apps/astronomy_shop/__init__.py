@@ -2,7 +2,7 @@
 `astronomy-shop`: the twin's third app.
 
 `manifests.py` renders the chart's objects from its values (`chart/`), `programs.py` holds each
-service's behaviour, `images.py` the images pushed to the twin, `loadgen.py` the demo's Locust
+service's behaviour, `frontend_api.py` the frontend's API bodies (data in `catalogue.py`), `images.py` the images pushed to the twin, `loadgen.py` the demo's Locust
 flows (run hidden in `sregym-system`, as for every app). Feature-flag semantics and the Kafka
 broker/consumers come in later waves (see `# kafka:` marks).
 """
@@ -10,10 +10,12 @@ broker/consumers come in later waves (see `# kafka:` marks).
 from __future__ import annotations
 
 from sregym.apps.astronomy_shop import loadgen
+from sregym.apps.astronomy_shop.frontend_api import frontend_page, proxy_page
 from sregym.apps.astronomy_shop.images import demo_images
 from sregym.apps.astronomy_shop.manifests import NAMESPACE, component_port, objects, values
-from sregym.apps.astronomy_shop.programs import astronomy_programs
+from sregym.apps.astronomy_shop.programs import PREFIX, astronomy_programs
 from sregym.apps.catalog import AppSpec, Slo, app
+from sregym.twin.dataplane.pages import register_pages
 
 SERVICES = ("accounting", "ad", "cart", "checkout", "currency", "email", "flagd", "fraud-detection", "frontend",
             "frontend-proxy", "image-provider", "kafka", "llm", "payment", "postgresql", "product-catalog",
@@ -36,6 +38,8 @@ WORKLOAD = loadgen.workload(f"http://frontend-proxy.{NAMESPACE}.svc.cluster.loca
 
 @app
 def astronomy_shop() -> AppSpec:
+    register_pages(PREFIX + "frontend", frontend_page)  # the Next.js API routes' bodies
+    register_pages(PREFIX + "frontend-proxy", proxy_page)
     return AppSpec(name="astronomy-shop", namespace=NAMESPACE, description=DESCRIPTION, objects_fn=objects,
                    load=WORKLOAD, slo=Slo(success_ratio=0.99, p95_latency_ms=1000.0, window_s=60.0,
                                           entry_service="frontend-proxy"),
