@@ -46,7 +46,7 @@ from sregym.twin.dataplane.queueing import (
     serve,
     truncated_mean,
 )
-from sregym.twin.dataplane.spec import Call, Operation
+from sregym.twin.dataplane.spec import Call, Operation, http_route
 from sregym.twin.dataplane.state import EdgeResult, EntryStats, EntryTick, OpResult, Proc, match_operation
 from sregym.twin.dataplane.tcp_loss import probe_loss, tcp_of
 from sregym.twin.dataplane.workload import Workload, WorkloadSpec
@@ -578,7 +578,7 @@ class DataPlaneEngine(Controller):
                         worst = fail
                         result.error, result.error_class = edge.error, edge.error_class
                 if dep is not None and dep.kind in ("grpc", "http") and arrivals > 0:
-                    span = call.operation if dep.kind == "grpc" else f"HTTP GET {call.operation}"
+                    span = call.operation if dep.kind == "grpc" else "HTTP {} {}".format(*http_route(call.operation))
                     self._record_span(spec.trace_name, span, "SPAN_KIND_CLIENT",
                                       arrivals * made * call.count * edge.attempts * dt,
                                       OpResult(success=edge.success, d=edge.d, m=edge.m))

@@ -260,6 +260,12 @@ class Operation(_Frozen):
         return self.name if self.method == "GET" else f"{self.method} {self.name}"
 
 
+def http_route(operation: str) -> tuple[str, str]:
+    """(method, path) an HTTP call names: "POST /get-quote", or a bare path (a GET)."""
+    verb, _, path = operation.partition(" ")
+    return (verb, path) if path and verb.isupper() else ("GET", operation)
+
+
 class MemoryModel(_Frozen):
     """Working set = base + per in-flight request + per request/s + leak (MiB).
 
