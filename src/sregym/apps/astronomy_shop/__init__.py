@@ -3,7 +3,7 @@
 
 `manifests.py` renders the chart's objects from its values (`chart/`), `programs.py` holds each
 service's behaviour, `frontend_api.py` the frontend's API bodies (data in `catalogue.py`), `images.py` the images pushed to the twin, `loadgen.py` the demo's Locust
-flows (run hidden in `sregym-system`, as for every app). Feature-flag semantics and the Kafka
+flows, run by the chart's own `load-generator` Deployment (not a hidden one). Feature-flag semantics and the Kafka
 broker/consumers come in later waves (see `# kafka:` marks).
 """
 
@@ -20,7 +20,8 @@ from sregym.twin.dataplane.pages import register_pages
 SERVICES = ("accounting", "ad", "cart", "checkout", "currency", "email", "flagd", "fraud-detection", "frontend",
             "frontend-proxy", "image-provider", "kafka", "llm", "payment", "postgresql", "product-catalog",
             "product-reviews", "quote", "recommendation", "shipping", "valkey-cart")
-PORTS = {name: component_port(name) for name in SERVICES if name not in ("accounting", "fraud-detection")}
+PORTS = {name: component_port(name) for name in (*SERVICES, "load-generator")
+         if name not in ("accounting", "fraud-detection")}
 DESCRIPTION = (
     "The Astronomy Shop is the OpenTelemetry demo: an online telescope shop of polyglot microservices. "
     "Users reach `frontend-proxy` (Envoy, port 8080), which routes `/` to the Next.js `frontend`, "
@@ -32,7 +33,7 @@ DESCRIPTION = (
     "publishes them to Kafka (`kafka:9092`), consumed by `accounting` and `fraud-detection`. "
     "Services find each other through `*_ADDR` env vars and export telemetry to `otel-collector`."
 )
-BASELINE = {name: 1 for name in (*SERVICES, "jaeger")}
+BASELINE = {name: 1 for name in (*SERVICES, "jaeger", "load-generator")}
 WORKLOAD = loadgen.workload(f"http://frontend-proxy.{NAMESPACE}.svc.cluster.local:{PORTS['frontend-proxy']}")
 
 
@@ -40,9 +41,11 @@ WORKLOAD = loadgen.workload(f"http://frontend-proxy.{NAMESPACE}.svc.cluster.loca
 def astronomy_shop() -> AppSpec:
     register_pages(PREFIX + "frontend", frontend_page)  # the Next.js API routes' bodies
     register_pages(PREFIX + "frontend-proxy", proxy_page)
+    # No hidden generator: the chart's load-generator Deployment runs these flows (loadgen.py).
     return AppSpec(name="astronomy-shop", namespace=NAMESPACE, description=DESCRIPTION, objects_fn=objects,
-                   load=WORKLOAD, slo=Slo(success_ratio=0.99, p95_latency_ms=1000.0, window_s=60.0,
-                                          entry_service="frontend-proxy"),
+                   entry_service="frontend-proxy", entry_port=PORTS["frontend-proxy"],
+                   load_generators=(f"Deployment/{NAMESPACE}/load-generator",),
+                   slo=Slo(success_ratio=0.99, p95_latency_ms=1000.0, window_s=60.0, entry_service="frontend-proxy"),
                    baseline=BASELINE, ports=PORTS, images=demo_images(), programs=astronomy_programs)
 
 

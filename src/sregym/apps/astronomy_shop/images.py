@@ -9,13 +9,17 @@ the Kafka model). flagd is its own image (`ghcr.io/open-feature/flagd`, binary `
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from sregym.apps.astronomy_shop.manifests import APP_VERSION, images
+from sregym.apps.astronomy_shop import loadgen
+from sregym.apps.astronomy_shop.manifests import APP_VERSION, NAMESPACE, component_port, images
 from sregym.apps.astronomy_shop.programs import PREFIX, astronomy_programs
+from sregym.twin.dataplane.locust import locust_command
 from sregym.twin.dataplane.programs import program_command
 from sregym.twin.node.images import ImageSpec, serve
 from sregym.twin.node.shell import Invocation, Program
+from sregym.twin.node.shell.effects import Listen
 
 DEMO_REPOSITORY = "ghcr.io/open-telemetry/demo"
 # Components that only start and listen (ports) with their start-up lines.
@@ -39,8 +43,36 @@ def _component(call: Invocation) -> str:
     return ""
 
 
+@dataclass
+class _Baked(Invocation):
+    """An invocation that also reads the files the image was built with."""
+
+    baked: dict[str, str] = field(default_factory=dict)
+
+    def read_file(self, path: str) -> str | None:
+        return self.baked.get(path) if path in self.baked else super().read_file(path)
+
+
+def _load_generator(call: Invocation) -> Program:
+    """The image's `locust --skip-log-setup`: Locust configured by the chart's LOCUST_* env vars,
+    its web UI on LOCUST_WEB_PORT (8089), the test started at once (LOCUST_AUTOSTART)."""
+    env = call.ctx.env
+    target = f"http://frontend-proxy.{NAMESPACE}.svc.cluster.local:{component_port('frontend-proxy')}"
+    argv = ["locust", "-f", env.get("LOCUST_LOCUSTFILE") or loadgen.LOCUSTFILE_PATH,
+            "-u", env.get("LOCUST_USERS") or "1", "-r", env.get("LOCUST_SPAWN_RATE") or "1",
+            "-H", env.get("LOCUST_HOST") or target]
+    port = int(env.get("LOCUST_WEB_PORT") or "8089")
+    call.write(f"Starting web interface at http://{env.get('LOCUST_WEB_HOST') or '0.0.0.0'}:{port}\n", "stderr")
+    yield Listen(port, "TCP", http_paths=("/", "/stats/requests", "/stats/report"))
+    baked = _Baked(argv=argv, ctx=call.ctx, shell=call.shell, stdin=call.stdin, pending=call.pending,
+                   baked={loadgen.LOCUSTFILE_PATH: loadgen.locustfile(loadgen.workload(target))})
+    return (yield from locust_command(baked))  # type: ignore[misc]
+
+
 def _main(call: Invocation) -> Program:
     name = _component(call)
+    if name == "load-generator":
+        return (yield from _load_generator(call))
     if name in _IDLE:
         ports, logs = _IDLE[name]
         return (yield from serve(call, ports=ports, http_paths=None, startup_seconds=2.0, memory_mb=60.0,
@@ -49,7 +81,7 @@ def _main(call: Invocation) -> Program:
 
 
 def demo_images() -> tuple[ImageSpec, ...]:
-    served = {p.service_name for p in astronomy_programs()} | set(_IDLE)
+    served = {p.service_name for p in astronomy_programs()} | set(_IDLE) | {"load-generator"}
     tags = tuple(sorted(f"{APP_VERSION}-{name}" for name in served if name != "flagd"))
     refs: dict[str, Any] = images()
     return (
@@ -66,9 +98,9 @@ def demo_images() -> tuple[ImageSpec, ...]:
                   startup_logs=("info\tservice@v0.142.0/service.go:221\tStarting otelcol-contrib...",
                                 "info\tservice@v0.142.0/service.go:244\tEverything is ready. Begin running and "
                                 "processing data.")),
-        ImageSpec("docker.io/jaegertracing/jaeger", ("2.12.0",), size_mb=40.0, shell="",
+        ImageSpec("docker.io/jaegertracing/jaeger", ("2.14.1",), size_mb=40.0, shell="",
                   ports=(16686, 16685, 4317, 4318, 13133), http_paths=(), memory_mb=50.0,
-                  startup_logs=("info\tservice@v0.139.0/service.go:221\tStarting jaeger...",)),
+                  startup_logs=("info\tservice@v0.142.0/service.go:221\tStarting jaeger...",)),
     )
 
 
