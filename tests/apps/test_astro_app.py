@@ -142,6 +142,11 @@ ROUTES = [
     ("GET", "/api/currency", None, 200, lambda b: json.loads(b)[:3] == ["ZAR", "ISK", "ILS"] and len(json.loads(b)) == 33),
     ("GET", "/api/recommendations?productIds=OLJCESPC7Z", None, 200,
      lambda b: len(json.loads(b)) == 4 and "OLJCESPC7Z" not in {p["id"] for p in json.loads(b)}),
+    ("GET", "/api/product-reviews/OLJCESPC7Z", None, 200, lambda b: len(json.loads(b)) == 5 and json.loads(b)[0] == {
+        "username": "stargazer_mike", "description": "Great entry-level telescope! Easy to set up and provides clear "
+        "views of the moon and brighter planets. Highly recommend for new astronomers.", "score": "4.5"}),
+    ("GET", "/api/product-reviews-avg-score/OLJCESPC7Z", None, 200, lambda b: b == '"3.8"'),
+    ("GET", "/api/product-reviews-avg-score/NOTAPRODUCT", None, 500, lambda b: b == "Internal Server Error"),
     ("GET", "/api/shipping", None, 500, lambda b: b == "Internal Server Error"),  # JSON.parse('') throws
     ("GET", "/api/checkout", None, 405, lambda b: b == ""),
     ("POST", "/api/cart", "{not json", 400, lambda b: b == "Invalid JSON"),

@@ -8,12 +8,14 @@
   `getDouble` rebuilds a fraction from `nanos` digit by digit (a leading zero is lost:
   0.05 reads as 0.5) and truncates the result to units and nanos;
 - ads: the ad service's category map (books deliberately have none);
-- quote: the PHP quote service's `round(8.99 * items, 2)` as shipping turns it into Money.
+- quote: the PHP quote service's `round(8.99 * items, 2)` as shipping turns it into Money;
+- reviews: the rows `init.sql` inserts into `reviews.productreviews`, as product-reviews reads them.
 """
 
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -68,6 +70,28 @@ def product(product_id: str) -> dict[str, Any] | None:
     return next((p for p in products() if p["id"] == product_id), None)
 
 
+@cache
+def reviews() -> tuple[tuple[str, dict[str, str]], ...]:
+    """(product id, ProductReview) rows of `reviews.productreviews` in insertion order (the
+    service's `SELECT ... WHERE product_id = %s` has no ORDER BY); the score is psycopg2's
+    Decimal as str: "5.0"."""
+    sql = resources.files(__package__ + ".chart").joinpath("init.sql").read_text()
+    start = sql.index("INSERT INTO reviews.productreviews")
+    rows = _tuples(sql[sql.index("VALUES", start) + 6:])
+    return tuple((r[0], {"username": r[1], "description": r[2], "score": r[3]}) for r in rows)
+
+
+def product_reviews(product_id: str) -> list[dict[str, str]]:
+    return [review for pid, review in reviews() if pid == product_id]
+
+
+def average_score(product_id: str) -> str | None:
+    """`SELECT AVG(score)` formatted `f"{avg:.1f}"`; None where AVG is NULL (the service's
+    format then raises)."""
+    scores = [Decimal(r["score"]) for r in product_reviews(product_id)]
+    return f"{sum(scores) / len(scores):.1f}" if scores else None
+
+
 def _tuples(text: str) -> list[list[str]]:
     """The `( 'a', 'b''c', 1 ), (...)` tuples of one VALUES list, up to its `;`."""
     rows: list[list[str]] = []
@@ -98,7 +122,7 @@ def _tuples(text: str) -> list[list[str]]:
             break
         elif ch.isdigit() or ch == "-":
             j = i
-            while text[j].isdigit() or text[j] == "-":
+            while text[j].isdigit() or text[j] in "-.":
                 j += 1
             row.append(text[i:j])
             i = j
@@ -150,5 +174,5 @@ def _php_round(value: float, places: int) -> float:
     return math.floor(scaled + 0.5) / 10 ** places if scaled >= 0 else math.ceil(scaled - 0.5) / 10 ** places
 
 
-__all__ = ["AD_CATEGORIES", "MAX_RANDOM_ADS", "RATES", "SUPPORTED", "ad", "all_ads", "convert", "price", "product",
-           "products", "quote_usd"]
+__all__ = ["AD_CATEGORIES", "MAX_RANDOM_ADS", "RATES", "SUPPORTED", "ad", "all_ads", "average_score", "convert", "price",
+           "product", "product_reviews", "products", "quote_usd", "reviews"]

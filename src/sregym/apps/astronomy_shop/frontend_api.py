@@ -28,6 +28,7 @@ CART_TTL_S = 3600.0
 ROUTE_TIMEOUT_MS = 15_000.0
 ADDRESS_FIELDS = ("streetAddress", "city", "state", "country", "zipCode")  # Envoy's default route timeout (the frontend route sets none)
 _PRODUCT = re.compile(r"^/api/products/([^/]+)/?$")
+_BY_PRODUCT = re.compile(r"^/api/(product-reviews|product-reviews-avg-score)/[^/]+/?$")
 
 
 class HandlerError(Exception):
@@ -111,6 +112,21 @@ def _products(req: PageRequest) -> Page:
 def _one_product(req: PageRequest) -> Page:
     match = _PRODUCT.match(req.path)
     return _json(_product(match.group(1) if match else "", _one(_query(req), "currencyCode")))
+
+
+def _reviews(req: PageRequest) -> Page:
+    return _json(catalogue.product_reviews(_path_id(req.path)))
+
+
+def _average_score(req: PageRequest) -> Page:
+    score = catalogue.average_score(_path_id(req.path))
+    if score is None:  # f"{None:.1f}": TypeError in product-reviews, a gRPC error here
+        raise HandlerError("unsupported format string passed to NoneType.__format__")
+    return _json(score)
+
+
+def _path_id(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _recommendations(req: PageRequest) -> Page:
@@ -263,6 +279,8 @@ Handler = Callable[[PageRequest], Page]
 ROUTES: dict[str, tuple[dict[str, Handler], bool]] = {
     "/api/products": ({"GET": _products}, True),
     "/api/products/{productId}": ({"GET": _one_product}, True),
+    "/api/product-reviews/{productId}": ({"GET": _reviews}, True),
+    "/api/product-reviews-avg-score/{productId}": ({"GET": _average_score}, True),
     "/api/recommendations": ({"GET": _recommendations}, True),
     "/api/data": ({"GET": _ads}, True),
     "/api/currency": ({"GET": _currency}, False),
@@ -274,7 +292,9 @@ ROUTES: dict[str, tuple[dict[str, Handler], bool]] = {
 
 def frontend_page(req: PageRequest) -> Page | None:
     """The frontend's answer to one request, or None for routes it does not own here."""
-    route = "/api/products/{productId}" if _PRODUCT.match(req.path) else req.path.rstrip("/") or "/"
+    by_product = _BY_PRODUCT.match(req.path)
+    route = "/api/products/{productId}" if _PRODUCT.match(req.path) else \
+        f"/api/{by_product.group(1)}/{{productId}}" if by_product else req.path.rstrip("/") or "/"
     if route not in ROUTES:
         return None
     handlers, answers_405 = ROUTES[route]
