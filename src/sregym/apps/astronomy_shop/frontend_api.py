@@ -8,12 +8,14 @@ gateway throws (a failed backend, an unknown product id: product-catalog's NotFo
 of a missing query parameter, a card the payment service refuses) ends as Next's own
 `500 Internal Server Error`. Bodies are `res.json` of the ts-proto objects: compact JSON, keys in
 proto field order, int64 as numbers. Carts live in Valkey for 60 minutes, keyed by user id.
+Not yet here: `/api/product-ask-ai-assistant` (the llm's answers) and the pages (`/`, `/product/...`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 import weakref
 from collections.abc import Callable
@@ -251,8 +253,6 @@ def _int32(value: Any) -> int:
 
 def _charge(card: Any, now: float) -> None:
     """payment's checks: a valid VISA or MasterCard number not expired (else checkout fails)."""
-    import time
-
     if not isinstance(card, dict):
         raise HandlerError("Credit card info is invalid.")
     number = str(card.get("creditCardNumber", "")).replace(" ", "").replace("-", "")
