@@ -47,7 +47,7 @@ from sregym.twin.dataplane.queueing import (
     serve,
     truncated_mean,
 )
-from sregym.twin.dataplane.spec import Call, Operation
+from sregym.twin.dataplane.spec import Call, Operation, http_route
 from sregym.twin.dataplane.state import EdgeResult, EntryStats, EntryTick, OpResult, Proc, match_operation
 from sregym.twin.dataplane.tcp_loss import probe_loss, tcp_of
 from sregym.twin.dataplane.workload import Workload, WorkloadSpec
@@ -363,10 +363,10 @@ class DataPlaneEngine(Controller):
         ops = proc.inst.spec.operations
         if not ops:
             return 1.0
-        total = sum(proc.arrivals.get(op.name, 0.0) for op in ops)
+        total = sum(proc.arrivals.get(op.key, 0.0) for op in ops)
         if total <= 0:
             return sum(op.cpu_ms * op.weight for op in ops) / sum(op.weight for op in ops)
-        return sum(op.cpu_ms * proc.arrivals.get(op.name, 0.0) for op in ops) / total
+        return sum(op.cpu_ms * proc.arrivals.get(op.key, 0.0) for op in ops) / total
 
     # ---------------------------------------------------------------- demand
     def _entry_demand(self, demand: dict[Any, dict[str, float]], now: float) -> list[dict[str, Any]]:
@@ -389,14 +389,14 @@ class DataPlaneEngine(Controller):
                     for mix in workload.spec.mix:
                         op = match_operation(proc, mix.operation, mix.method)
                         share = rate * leg.fraction * (1.0 - leg.loss) * mix.weight / total_weight
-                        demand[proc.inst.key][op.name if op else mix.operation] += share
+                        demand[proc.inst.key][op.key if op else mix.operation] += share
             flows.append(flow)
         return flows
 
     def _serve(self, proc: Proc, arrivals: dict[str, float], granted: float, dt: float) -> None:
         spec = proc.inst.spec
         proc.arrivals = dict(arrivals)
-        costs = {op.name: op.cpu_ms for op in spec.operations}
+        costs = {op.key: op.cpu_ms for op in spec.operations}
         work = sum(rate * costs.get(op, 1.0) for op, rate in arrivals.items()) * dt
         cores = granted
         chaos = self.twin.services.chaos
@@ -432,7 +432,7 @@ class DataPlaneEngine(Controller):
         pod = self._pod(proc)
         now = self.twin.clock.now
         for op in proc.inst.spec.operations:
-            served = proc.served.get(op.name, 0.0)
+            served = proc.served.get(op.key, 0.0)
             if served <= 0:
                 continue
             qs, oks = _call_lists(proc, op)
@@ -462,7 +462,9 @@ class DataPlaneEngine(Controller):
                     share = rate * leg.fraction * (1.0 - leg.loss)
                     callee = self._by_addr.get((leg.result.dst_ip, leg.result.target_port))
                     if callee is not None and dep.kind in ("grpc", "http"):
-                        demand[callee.inst.key][call.operation] += share
+                        # "POST /get-quote" or a concrete path arrives as the operation it matches.
+                        matched = match_operation(callee, call.operation, None) if dep.kind == "http" else None
+                        demand[callee.inst.key][matched.key if matched else call.operation] += share
                         # gRPC sends its deadline with the call; an HTTP client that times out
                         # closes the connection: either way the server's context is cancelled.
                         rates = callee.deadlines
@@ -495,7 +497,7 @@ class DataPlaneEngine(Controller):
             guard = 1.0
         else:
             kind, _, ref = call.when.partition(":")
-            ok, hit = states.get(ref) or proc.cond.get((op.name, ref)) or (1.0, self._default_hit(proc, op, ref))
+            ok, hit = states.get(ref) or proc.cond.get((op.key, ref)) or (1.0, self._default_hit(proc, op, ref))
             ref_index = next((j for j in range(index) if op.calls[j].id == ref), -1)
             if sequential and ref_index >= 0 and not op.calls[ref_index].optional:
                 # The handler returned if the call this one depends on failed: of a miss only
@@ -548,7 +550,7 @@ class DataPlaneEngine(Controller):
             par_d, par_m2 = 0.0, 0.0
             seq_d, seq_m2 = 0.0, 0.0
             worst = 0.0
-            arrivals = proc.arrivals.get(op.name, 0.0)
+            arrivals = proc.arrivals.get(op.key, 0.0)
             qs, oks = _call_lists(proc, op)
             clean = True  # no earlier required call failed
             for index, call in enumerate(op.calls):
@@ -579,7 +581,7 @@ class DataPlaneEngine(Controller):
                         worst = fail
                         result.error, result.error_class = edge.error, edge.error_class
                 if dep is not None and dep.kind in ("grpc", "http") and arrivals > 0:
-                    span = call.operation if dep.kind == "grpc" else f"HTTP GET {call.operation}"
+                    span = call.operation if dep.kind == "grpc" else "HTTP {} {}".format(*http_route(call.operation))
                     self._record_span(spec.trace_name, span, "SPAN_KIND_CLIENT",
                                       arrivals * made * call.count * edge.attempts * dt,
                                       OpResult(success=edge.success, d=edge.d, m=edge.m))
@@ -595,8 +597,8 @@ class DataPlaneEngine(Controller):
             result.m = math.sqrt(result.m ** 2 + seq_m2 + par_m2)
             for call in op.calls:
                 if call.id and call.id in outcomes:
-                    proc.cond[(op.name, call.id)] = outcomes[call.id]
-            proc.results[op.name] = result
+                    proc.cond[(op.key, call.id)] = outcomes[call.id]
+            proc.results[op.key] = result
             if arrivals > 0:
                 proc.errors_total += arrivals * (1.0 - result.success) * dt
                 self._record_span(spec.trace_name, _span_name(spec.protocol, op), "SPAN_KIND_SERVER",
@@ -608,11 +610,11 @@ class DataPlaneEngine(Controller):
         """Server spans of the calls discarded after their deadline: DeadlineExceeded errors that
         lasted until the caller's deadline (the handler returned at its first context check)."""
         spec = proc.inst.spec
-        total = sum(proc.arrivals.get(op.name, 0.0) for op in spec.operations)
+        total = sum(proc.arrivals.get(op.key, 0.0) for op in spec.operations)
         deadline = max(proc.queue.deadlines or (), default=wait_ms)
         res = OpResult(success=0.0, d=min(wait_ms, deadline), m=0.1)
         for op in spec.operations:
-            share = proc.arrivals.get(op.name, 0.0) / total if total > 0 else op.weight / \
+            share = proc.arrivals.get(op.key, 0.0) / total if total > 0 else op.weight / \
                 sum(o.weight for o in spec.operations)
             self._record_span(spec.trace_name, _span_name(spec.protocol, op), "SPAN_KIND_SERVER",
                               cancelled * share, res)
@@ -654,7 +656,7 @@ class DataPlaneEngine(Controller):
                     if op is None:
                         fail_parts.append((f, rtt, unimplemented_error(dep, call), "server_error"))
                         continue
-                    op_res = callee.results.get(op.name) or OpResult()
+                    op_res = callee.results.get(op.key) or OpResult()
                 d, m = op_res.d + rtt, op_res.m
                 p_late = exceed(d, m, timeout)
                 good = f * op_res.success * (1.0 - p_late)
@@ -751,7 +753,7 @@ class DataPlaneEngine(Controller):
                 for mix in workload.spec.mix:
                     part = share * mix.weight / total_weight
                     op = match_operation(proc, mix.operation, mix.method)
-                    res = proc.results.get(op.name) if op else None
+                    res = proc.results.get(op.key) if op else None
                     if res is None:
                         components.append((part, 1.0, 0.0))
                         continue
@@ -846,9 +848,9 @@ class DataPlaneEngine(Controller):
 
 def _call_lists(proc: Proc, op: Operation) -> tuple[list[float], list[float]]:
     """The op's per-call (q, success) lists, created once (success 1.0 until known)."""
-    lists = proc.calls.get(op.name)
+    lists = proc.calls.get(op.key)
     if lists is None or len(lists[0]) != len(op.calls):
-        lists = proc.calls[op.name] = ([0.0] * len(op.calls), [1.0] * len(op.calls))
+        lists = proc.calls[op.key] = ([0.0] * len(op.calls), [1.0] * len(op.calls))
     return lists
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.dataplane.connect import Leg
 from sregym.twin.dataplane.errortexts import client_error, deadline_error, propagated_error, retryable
-from sregym.twin.dataplane.spec import Operation
+from sregym.twin.dataplane.spec import Operation, http_route
 from sregym.twin.dataplane.state import OpResult, Proc, match_operation
 from sregym.twin.telemetry.traces import Span
 
@@ -81,7 +81,7 @@ def _serve(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc,
     `deadline_ms` is the caller's timeout when it cancels what it abandons (gRPC, HTTP clients)."""
     span_id = f"{rng.getrandbits(64):016x}"
     spec = proc.inst.spec
-    result = proc.results.get(op.name)
+    result = proc.results.get(op.key)
     wait = proc.serve_result.wait_ms if proc.serve_result else 0.0
     cancelled = deadline_ms is not None and wait >= deadline_ms
     own_ms = deadline_ms if cancelled and deadline_ms is not None else \
@@ -197,8 +197,9 @@ def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, 
                 name = call.operation
             else:
                 status = 200 if ok else 500
-                tags.update({"component": "net/http", "http.method": "GET", "http.status_code": status})
-                name = f"HTTP GET {call.operation}"
+                verb, path = http_route(call.operation)
+                tags.update({"component": "net/http", "http.method": verb, "http.status_code": status})
+                name = f"HTTP {verb} {path}"
             if not ok:
                 tags["error"] = True
             traces.add(Span(trace_id=trace_id, span_id=span_id, parent_span_id=parent, service=proc.inst.spec.trace_name,

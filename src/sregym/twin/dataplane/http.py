@@ -11,7 +11,7 @@ paths. HTTPChaos (`chaos.http`) can abort, delay or replace the response.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -24,6 +24,7 @@ from sregym.twin.dataplane.app_pages import (
     nginx_answer,
 )
 from sregym.twin.dataplane.connect import ConnectResult
+from sregym.twin.dataplane.pages import Page, PageRequest, pages_for
 from sregym.twin.dataplane.state import match_operation
 
 if TYPE_CHECKING:
@@ -65,12 +66,12 @@ def http_request(engine: DataPlaneEngine, src_pod: dict[str, Any] | None, url: s
     if not conn.ok:
         return HttpResult(error=conn.error, message=conn.message, latency_ms=conn.latency_ms, connect=conn)
     return answer(engine, conn, parts.scheme, port, path, method=method, timeout_ms=timeout_ms, query=parts.query,
-                  headers=headers)
+                  headers=headers, body=body)
 
 
 def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int, path: str, *,
            method: str = "GET", timeout_ms: float = 10_000.0, query: str = "",
-           headers: dict[str, str] | None = None) -> HttpResult:
+           headers: dict[str, str] | None = None, body: str | None = None) -> HttpResult:
     """What the process behind an established connection answers to one request (also used
     for connections that do not cross the network, such as the kubelet's port-forward)."""
     rtt = 2 * conn.latency_ms
@@ -94,6 +95,9 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
             return HttpResult(error=GRPC_ERROR if grpc else "empty_reply", latency_ms=rtt, connect=conn,
                               message="Received HTTP/0.9 when not allowed" if grpc else "Empty reply from server")
         op = match_operation(proc, path, method)
+        pages = pages_for(spec.name)
+        request = PageRequest(method, path, query, dict(headers or {}), body, twin=engine.twin,
+                              rng=engine.twin.rng.stream("dataplane-pages")) if pages else None
         invalid = hr_frontend_error(spec.trace_name, path, query)
         handler = hr_frontend_error(spec.trace_name, path, "x") is not None  # one of its handlers
         if invalid is not None:  # the handler rejects the request before calling anything
@@ -105,12 +109,14 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
             result = HttpResult(200, hr_frontend_body(path), {"Access-Control-Allow-Origin": "*", "Date": date,
                                                             "Content-Type": "text/plain; charset=utf-8"},
                                 latency_ms=rtt + 0.5, connect=conn)
+        elif op is None and pages and (page := pages(request)) is not None:  # type: ignore[arg-type]
+            result = _from_page(page, rtt + 0.3 + delay, timeout_ms, conn, date)
         elif op is None:
             result = HttpResult(404, "404 page not found\n", {"Content-Type": "text/plain; charset=utf-8",
                                                               "X-Content-Type-Options": "nosniff", "Date": date},
                                 latency_ms=rtt + 0.2, connect=conn)
         else:
-            outcome = proc.results.get(op.name)
+            outcome = proc.results.get(op.key)
             success = outcome.success if outcome else 1.0
             latency = (outcome.mean if outcome else op.cpu_ms) + rtt + delay
             if latency > timeout_ms:
@@ -118,7 +124,12 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
                                   message=f"Operation timed out after {int(timeout_ms)} milliseconds with 0 bytes "
                                           "received")
             rng = engine.twin.rng.stream("dataplane-http")
-            if rng.random() < success:
+            ok = rng.random() < success
+            page = pages(replace(request, ok=ok, error=outcome.error if outcome else "")) \
+                if pages and request else None
+            if page is not None:
+                result = _from_page(page, latency, timeout_ms, conn, date)
+            elif ok:
                 payload = json.dumps({"operation": op.name, "service": spec.trace_name}) + "\n"
                 reply_headers = {"Content-Type": "application/json", "Date": date}
                 if handler:
@@ -147,11 +158,27 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
                                 latency_ms=rtt + 0.3 + delay, connect=conn)
     else:
         return HttpResult(error="refused", latency_ms=rtt, connect=conn, message=conn.message)
+    if result.error is not None:  # an app's handler never answered in time
+        return result
     status, body, rewritten = rewrite_response(effect, result.status, result.body, result.headers)
     result = HttpResult(status, body, rewritten, latency_ms=result.latency_ms, connect=conn)
     headers_out = dict(result.headers)
-    headers_out["Content-Length"] = str(len(result.body.encode()))
+    lower = bool(headers_out) and all(k == k.lower() for k in headers_out)  # as the server wrote them
+    headers_out["content-length" if lower else "Content-Length"] = str(len(result.body.encode()))
     return HttpResult(result.status, result.body, headers_out, None, "", result.latency_ms, conn)
+
+
+def _from_page(page: Page, latency_ms: float, timeout_ms: float, conn: ConnectResult, date: str) -> HttpResult:
+    """An app's own answer; a handler that never answers, or answers after the client gave up,
+    is the client's timeout."""
+    latency = latency_ms + page.delay_ms
+    if page.stall or latency > timeout_ms:
+        return HttpResult(error="timeout", latency_ms=timeout_ms, connect=conn,
+                          message=f"Operation timed out after {int(timeout_ms)} milliseconds with 0 bytes received")
+    lower = all(k == k.lower() for k in page.headers)  # Envoy writes lower-case names
+    headers = dict(page.headers) if any(k.lower() == "date" for k in page.headers) else \
+        {**page.headers, "date" if lower and page.headers else "Date": date}
+    return HttpResult(page.status, page.body, headers, latency_ms=latency, connect=conn)
 
 
 def _http_date(now: float) -> str:

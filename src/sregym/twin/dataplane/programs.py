@@ -116,6 +116,8 @@ def resolve_dependency(dep: Dependency, call: Invocation, spec: ProgramSpec) -> 
                     auth_source = value
         elif dep.kind == "postgres":  # postgresql://user:pass@host:port/dbname
             database = path.strip("/")
+    elif dep.kind == "postgres" and "=" in address:  # libpq / Npgsql keyword=value strings
+        host, port, user, password, database = _conninfo(address)
     elif ":" in address:
         host, _, port_text = address.rpartition(":")
         port = int(port_text) if port_text.isdigit() else 0
@@ -147,6 +149,20 @@ def resolve_dependency(dep: Dependency, call: Invocation, spec: ProgramSpec) -> 
                             backoff_ms=backoff or 0.0, database=database, username=user, password=password,
                             auth_source=auth_source, path=path, address=address,
                             retry_on=tuple(policy.retry_on))
+
+
+def _conninfo(text: str) -> tuple[str, int, str | None, str | None, str]:
+    """host, port, user, password, dbname of `host=db user=u dbname=x` (libpq) or
+    `Host=db;Username=u;Database=x` (Npgsql)."""
+    keys: dict[str, str] = {}
+    for part in re.split(r"[;\s]+", text.strip()):
+        key, eq, value = part.partition("=")
+        if eq:
+            keys[key.strip().lower()] = value.strip()
+    port = keys.get("port", "")
+    return (keys.get("host") or keys.get("server") or "", int(port) if port.isdigit() else 0,
+            keys.get("user") or keys.get("username") or keys.get("user id"), keys.get("password"),
+            keys.get("dbname") or keys.get("database") or "")
 
 
 class _Fields(dict):  # type: ignore[type-arg]

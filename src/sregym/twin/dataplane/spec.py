@@ -252,6 +252,19 @@ class Operation(_Frozen):
     weight: float = 1.0
     response_bytes: int = 256
 
+    @property
+    def key(self) -> str:
+        """The data plane's key for this operation: one path can serve several methods (`GET` and
+        `POST /api/cart` are two handlers with their own arrivals and outcomes). GET, the default
+        (every gRPC method), keeps the bare name: keys in metrics and callers' names stay readable."""
+        return self.name if self.method == "GET" else f"{self.method} {self.name}"
+
+
+def http_route(operation: str) -> tuple[str, str]:
+    """(method, path) an HTTP call names: "POST /get-quote", or a bare path (a GET)."""
+    verb, _, path = operation.partition(" ")
+    return (verb, path) if path and verb.isupper() else ("GET", operation)
+
 
 class MemoryModel(_Frozen):
     """Working set = base + per in-flight request + per request/s + leak (MiB).

@@ -105,4 +105,18 @@ def match_operation(proc: Proc, name: str, method: str | None) -> Operation | No
     for candidate in spec.operations:
         if candidate.name == path and (method is None or candidate.method == method):
             return candidate
+    return match_route(spec.operations, path, method)
+
+
+def match_route(operations: Any, path: str, method: str | None) -> Operation | None:
+    """A route template (`/api/products/{productId}`) matching a concrete path: each `{...}`
+    segment stands for one non-empty path segment, as web frameworks' routers match them."""
+    parts = path.rstrip("/").split("/")
+    for candidate in operations:
+        if "{" not in candidate.name or (method is not None and candidate.method != method):
+            continue
+        pattern = candidate.name.split("/")
+        if len(pattern) == len(parts) and all(
+                p == s or (p.startswith("{") and p.endswith("}") and s) for p, s in zip(pattern, parts, strict=True)):
+            return candidate
     return None

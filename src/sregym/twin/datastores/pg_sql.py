@@ -109,6 +109,8 @@ class Session:
         first = words[0].upper() if words else ""
         handlers = {"SELECT": self.select, "GRANT": self.grant, "REVOKE": self.grant,
                     "INSERT": self.insert, "DELETE": self.delete, "TRUNCATE": self.delete}
+        if head in ("CREATE SCHEMA", "CREATE INDEX") or re.match(r"grant\s+usage\s+on\s+schema\b", text, re.I):
+            return Result(tag="GRANT" if first == "GRANT" else head)  # schemas/indexes: not modelled
         if first in handlers:
             return handlers[first](text)
         if head in ("CREATE ROLE", "CREATE USER", "ALTER ROLE", "ALTER USER"):

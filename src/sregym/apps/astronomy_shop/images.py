@@ -1,0 +1,107 @@
+"""The demo's images, pushed to each twin the app is deployed into.
+
+All services share one repository (`ghcr.io/open-telemetry/demo`, tag `<version>-<service>`), so
+one catalogue entry serves every tag: its main program looks at which tag the container runs and
+starts that service's program. Kafka and the two Kafka consumers (accounting, fraud-detection)
+and flagd-ui only start and listen for now (# kafka: the broker and consumer behaviour come with
+the Kafka model). flagd is its own image (`ghcr.io/open-feature/flagd`, binary `/flagd-build`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sregym.apps.astronomy_shop import loadgen
+from sregym.apps.astronomy_shop.manifests import APP_VERSION, NAMESPACE, component_port, images
+from sregym.apps.astronomy_shop.programs import PREFIX, astronomy_programs
+from sregym.twin.dataplane.locust import locust_command
+from sregym.twin.dataplane.programs import program_command
+from sregym.twin.node.images import ImageSpec, serve
+from sregym.twin.node.shell import Invocation, Program
+from sregym.twin.node.shell.effects import Listen
+
+DEMO_REPOSITORY = "ghcr.io/open-telemetry/demo"
+# Components that only start and listen (ports) with their start-up lines.
+_IDLE: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
+    # kafka: a KRaft broker on 9092 (PLAINTEXT) and 9093 (CONTROLLER); replace with the Kafka model.
+    "kafka": ((9092, 9093), ("[KafkaRaftServer nodeId=1] Kafka Server started (kafka.server.KafkaRaftServer)",)),
+    # kafka: consumers of topic `orders` (group `accounting` / `fraud-detection`).
+    "accounting": ((), ("info: Accounting.Consumer[0]", "      Accounting service started")),
+    "fraud-detection": ((), ("FraudDetectionService - Consumer Started",)),
+    "flagd-ui": ((4000,), ("[info] Running FlagdUiWeb.Endpoint with Bandit 1.7.0 at :::4000 (http)",)),
+}
+
+
+def _component(call: Invocation) -> str:
+    pod = call.ctx.pod or {}
+    spec = pod.get("spec") or {}
+    for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+        if container.get("name") == call.ctx.container:
+            tag = str(container.get("image", "")).rpartition(":")[2]
+            return tag.partition("-")[2] if "-" in tag else ""
+    return ""
+
+
+@dataclass
+class _Baked(Invocation):
+    """An invocation that also reads the files the image was built with."""
+
+    baked: dict[str, str] = field(default_factory=dict)
+
+    def read_file(self, path: str) -> str | None:
+        return self.baked.get(path) if path in self.baked else super().read_file(path)
+
+
+def _load_generator(call: Invocation) -> Program:
+    """The image's `locust --skip-log-setup`: Locust configured by the chart's LOCUST_* env vars,
+    its web UI on LOCUST_WEB_PORT (8089), the test started at once (LOCUST_AUTOSTART)."""
+    env = call.ctx.env
+    target = f"http://frontend-proxy.{NAMESPACE}.svc.cluster.local:{component_port('frontend-proxy')}"
+    argv = ["locust", "-f", env.get("LOCUST_LOCUSTFILE") or loadgen.LOCUSTFILE_PATH,
+            "-u", env.get("LOCUST_USERS") or "1", "-r", env.get("LOCUST_SPAWN_RATE") or "1",
+            "-H", env.get("LOCUST_HOST") or target]
+    port = int(env.get("LOCUST_WEB_PORT") or "8089")
+    call.write(f"Starting web interface at http://{env.get('LOCUST_WEB_HOST') or '0.0.0.0'}:{port}\n", "stderr")
+    yield Listen(port, "TCP", http_paths=("/", "/stats/requests", "/stats/report"))
+    baked = _Baked(argv=argv, ctx=call.ctx, shell=call.shell, stdin=call.stdin, pending=call.pending,
+                   baked={loadgen.LOCUSTFILE_PATH: loadgen.locustfile(loadgen.workload(target))})
+    return (yield from locust_command(baked))  # type: ignore[misc]
+
+
+def _main(call: Invocation) -> Program:
+    name = _component(call)
+    if name == "load-generator":
+        return (yield from _load_generator(call))
+    if name in _IDLE:
+        ports, logs = _IDLE[name]
+        return (yield from serve(call, ports=ports, http_paths=None, startup_seconds=2.0, memory_mb=60.0,
+                                 logs=list(logs)))
+    return (yield from program_command(PREFIX + name)(call))
+
+
+def demo_images() -> tuple[ImageSpec, ...]:
+    served = {p.service_name for p in astronomy_programs()} | set(_IDLE) | {"load-generator"}
+    tags = tuple(sorted(f"{APP_VERSION}-{name}" for name in served if name != "flagd"))
+    refs: dict[str, Any] = images()
+    return (
+        ImageSpec(DEMO_REPOSITORY, tags, size_mb=180.0, description="OpenTelemetry demo service",
+                  shell="ash", extras={"main": _main}),
+        ImageSpec("ghcr.io/open-feature/flagd", (refs["flagd"].rpartition(":")[2],), size_mb=32.0, shell="",
+                  entrypoint=("/flagd-build",), cmd=("start",),
+                  commands={"/flagd-build": program_command(PREFIX + "flagd"),
+                            "flagd-build": program_command(PREFIX + "flagd")}),
+        ImageSpec("docker.io/valkey/valkey", (refs["valkey-cart"].rpartition(":")[2],)),
+        ImageSpec("docker.io/library/postgres", (refs["postgresql"].rpartition(":")[2],)),
+        ImageSpec("docker.io/otel/opentelemetry-collector-contrib", ("0.142.0",), size_mb=95.0, shell="",
+                  ports=(4317, 4318, 13133, 14250, 14268, 9411), http_paths=(), memory_mb=60.0,
+                  startup_logs=("info\tservice@v0.142.0/service.go:221\tStarting otelcol-contrib...",
+                                "info\tservice@v0.142.0/service.go:244\tEverything is ready. Begin running and "
+                                "processing data.")),
+        ImageSpec("docker.io/jaegertracing/jaeger", ("2.14.1",), size_mb=40.0, shell="",
+                  ports=(16686, 16685, 4317, 4318, 13133), http_paths=(), memory_mb=50.0,
+                  startup_logs=("info\tservice@v0.142.0/service.go:221\tStarting jaeger...",)),
+    )
+
+
+__all__ = ["DEMO_REPOSITORY", "demo_images"]

@@ -1,0 +1,61 @@
+"""The demo's Locust user flows (`src/load-generator/locustfile.py` of 2.2.0) as a closed loop.
+
+`WebsiteUser` waits `between(1, 10)` seconds (mean 5.5) and picks tasks by the demo's weights:
+index 1, browse_product 10, get_recommendations 3, get_product_reviews 2,
+ask_product_ai_assistant 1, get_ads 3, view_cart 3, add_to_cart 2, checkout 1, checkout_multi 1
+(flood_home does nothing while `loadGeneratorFloodHomepage` is 0). The chart starts 10 users at a
+spawn rate of 1/s against `frontend-proxy:8080`; browser traffic is disabled as in the benchmark.
+Product ids and categories are fixed picks from the demo's lists (the generator's paths are literal).
+
+These flows are the chart's own `load-generator` Deployment's: `locustfile()` is the file its image
+carries (`/usr/src/app/locustfile.py`, `WebsiteUser` with `between(1, 10)`), so the app has one
+source of load, visible in its namespace as in the real demo.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sregym.apps.loadgen.model import ClosedLoop, Request, Task
+
+LOCUSTFILE_PATH = "/usr/src/app/locustfile.py"
+USERS = 10
+SPAWN_RATE = 1.0
+THINK_S = 5.5  # between(1, 10)
+PRODUCT = "OLJCESPC7Z"
+
+
+def _add_to_cart() -> tuple[Request, ...]:
+    return (Request("GET", f"/api/products/{PRODUCT}", "/api/products/{productId}"),
+            Request("POST", "/api/cart", "/api/cart"))
+
+
+def workload(target: str) -> ClosedLoop:
+    checkout = Request("POST", "/api/checkout", "/api/checkout")
+    tasks = (
+        Task("index", 1, (Request("GET", "/"),)),
+        Task("browse_product", 10, (Request("GET", f"/api/products/{PRODUCT}"),)),
+        Task("get_recommendations", 3, (Request("GET", f"/api/recommendations?productIds={PRODUCT}"),)),
+        Task("get_product_reviews", 2, (Request("GET", f"/api/product-reviews/{PRODUCT}"),)),
+        Task("ask_product_ai_assistant", 1, (Request("POST", f"/api/product-ask-ai-assistant/{PRODUCT}"),)),
+        Task("get_ads", 3, (Request("GET", "/api/data?contextKeys=telescopes"),)),
+        Task("view_cart", 3, (Request("GET", "/api/cart"),)),
+        Task("add_to_cart", 2, _add_to_cart()),
+        Task("checkout", 1, (*_add_to_cart(), checkout)),
+        Task("checkout_multi", 1, (*_add_to_cart(), *_add_to_cart(), *_add_to_cart(), checkout)),
+    )
+    return ClosedLoop(target=target, users=USERS, spawn_rate=SPAWN_RATE, think_time_s=THINK_S, tasks=tasks)
+
+
+def locustfile(load: ClosedLoop) -> str:
+    """The load generator's locustfile: the demo's user class and task names, literal paths."""
+    lines = ["#!/usr/bin/python", "", "# Copyright The OpenTelemetry Authors", "# SPDX-License-Identifier: Apache-2.0",
+             "", "from locust import HttpUser, between, task", "", "", "class WebsiteUser(HttpUser):",
+             "    wait_time = between(1, 10)"]
+    for t in load.tasks:
+        lines += ["", f"    @task({t.weight})", f"    def {t.name}(self):"]
+        lines += [f"        self.client.{r.method.lower()}({json.dumps(r.path)})" for r in t.requests]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["LOCUSTFILE_PATH", "SPAWN_RATE", "USERS", "locustfile", "workload"]
