@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from functools import partial
 
-import sregym.oracles.checks_local_storage  # noqa: F401  (registers no_recent_eviction)
 from sregym.problems.builders import deployment_cause, pod_recreation
 from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
