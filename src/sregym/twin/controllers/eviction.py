@@ -35,6 +35,8 @@ from sregym.errors import ApiError
 from sregym.twin.chaos.kubelet_tls import kubelet_online
 from sregym.twin.chaos.nodeos import nodeos_of
 from sregym.twin.controller import Controller, controller
+from sregym.twin.controllers import storage_eviction
+from sregym.twin.controllers.kubelet_quantity import quantity_text
 from sregym.twin.machinery.objects import get_path, set_condition
 from sregym.twin.machinery.quantity import memory_bytes
 from sregym.twin.node.resource_metrics import SYSTEM_MEMORY_BYTES, memory_quantity
@@ -51,6 +53,10 @@ MEMORY_AVAILABLE_MIN = 100 * 2**20
 NODEFS_AVAILABLE_MIN = 0.10
 NODEFS_INODES_FREE_MIN = 0.05
 IMAGEFS_AVAILABLE_MIN = 0.15
+# The disk thresholds in the order the eviction manager reclaims them (a kind node's imagefs is its
+# root disk, so both filesystem signals read `sda`).
+DISK_THRESHOLDS = (("nodefs.available", NODEFS_AVAILABLE_MIN), ("imagefs.available", IMAGEFS_AVAILABLE_MIN),
+                   ("nodefs.inodesFree", NODEFS_INODES_FREE_MIN))
 CRITICAL_PRIORITY = 2_000_000_000
 COMPONENT = "kubelet"
 # condition -> ((status, reason, message, event) when under pressure, (...) when not)
@@ -74,18 +80,8 @@ READY = ("True", "KubeletReady", "kubelet is posting ready status")
 class _NodeEviction:
     next_housekeeping: float = 0.0
     last_seen: dict[str, float] = field(default_factory=dict)  # condition -> last time a threshold was met
+    next_image_gc: float | None = None
     kubelet_up: bool = True
-
-
-def quantity_text(num_bytes: float) -> str:
-    """resource.Quantity's String() of a byte count the kubelet built with BinarySI."""
-    value = int(num_bytes)
-    if value <= 0:
-        return "0" if value == 0 else f"-{quantity_text(-value)}"
-    for suffix, scale in (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-        if value % scale == 0:
-            return f"{value // scale}{suffix}"
-    return str(value)
 
 
 @controller
@@ -130,25 +126,15 @@ class EvictionManager(Controller):
             else "worker"
         return capacity - SYSTEM_MEMORY_BYTES[role] - runtime_of(self.twin).node_usage(name)[1]
 
-    def _disk_signal(self, name: str) -> str | None:
-        """The disk resource short on the node's root filesystem, if any."""
-        disk = self.nodeos.disk(name, "sda")
-        if disk.avail_bytes < NODEFS_AVAILABLE_MIN * disk.size_bytes or \
-                disk.avail_bytes < IMAGEFS_AVAILABLE_MIN * disk.size_bytes:
-            return "ephemeral-storage"
-        if disk.inodes_free < NODEFS_INODES_FREE_MIN * disk.inodes:
-            return "inodes"
-        return None
-
     def _housekeeping(self, node: dict[str, Any], state: _NodeEviction, now: float) -> None:
         name = node["metadata"]["name"]
         available = self.memory_available(node)
         met: dict[str, str] = {}
         if available < MEMORY_AVAILABLE_MIN:
             met["MemoryPressure"] = "memory"
-        disk = self._disk_signal(name)
-        if disk is not None:
-            met["DiskPressure"] = disk
+        disk = storage_eviction.disk_signals(self.nodeos.disk(name, "sda"), DISK_THRESHOLDS)
+        if disk:
+            met["DiskPressure"] = disk[0].resource
         for cond, resource in met.items():
             state.last_seen[cond] = now
             self.nodeos.kubelet(name, f'"Eviction manager: attempting to reclaim" resourceName="{resource}"',
@@ -159,11 +145,21 @@ class EvictionManager(Controller):
             wanted = CONDITIONS[cond][0 if pressure else 1][0]
             if conditions.get(cond) != wanted:
                 self._set_condition(name, cond, pressure)
-        if "MemoryPressure" in met:
+        if state.next_image_gc is None or now >= state.next_image_gc:
+            if state.next_image_gc is not None:
+                storage_eviction.image_gc(self, name)
+            state.next_image_gc = now + storage_eviction.IMAGE_GC_PERIOD
+        if storage_eviction.local_storage_eviction(self, name):
+            return  # upstream skips the threshold evictions of a pass that evicted for local storage
+        if met:
+            resource = met.get("MemoryPressure") or met["DiskPressure"]
             updated = self.twin.store.peek("Node", None, name) or node
-            self.twin.events.warning(updated, "EvictionThresholdMet", "Attempting to reclaim memory",
+            self.twin.events.warning(updated, "EvictionThresholdMet", f"Attempting to reclaim {resource}",
                                      component=COMPONENT, host=name)
+        if "MemoryPressure" in met:
             self._evict_one(name, available)
+        elif disk:
+            storage_eviction.reclaim_disk(self, name, disk, DISK_THRESHOLDS)
 
     def _set_condition(self, node: str, cond: str, pressure: bool) -> None:
         status, reason, message, event = CONDITIONS[cond][0 if pressure else 1]
@@ -174,12 +170,12 @@ class EvictionManager(Controller):
                 if c.get("type") == cond:
                     _post_condition(c, iso, status, reason, message)
 
-        updated = self._post_status(node, change)
+        updated = self.post_status(node, change)
         if updated is not None:
             self.twin.events.normal(updated, event, f"Node {node} status is now: {event}",
                                     component=COMPONENT, host=node)
 
-    def _post_status(self, node: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+    def post_status(self, node: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
         """Write the Node's status as its kubelet (`system:node:<name>`); None if it is gone or
         the write is refused."""
         try:
@@ -206,7 +202,7 @@ class EvictionManager(Controller):
                     continue
                 _post_condition(c, iso, status, reason, message)
 
-        updated = self._post_status(node, post)
+        updated = self.post_status(node, post)
         if updated is None:
             return
         if started:
@@ -215,18 +211,27 @@ class EvictionManager(Controller):
                                 component=COMPONENT, host=node)
 
     # ----------------------------------------------------------- evictions
-    def _candidates(self, node: str) -> list[tuple[tuple[Any, ...], dict[str, Any], list[tuple[str, int, int]]]]:
-        runtime = runtime_of(self.twin)
-        ranked = []
+    def active_pods(self, node: str) -> list[dict[str, Any]]:
+        """The pods the kubelet may evict on `node`: bound there, not terminating, not finished,
+        not critical (priority >= 2000000000)."""
+        out = []
         for pod in self.twin.store.scan("Pod"):
             spec = pod.get("spec") or {}
-            meta = pod["metadata"]
-            if spec.get("nodeName") != node or meta.get("deletionTimestamp"):
+            if spec.get("nodeName") != node or pod["metadata"].get("deletionTimestamp"):
                 continue
             if get_path(pod, "status", "phase") in ("Succeeded", "Failed"):
                 continue
             if int(spec.get("priority") or 0) >= CRITICAL_PRIORITY:
                 continue
+            out.append(pod)
+        return out
+
+    def _candidates(self, node: str) -> list[tuple[tuple[Any, ...], dict[str, Any], list[tuple[str, int, int]]]]:
+        runtime = runtime_of(self.twin)
+        ranked = []
+        for pod in self.active_pods(node):
+            spec = pod.get("spec") or {}
+            meta = pod["metadata"]
             usage = runtime.pod_usage(meta.get("namespace", "default"), meta["name"])
             if not usage:
                 continue
@@ -255,9 +260,12 @@ class EvictionManager(Controller):
             if used > request:
                 message += (f"Container {name} was using {memory_quantity(used)}, request is "
                             f"{quantity_text(request)}, has larger consumption of memory. ")
-        self._kill(pod, message)
+        self.evict(pod, message)
 
-    def _kill(self, pod: dict[str, Any], message: str) -> None:
+    def evict(self, pod: dict[str, Any], message: str, *, disruption: bool = True) -> bool:
+        """Kill the pod's containers at once and report it `Failed`/`Evicted` with `message` and
+        a Warning `Evicted` event; node-pressure evictions also set the `DisruptionTarget`
+        condition (local storage limit evictions do not). False if the status write failed."""
         meta = pod["metadata"]
         namespace, name = meta.get("namespace", "default"), meta["name"]
         now = self.twin.clock.now
@@ -282,8 +290,9 @@ class EvictionManager(Controller):
             status = obj.setdefault("status", {})
             status.update(phase="Failed", reason="Evicted", message=message)
             conditions = list(status.get("conditions") or [])
-            set_condition(conditions, "DisruptionTarget", "True", iso, reason="TerminationByKubelet",
-                          message=message, probe_time=True)
+            if disruption:
+                set_condition(conditions, "DisruptionTarget", "True", iso, reason="TerminationByKubelet",
+                              message=message, probe_time=True)
             for cond in ("Ready", "ContainersReady"):
                 set_condition(conditions, cond, "False", iso, reason="PodFailed", probe_time=True)
             status["conditions"] = conditions
@@ -295,10 +304,12 @@ class EvictionManager(Controller):
             updated = self.twin.store.mutate("Pod", namespace, name, evicted, status=True,
                                              user=f"system:node:{get_path(pod, 'spec', 'nodeName')}")
         except ApiError:
-            return
-        if updated is not None:
-            self.twin.events.warning(updated, "Evicted", message, component=COMPONENT,
-                                     host=get_path(pod, "spec", "nodeName"))
+            return False
+        if updated is None:
+            return False
+        self.twin.events.warning(updated, "Evicted", message, component=COMPONENT,
+                                 host=get_path(pod, "spec", "nodeName"))
+        return True
 
 
 def _post_condition(condition: dict[str, Any], iso: str, status: str, reason: str, message: str) -> None:
