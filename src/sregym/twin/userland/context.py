@@ -113,7 +113,7 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
         fs.overlay({path: content for path, content in running.files.items()
                     if fs.read(path) != content})
     base_tree = snapshot(fs)  # what the writable layer is a diff over (userland/layer.py)
-    if written:
+    if written is not None:
         apply_layer(fs, written)
     files = fs.files()
     fs.add_dir("/sys/fs/cgroup", mode=0o555)

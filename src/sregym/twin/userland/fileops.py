@@ -120,11 +120,20 @@ def ln(call: Invocation) -> int:
         return 1
     if "s" in flags:
         if fs is not None:
+            parent = TreeView(call).get(posixpath.dirname(link_abs))
+            if parent is None or parent.kind != "dir":
+                problem = "No such file or directory" if parent is None else "Not a directory"
+                call.error(f"ln: {link}: {problem}" if is_busybox(call)
+                           else f"ln: failed to create symbolic link '{link}': {problem}")
+                return 1
             remove_file(call, link_abs)
             fs.add_link(link_abs, target)
-            content = fs.read(link_abs)
-            if content is not None:
-                call.ctx.files[link_abs] = content
+            made = fs.lookup(link_abs, follow_last=False)
+            if made is not None:
+                made[1].mtime = call.now
+            relinked = getattr(call.ctx.files, "relinked", None)
+            if relinked is not None:  # the files map resolves links (userland/linkedfiles.py)
+                relinked(link_abs)
         return 0
     content = call.read_file(target)
     if content is None:

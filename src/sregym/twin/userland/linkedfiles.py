@@ -129,7 +129,8 @@ class LinkedFiles(VirtualFiles):
         for alias in self.aliases(real):
             dict.__setitem__(self, alias, value)
 
-    def __delitem__(self, key: str) -> None:
+    def _remove(self, key: str) -> bool:
+        """Unlink `key`: a link goes alone; a file takes the names that read it through links."""
         parent = self._real(posixpath.dirname(key)) if key.startswith("/") else None
         real = posixpath.join(parent, posixpath.basename(key)) if parent else key
         node = self.fs.nodes.get(real) if self.fs is not None else None
@@ -138,7 +139,10 @@ class LinkedFiles(VirtualFiles):
             if dict.__contains__(self, path):
                 dict.__delitem__(self, path)
                 found = True
-        if not found:
+        return found
+
+    def __delitem__(self, key: str) -> None:
+        if not self._remove(key):
             raise KeyError(key)
 
     def pop(self, key: str, *default: Any) -> Any:  # type: ignore[override]
@@ -148,7 +152,7 @@ class LinkedFiles(VirtualFiles):
                 return default[0]
             raise KeyError(key)
         value = dict.__getitem__(self, held)
-        del self[key]
+        self._remove(key)
         return value
 
     def setdefault(self, key: str, default: str = "") -> str:  # type: ignore[override]
