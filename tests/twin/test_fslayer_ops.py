@@ -45,6 +45,10 @@ ONE_EXEC = [
     # a dangling link: writing creates the target; removing the target leaves the link dangling
     (DEB, "ln -s /tmp/t /tmp/d; echo v > /tmp/d; cat /tmp/t; rm /tmp/t; cat /tmp/d; ls /tmp", "v\nd\n",
      "cat: /tmp/d: No such file or directory\n", 0),
+    # a path through a link to a directory is a directory; test -L and -x see links and modes
+    (DEB, "mkdir -p /tmp/d/s; ln -s /tmp/d /tmp/dl; cd /tmp/dl/s && pwd; test -L /tmp/dl && echo L; "
+          "test -L /tmp/d || echo notL; touch /tmp/x; test -x /tmp/x || echo noexec; chmod +x /tmp/x; "
+          "test -x /tmp/x && echo exec", "/tmp/dl/s\nL\nnotL\nnoexec\nexec\n", "", 0),
     # removing a link keeps its target
     (DEB, "echo k > /tmp/a; ln -s /tmp/a /tmp/l; rm /tmp/l; cat /tmp/a; ls /tmp", "k\na\n", "", 0),
     (DEB, "mkdir /tmp/d; rm /tmp/d", "", "rm: cannot remove '/tmp/d': Is a directory\n", 1),

@@ -32,7 +32,7 @@ from sregym.twin.userland.diskwrite import shell_claim
 from sregym.twin.userland.environment import container_env
 from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hostname
 from sregym.twin.userland.layer import apply_layer, kept, layer_after, snapshot
-from sregym.twin.userland.linkedfiles import link_files
+from sregym.twin.userland.linkedfiles import LinkedDirs, link_files
 from sregym.twin.userland.shm import charge, mount_of, room, tmpfs_mounts
 from sregym.twin.userland.vfiles import attach_proc
 
@@ -61,6 +61,9 @@ class ExecContext(ShellContext):
                     dirs.add(path)
             if self.fs.nodes.provider is not None:
                 dirs |= self.fs.nodes.provider.dirs()
+            linked = LinkedDirs(dirs)  # paths through links to directories count too
+            linked.fs = self.fs
+            return linked
         return dirs
 
 

@@ -168,6 +168,21 @@ class LinkedFiles(VirtualFiles):
             self[key] = value
 
 
+class LinkedDirs(set[str]):
+    """`ShellContext.directories()` of an exec: a path through a link to a directory is one too
+    (`cd /tmp/dl/sub`, `test -d /bin/`)."""
+
+    fs: ContainerFS | None = None
+
+    def __contains__(self, path: object) -> bool:
+        if set.__contains__(self, path):
+            return True
+        if self.fs is None or not isinstance(path, str) or not path.startswith("/"):
+            return False
+        real = real_path(self.fs, path)
+        return real is not None and real != path and set.__contains__(self, real)
+
+
 def link_files(ctx: Any) -> None:
     """Make the exec's `files` resolve links through its tree (keeps the `/proc` provider)."""
     files = LinkedFiles(ctx.files)
@@ -176,4 +191,4 @@ def link_files(ctx: Any) -> None:
     ctx.files = files
 
 
-__all__ = ["LinkedFiles", "link_files", "link_prefixes", "real_path"]
+__all__ = ["LinkedDirs", "LinkedFiles", "link_files", "link_prefixes", "real_path"]
