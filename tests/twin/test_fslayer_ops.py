@@ -148,3 +148,37 @@ def test_the_layer_is_a_diff_and_counts_file_bytes(twin: Twin) -> None:
     run(twin, pod, "rm -r /tmp/five /tmp/d /tmp/l")
     assert layer_bytes(twin.services.layers[key]) == 0
     assert set(twin.services.layers[key].nodes) == set()
+
+
+def _mounted_pod(twin: Twin, image: str) -> dict[str, Any]:
+    if twin.store.peek("ConfigMap", "default", "fs-cfg") is None:
+        twin.store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fs-cfg", "namespace": "default"},
+                           "data": {"app.conf": "a=1\n"}})
+    pod = _pod(image)
+    pod["spec"]["volumes"] = [{"name": "cfg", "configMap": {"name": "fs-cfg"}}, {"name": "scratch", "emptyDir": {}}]
+    pod["spec"]["containers"][0]["volumeMounts"] = [{"name": "cfg", "mountPath": "/etc/cfg"},
+                                                    {"name": "scratch", "mountPath": "/data"}]
+    return pod
+
+
+@pytest.mark.parametrize(("image", "err"), [
+    (DEB, "rm: cannot remove '/etc/cfg/app.conf': Read-only file system\n"
+          "touch: cannot touch '/etc/cfg/x': Read-only file system\n"
+          "mkdir: cannot create directory '/etc/cfg/d': Read-only file system\n"
+          "ln: failed to create symbolic link '/etc/cfg/l': Read-only file system\n"
+          "rm: cannot remove '/etc/hosts': Device or resource busy\n"
+          "rm: cannot remove '/data': Device or resource busy\n"
+          "rmdir: failed to remove '/data': Device or resource busy\n"),
+    ("alpine:3.21", "rm: can't remove '/etc/cfg/app.conf': Read-only file system\n"
+                    "touch: /etc/cfg/x: Read-only file system\n"
+                    "mkdir: can't create directory '/etc/cfg/d': Read-only file system\n"
+                    "ln: /etc/cfg/l: Read-only file system\n"
+                    "rm: can't remove '/etc/hosts': Resource busy\n"
+                    "rm: can't remove '/data': Resource busy\n"
+                    "rmdir: '/data': Resource busy\n"),
+])
+def test_config_volumes_are_read_only_and_mount_points_busy(twin: Twin, image: str, err: str) -> None:
+    pod = _mounted_pod(twin, image)
+    script = ("rm /etc/cfg/app.conf; touch /etc/cfg/x; mkdir /etc/cfg/d; ln -s /a /etc/cfg/l; rm /etc/hosts; "
+              "touch /data/f; rm -r /data; ls /data; rmdir /data; cat /etc/cfg/app.conf")
+    assert run(twin, pod, script) == ("a=1\n", err, 0)

@@ -16,6 +16,7 @@ from sregym.twin.node.shell import Invocation, command
 from sregym.twin.userland.filteropts import BUSYBOX_BANNER, is_busybox
 from sregym.twin.userland.fs import ContainerFS
 from sregym.twin.userland.linkedfiles import real_path
+from sregym.twin.userland.mountpoints import EROFS, busy, ebusy, mounts, read_only
 from sregym.twin.userland.tree import TreeView
 
 _USAGE = {
@@ -147,6 +148,7 @@ def rm(call: Invocation) -> int:
                 status = 1
             continue
         assert real is not None
+        cannot = "rm: can't remove '{}': {}" if busybox else "rm: cannot remove '{}': {}"
         if entry.kind == "dir":
             if not recursive and not ("d" in opts and not busybox):
                 call.error(f"rm: '{name}' is a directory" if busybox
@@ -157,10 +159,24 @@ def rm(call: Invocation) -> int:
                 call.error(f"rm: cannot remove '{name}': Directory not empty")
                 status = 1
                 continue
-            if "v" in opts:
-                for sub, is_dir in [*_walk(tree, real, name), (name, True)]:
-                    call.write(f"removed '{sub}'\n" if not is_dir else
-                               f"removed directory: '{sub}'\n" if busybox else f"removed directory '{sub}'\n")
+        if read_only(call.ctx, real):
+            call.error(cannot.format(name, EROFS))
+            status = 1
+            continue
+        if busy(call.ctx, real):  # a mount point: what is in it may go, never the mount itself
+            if entry.kind == "dir" and mounts(call.ctx)[real]:
+                for child in tree.children(real):
+                    call.error(cannot.format(posixpath.join(name, child), EROFS))
+            else:
+                for child in list(tree.children(real)):
+                    tree.remove(posixpath.join(real, child))
+                call.error(cannot.format(name, ebusy(call.ctx)))
+            status = 1
+            continue
+        if "v" in opts and entry.kind == "dir":
+            for sub, is_dir in [*_walk(tree, real, name), (name, True)]:
+                call.write(f"removed '{sub}'\n" if not is_dir else
+                           f"removed directory: '{sub}'\n" if busybox else f"removed directory '{sub}'\n")
         elif "v" in opts:
             call.write(f"removed '{name}'\n")
         tree.remove(real)
@@ -203,8 +219,10 @@ def rmdir(call: Invocation) -> int:
             tree = TreeView(call)
             real = tree.resolve(call.shell.abspath(each), follow=False)
             entry = tree.entries.get(real) if real is not None else None
-            problem = ("No such file or directory" if entry is None else "Not a directory" if entry.kind != "dir"
-                       else "Directory not empty" if real is not None and tree.children(real) else "")
+            problem = ("No such file or directory" if entry is None or real is None
+                       else "Not a directory" if entry.kind != "dir"
+                       else EROFS if read_only(call.ctx, real) else ebusy(call.ctx) if busy(call.ctx, real)
+                       else "Directory not empty" if tree.children(real) else "")
             if problem:
                 if problem != "Directory not empty" or "F" not in opts:
                     call.error(f"rmdir: '{each}': {problem}" if busybox
@@ -279,6 +297,8 @@ def _create_dir(call: Invocation, fs: ContainerFS, name: str, mode: int, *, pare
         return "No such file or directory"
     if parent.kind != "dir":
         return "Not a directory"
+    if read_only(call.ctx, real_path(fs, full) or full):
+        return EROFS
     fs.add_dir(full, mode=mode)
     _stamp(fs, full, call.now)
     if verbose:
@@ -309,6 +329,11 @@ def touch(call: Invocation) -> int:
             continue
         tree = TreeView(call)
         entry = tree.get(full)
+        if (entry is not None or "c" not in opts) and read_only(call.ctx, real_path(fs, full) or full):
+            if entry is not None or tree.get(posixpath.dirname(full)) is not None:
+                call.error(f"touch: {name}: {EROFS}" if busybox else f"touch: cannot touch '{name}': {EROFS}")
+                status = 1
+                continue
         if entry is not None:
             real = tree.resolve(full) or full
             if real not in fs.nodes and entry.kind == "file":

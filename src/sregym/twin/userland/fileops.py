@@ -14,6 +14,7 @@ from collections.abc import Generator
 from sregym.twin.node.shell import Effect, Invocation, Shell, Sleep, command
 from sregym.twin.userland.filteropts import BUSYBOX_BANNER, is_busybox
 from sregym.twin.userland.fs import ContainerFS
+from sregym.twin.userland.mountpoints import EROFS, read_only
 from sregym.twin.userland.tree import TreeView, remove_file
 
 
@@ -125,6 +126,11 @@ def ln(call: Invocation) -> int:
                 problem = "No such file or directory" if parent is None else "Not a directory"
                 call.error(f"ln: {link}: {problem}" if is_busybox(call)
                            else f"ln: failed to create symbolic link '{link}': {problem}")
+                return 1
+            where = fs.resolve(posixpath.dirname(link_abs)) or posixpath.dirname(link_abs)
+            if read_only(call.ctx, posixpath.join(where, posixpath.basename(link_abs))):
+                call.error(f"ln: {link}: {EROFS}" if is_busybox(call)
+                           else f"ln: failed to create symbolic link '{link}': {EROFS}")
                 return 1
             remove_file(call, link_abs)
             fs.add_link(link_abs, target)
