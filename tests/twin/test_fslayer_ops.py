@@ -49,6 +49,12 @@ ONE_EXEC = [
     (DEB, "mkdir -p /tmp/d/s; ln -s /tmp/d /tmp/dl; cd /tmp/dl/s && pwd; test -L /tmp/dl && echo L; "
           "test -L /tmp/d || echo notL; touch /tmp/x; test -x /tmp/x || echo noexec; chmod +x /tmp/x; "
           "test -x /tmp/x && echo exec", "/tmp/dl/s\nL\nnotL\nnoexec\nexec\n", "", 0),
+    # a redirection that cannot open its file fails before the command runs, in each shell's words
+    (DEB, "echo x > /nope/f; echo rc=$?; echo y > /tmp; touch /tmp/f; echo z > /tmp/f/x", "rc=2\n",
+     "sh: 1: cannot create /nope/f: Directory nonexistent\nsh: 1: cannot create /tmp: Is a directory\n"
+     "sh: 1: cannot create /tmp/f/x: Directory nonexistent\n", 2),
+    (BB, "echo x > /nope/f; echo rc=$?; echo y > /tmp", "rc=2\n",
+     "sh: can't create /nope/f: nonexistent directory\nsh: can't create /tmp: Is a directory\n", 2),
     # removing a link keeps its target
     (DEB, "echo k > /tmp/a; ln -s /tmp/a /tmp/l; rm /tmp/l; cat /tmp/a; ls /tmp", "k\na\n", "", 0),
     (DEB, "mkdir /tmp/d; rm /tmp/d", "", "rm: cannot remove '/tmp/d': Is a directory\n", 1),
@@ -162,14 +168,16 @@ def _mounted_pod(twin: Twin, image: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("image", "err"), [
-    (DEB, "rm: cannot remove '/etc/cfg/app.conf': Read-only file system\n"
+    (DEB, "sh: 1: cannot create /etc/cfg/app.conf: Read-only file system\n"
+          "rm: cannot remove '/etc/cfg/app.conf': Read-only file system\n"
           "touch: cannot touch '/etc/cfg/x': Read-only file system\n"
           "mkdir: cannot create directory '/etc/cfg/d': Read-only file system\n"
           "ln: failed to create symbolic link '/etc/cfg/l': Read-only file system\n"
           "rm: cannot remove '/etc/hosts': Device or resource busy\n"
           "rm: cannot remove '/data': Device or resource busy\n"
           "rmdir: failed to remove '/data': Device or resource busy\n"),
-    ("alpine:3.21", "rm: can't remove '/etc/cfg/app.conf': Read-only file system\n"
+    ("alpine:3.21", "sh: can't create /etc/cfg/app.conf: Read-only file system\n"
+                    "rm: can't remove '/etc/cfg/app.conf': Read-only file system\n"
                     "touch: /etc/cfg/x: Read-only file system\n"
                     "mkdir: can't create directory '/etc/cfg/d': Read-only file system\n"
                     "ln: /etc/cfg/l: Read-only file system\n"
@@ -179,6 +187,6 @@ def _mounted_pod(twin: Twin, image: str) -> dict[str, Any]:
 ])
 def test_config_volumes_are_read_only_and_mount_points_busy(twin: Twin, image: str, err: str) -> None:
     pod = _mounted_pod(twin, image)
-    script = ("rm /etc/cfg/app.conf; touch /etc/cfg/x; mkdir /etc/cfg/d; ln -s /a /etc/cfg/l; rm /etc/hosts; "
+    script = ("echo b=2 >> /etc/cfg/app.conf; rm /etc/cfg/app.conf; touch /etc/cfg/x; mkdir /etc/cfg/d; ln -s /a /etc/cfg/l; rm /etc/hosts; "
               "touch /data/f; rm -r /data; ls /data; rmdir /data; cat /etc/cfg/app.conf")
     assert run(twin, pod, script) == ("a=1\n", err, 0)

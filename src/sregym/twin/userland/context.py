@@ -33,6 +33,7 @@ from sregym.twin.userland.environment import container_env
 from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hostname
 from sregym.twin.userland.layer import apply_layer, kept, layer_after, snapshot
 from sregym.twin.userland.linkedfiles import LinkedDirs, link_files
+from sregym.twin.userland.openwrite import write_check
 from sregym.twin.userland.shm import charge, mount_of, room, tmpfs_mounts
 from sregym.twin.userland.vfiles import attach_proc
 
@@ -149,6 +150,7 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
     attach_proc(ctx)
     link_files(ctx)
     ctx.extras["claim_space"] = shell_claim(ctx)
+    ctx.extras["open_write"] = write_check(ctx)
     return ctx
 
 
