@@ -55,6 +55,9 @@ ONE_EXEC = [
      "sh: 1: cannot create /tmp/f/x: Directory nonexistent\n", 2),
     (BB, "echo x > /nope/f; echo rc=$?; echo y > /tmp", "rc=2\n",
      "sh: can't create /nope/f: nonexistent directory\nsh: can't create /tmp: Is a directory\n", 2),
+    # mv renames a link itself
+    (DEB, "echo x > /tmp/a; ln -s /tmp/a /tmp/l; mv /tmp/l /tmp/m; readlink /tmp/m; cat /tmp/m; ls /tmp",
+     "/tmp/a\nx\na\nm\n", "", 0),
     # removing a link keeps its target
     (DEB, "echo k > /tmp/a; ln -s /tmp/a /tmp/l; rm /tmp/l; cat /tmp/a; ls /tmp", "k\na\n", "", 0),
     (DEB, "mkdir /tmp/d; rm /tmp/d", "", "rm: cannot remove '/tmp/d': Is a directory\n", 1),

@@ -84,6 +84,17 @@ def _copy_or_move(call: Invocation, move: bool) -> int:
             if move:
                 tree.remove(real)
             continue
+        fs = _fs(call)
+        link = fs.lookup(src_abs, follow_last=False) if move and fs is not None else None
+        if link is not None and fs is not None and link[1].kind == "link":
+            # `mv` renames a symlink itself, not what it points to.
+            remove_file(call, src_abs)
+            call.ctx.files.pop(target, None)
+            fs.add_link(target, link[1].target)
+            relinked = getattr(call.ctx.files, "relinked", None)
+            if relinked is not None:
+                relinked(target)
+            continue
         content = call.read_file(source) or ""
         call.ctx.files[target] = content
         if move:
