@@ -122,6 +122,12 @@ ACROSS = [
     (DEB, [("mkdir /tmp/e; mkdir -m 700 /tmp/m; touch /tmp/x; chmod 755 /tmp/x", ""),
            ("ls -ld /tmp/e /tmp/m /tmp/x | cut -c1-10", "drwxr-xr-x\ndrwx------\n-rwxr-xr-x\n")]),
     (BB, [("mkdir -p /srv/a/b", ""), ("rmdir /srv/a/b; ls /srv/a", ""), ("ls -d /srv/a", "/srv/a\n")]),
+    # cp -r and mv of a directory keep empty directories, links and modes
+    (DEB, [("mkdir -p /tmp/s/e; echo x > /tmp/s/f; chmod 700 /tmp/s/f; ln -s f /tmp/s/l; cp -r /tmp/s /tmp/c; "
+            "mv /tmp/s /tmp/m", ""),
+           ("ls -l /tmp/c /tmp/m | cut -c1-10,41-; cat /tmp/c/l; test -d /tmp/s || echo moved",
+            "/tmp/c:\ntotal 8\ndrwxr-xr-x e\n-rwx------ f\nlrwxrwxrwx l -> f\n\n"
+            "/tmp/m:\ntotal 8\ndrwxr-xr-x e\n-rwx------ f\nlrwxrwxrwx l -> f\nx\nmoved\n")]),
     # an image file edited keeps its mode
     (DEB, [("chmod 600 /etc/hostname; echo h >> /etc/hostname", ""), ("ls -l /etc/hostname | cut -c1-10", "-rw-------\n")]),
 ]

@@ -77,10 +77,14 @@ def _copy_or_move(call: Invocation, move: bool) -> int:
                 status = 1
                 continue
             real = tree.resolve(src_abs) or src_abs
-            prefix = real.rstrip("/") + "/"
-            for path, content in list(call.ctx.files.items()):
-                if path.startswith(prefix):
-                    call.ctx.files[target + "/" + path[len(prefix):]] = content
+            fs = _fs(call)
+            if fs is not None:
+                _copy_tree(call, fs, tree, real, target, preserve=move or bool({"a", "p"} & flags))
+            else:
+                prefix = real.rstrip("/") + "/"
+                for path, content in list(call.ctx.files.items()):
+                    if path.startswith(prefix):
+                        call.ctx.files[target + "/" + path[len(prefix):]] = content
             if move:
                 tree.remove(real)
             continue
@@ -100,6 +104,32 @@ def _copy_or_move(call: Invocation, move: bool) -> int:
         if move:
             remove_file(call, src_abs)
     return status
+
+
+def _copy_tree(call: Invocation, fs: ContainerFS, tree: TreeView, real: str, target: str, *,
+               preserve: bool) -> None:
+    """`cp -r`/`mv` of a directory: every entry under it, empty directories and symlinks (copied
+    as links, as GNU `cp -R` does without -L) included; modes kept, mtimes with -a/-p and mv."""
+    stack = [(real, call.shell.abspath(target))]
+    while stack:
+        src, dst = stack.pop()
+        entry = tree.entries[src]
+        if entry.kind == "dir":
+            fs.add_dir(dst, mode=entry.mode)
+            stack.extend((posixpath.join(src, child), posixpath.join(dst, child))
+                         for child in reversed(tree.children(src)))
+        elif entry.kind == "link":
+            fs.add_link(dst, entry.target)
+        else:
+            content = call.ctx.files.get(src, "")
+            fs.add_file(dst, content, entry.mode)
+            call.ctx.files[dst] = content
+        made = fs.lookup(dst, follow_last=False)
+        if made is not None:
+            made[1].mtime = entry.mtime if preserve else call.now
+    relinked = getattr(call.ctx.files, "relinked", None)
+    if relinked is not None:
+        relinked()
 
 
 @command("cp")
