@@ -91,6 +91,10 @@ ONE_EXEC = [
     (DEB, "touch /tmp/no/f", "", "touch: cannot touch '/tmp/no/f': No such file or directory\n", 1),
     (BB, "touch /tmp/no/f", "", "touch: /tmp/no/f: No such file or directory\n", 1),
     (DEB, "touch -c /tmp/c; ls /tmp", "", "", 0),
+    (DEB, "touch -t 202001011230.45 /tmp/t; touch -d '2021-03-04 05:06:07' /tmp/d; touch -d @1000 /tmp/e; "
+          "touch -r /tmp/t /tmp/e; stat -c %Y /tmp/t /tmp/d /tmp/e; touch -d garbage /tmp/t; touch -r /nope /tmp/t",
+     "1577881845\n1614834367\n1577881845\n", "touch: invalid date format 'garbage'\n"
+     "touch: failed to get attributes of '/nope': No such file or directory\n", 1),
     (DEB, "ln -s /etc/passwd /tmp/no/l", "",
      "ln: failed to create symbolic link '/tmp/no/l': No such file or directory\n", 1),
     (DEB, "echo x > /tmp/a; ln -s /tmp/a /tmp/l; ln -s /tmp/a /tmp/l", "",

@@ -320,6 +320,9 @@ def touch(call: Invocation) -> int:
         return 1
     busybox = is_busybox(call)
     fs = _fs(call)
+    when = _touch_time(call, opts)
+    if when is None:
+        return 1
     status = 0
     for name in names:
         full = call.shell.abspath(name)
@@ -338,7 +341,7 @@ def touch(call: Invocation) -> int:
             real = tree.resolve(full) or full
             if real not in fs.nodes and entry.kind == "file":
                 fs.add_file(real, call.ctx.files.get(real, ""))
-            _stamp(fs, real, call.now)
+            _stamp(fs, real, when)
             continue
         if "c" in opts:
             continue
@@ -349,4 +352,45 @@ def touch(call: Invocation) -> int:
             status = 1
             continue
         call.ctx.files[full] = ""
+        if when != call.now:
+            fs.add_file(full, "")
+            _stamp(fs, full, when)
     return status
+
+
+def _touch_time(call: Invocation, opts: dict[str, str]) -> float | None:
+    """The mtime `touch` sets: now, `-d STRING`, `-t [[CC]YY]MMDDhhmm[.ss]` or `-r FILE`'s;
+    None after reporting an invalid one."""
+    from datetime import UTC, datetime
+
+    from sregym.twin.userland.clock import parse_date
+
+    busybox = is_busybox(call)
+    if "r" in opts:
+        ref = TreeView(call).get(call.shell.abspath(opts["r"]))
+        if ref is None:
+            call.error(f"touch: {opts['r']}: No such file or directory" if busybox else
+                       f"touch: failed to get attributes of '{opts['r']}': No such file or directory")
+            return None
+        return ref.mtime
+    text = opts.get("d", opts.get("t"))
+    if text is None:
+        return call.now
+    when: float | None
+    if "d" in opts:
+        when = parse_date(text, call.now)
+    else:
+        digits, _, seconds = text.partition(".")
+        now = datetime.fromtimestamp(call.now, tz=UTC)
+        when = None
+        if digits.isdigit() and len(digits) in (8, 10, 12) and (not seconds or (seconds.isdigit() and len(seconds) == 2)):
+            year = now.year if len(digits) == 8 else int(digits[:-8]) if len(digits) == 12 else \
+                (1900 if int(digits[:2]) >= 69 else 2000) + int(digits[:2])
+            try:
+                when = datetime(year, int(digits[-8:-6]), int(digits[-6:-4]), int(digits[-4:-2]), int(digits[-2:]),
+                                int(seconds or 0), tzinfo=UTC).timestamp()
+            except ValueError:
+                when = None
+    if when is None:
+        call.error(f"touch: invalid date '{text}'" if busybox else f"touch: invalid date format '{text}'")
+    return when
