@@ -203,3 +203,9 @@ def test_config_volumes_are_read_only_and_mount_points_busy(twin: Twin, image: s
     script = ("echo b=2 >> /etc/cfg/app.conf; rm /etc/cfg/app.conf; touch /etc/cfg/x; mkdir /etc/cfg/d; ln -s /a /etc/cfg/l; rm /etc/hosts; "
               "touch /data/f; rm -r /data; ls /data; rmdir /data; cat /etc/cfg/app.conf")
     assert run(twin, pod, script) == ("a=1\n", err, 0)
+
+
+def test_what_tools_wrote_into_a_config_volume_does_not_outlive_the_exec(twin: Twin) -> None:
+    pod = _mounted_pod(twin, DEB)
+    assert run(twin, pod, "sed -i s/a/z/ /etc/cfg/app.conf; cat /etc/cfg/app.conf")[0] == "z=1\n"
+    assert run(twin, pod, "cat /etc/cfg/app.conf")[0] == "a=1\n"

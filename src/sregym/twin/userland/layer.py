@@ -19,6 +19,7 @@ from typing import Any
 
 from sregym.twin.userland.fs import ContainerFS, Node
 from sregym.twin.userland.linkedfiles import link_prefixes
+from sregym.twin.userland.mountpoints import mounts
 
 Snapshot = dict[str, tuple[str, str, int, str, float]]
 
@@ -116,6 +117,14 @@ def layer_after(ctx: Any) -> Layer | None:
     if ctx.fs is None or base is None:
         return None
     layer = diff(base, session_tree(ctx.fs, ctx.files, ctx.start_time))
+    # A read-only volume (ConfigMap, Secret ...) is not the layer's: a tool that wrote there
+    # anyway leaves nothing behind, and the volume shows its source's data again next time.
+    frozen = tuple(point.rstrip("/") + "/" for point, ro in mounts(ctx).items() if ro)
+    if frozen:
+        for path in [p for p in layer.nodes if p.startswith(frozen)]:
+            del layer.nodes[path]
+            layer.pop(path, None)
+        layer.whiteouts = {p for p in layer.whiteouts if not p.startswith(frozen)}
     return layer if layer.nodes or layer.whiteouts else None
 
 
