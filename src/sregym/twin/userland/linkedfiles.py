@@ -67,6 +67,8 @@ class LinkedFiles(VirtualFiles):
     def _real(self, key: Any, follow_last: bool = True) -> str | None:
         if self.fs is None or not isinstance(key, str) or not key.startswith("/"):
             return None
+        if self.provider is not None and self.provider.handles(key):
+            return None  # `/proc` and the cgroup files: the provider resolves its own links
         return real_path(self.fs, key, follow_last=follow_last)
 
     def _held(self, key: Any) -> str | None:
