@@ -101,6 +101,8 @@ class TwinServices:
     quota_usage: UsageCache | None = None
     # API server and userland
     query_gate: QueryGate | None = None
+    # Writable layers by (namespace, pod, container, containerID): `userland.layer.Layer`, a {path: content}
+    # map of its files with directories, links and whiteouts beside it; `layer_bytes` sizes one.
     layers: dict[tuple[str, str, str, str], dict[str, str]] = field(default_factory=dict)
 
 

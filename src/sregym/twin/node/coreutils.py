@@ -354,7 +354,13 @@ def _test(call: Invocation, args: list[str]) -> int:
             return path in call.ctx.directories()
         if op == "-s":
             return bool(files.get(path))
-        if op in ("-x", "-L", "-h", "-p", "-S", "-b", "-c", "-t"):
+        if op in ("-x", "-L", "-h"):  # an exec's tree (`userland/fs.py`) knows links and modes
+            fs = call.ctx.extras.get("fs")
+            found = fs.lookup(path, follow_last=op == "-x") if fs is not None and path else None
+            if op == "-x":
+                return found is not None and bool(found[1].mode & 0o111)
+            return found is not None and found[1].kind == "link"
+        if op in ("-p", "-S", "-b", "-c", "-t"):
             return False
         return None
 

@@ -31,7 +31,10 @@ from sregym.twin.node.shell import (
 from sregym.twin.userland.diskwrite import shell_claim
 from sregym.twin.userland.environment import container_env
 from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hostname
-from sregym.twin.userland.shm import SHM, charge, mount_of, room, tmpfs_mounts
+from sregym.twin.userland.layer import apply_layer, kept, layer_after, snapshot
+from sregym.twin.userland.linkedfiles import LinkedDirs, link_files
+from sregym.twin.userland.openwrite import write_check
+from sregym.twin.userland.shm import charge, mount_of, room, tmpfs_mounts
 from sregym.twin.userland.vfiles import attach_proc
 
 if TYPE_CHECKING:
@@ -59,6 +62,9 @@ class ExecContext(ShellContext):
                     dirs.add(path)
             if self.fs.nodes.provider is not None:
                 dirs |= self.fs.nodes.provider.dirs()
+            linked = LinkedDirs(dirs)  # paths through links to directories count too
+            linked.fs = self.fs
+            return linked
         return dirs
 
 
@@ -110,8 +116,9 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
     if running is not None:
         fs.overlay({path: content for path, content in running.files.items()
                     if fs.read(path) != content})
-    if written:
-        fs.overlay(written)
+    base_tree = snapshot(fs)  # what the writable layer is a diff over (userland/layer.py)
+    if written is not None:
+        apply_layer(fs, written)
     files = fs.files()
     fs.add_dir("/sys/fs/cgroup", mode=0o555)
     meter = MemoryMeter(exec_memory(twin, pod, container))
@@ -134,14 +141,16 @@ def exec_context(twin: Twin, pod: dict[str, Any], container_name: str, *,
         userland=running.userland if running is not None else True,
         extras={**(running.extras if running is not None else {}),
                 "fs": fs, "tty": tty, "image": image, "exec": True, "binaries": binaries,
-                "tmpfs": tmpfs, "tmpfs_room": room},
+                "tmpfs": tmpfs, "tmpfs_room": room, "base_tree": base_tree},
         fs=fs,
         base_files=dict(files),
         memory=meter,
         present_time=present_time,
     )
     attach_proc(ctx)
+    link_files(ctx)
     ctx.extras["claim_space"] = shell_claim(ctx)
+    ctx.extras["open_write"] = write_check(ctx)
     return ctx
 
 
@@ -273,23 +282,29 @@ def _log_oom_kill(ctx: ExecContext, argv: list[str]) -> None:
 
 
 def keep_writes(ctx: ExecContext) -> None:
-    """Remember the files this session created or changed, for later execs into the same
-    container instance."""
+    """Remember what this session changed in the container's tree (files, directories, links,
+    modes, deletions: `userland/layer.py`), for later execs into the same container instance."""
     if ctx.twin is None or ctx.pod is None:
         return
-    changed = {path: content for path, content in ctx.files.items()
-               if ctx.base_files.get(path) != content and (path.startswith(SHM + "/")
-                                                           or not path.startswith(("/dev/", "/proc/", "/sys/")))}
     charge(ctx)
     layers = ctx.twin.services.layers
     key = _layer_key(ctx.pod, ctx.container)
-    layer = layers.get(key)
-    if layer is not None:
-        # Files the session removed (`rm /tmp/big`) leave the layer and its memory with them.
-        for path in [path for path in layer if path not in ctx.files]:
-            del layer[path]
-    if changed:
-        layers.setdefault(key, {}).update(changed)
+    if "base_tree" in ctx.extras:
+        after = layer_after(ctx)
+        if after is None:
+            layers.pop(key, None)
+        else:
+            layers[key] = after
+    else:  # a context built by hand: its changed files only
+        changed = {path: content for path, content in ctx.files.items()
+                   if ctx.base_files.get(path) != content and kept(path)}
+        layer = layers.get(key)
+        if layer is not None:
+            # Files the session removed (`rm /tmp/big`) leave the layer and its memory with them.
+            for path in [path for path in layer if path not in ctx.files]:
+                del layer[path]
+        if changed:
+            layers.setdefault(key, {}).update(changed)
     diskio = ctx.twin.services.diskio
     if diskio is not None and diskio.claims:  # deleted files give their node disk space back
         diskio.release_deleted(str((ctx.pod.get("metadata") or {}).get("uid", "")), ctx.container, ctx.files)

@@ -14,6 +14,7 @@ from collections.abc import Generator
 from sregym.twin.node.shell import Effect, Invocation, Shell, Sleep, command
 from sregym.twin.userland.filteropts import BUSYBOX_BANNER, is_busybox
 from sregym.twin.userland.fs import ContainerFS
+from sregym.twin.userland.mountpoints import EROFS, read_only
 from sregym.twin.userland.tree import TreeView, remove_file
 
 
@@ -76,18 +77,59 @@ def _copy_or_move(call: Invocation, move: bool) -> int:
                 status = 1
                 continue
             real = tree.resolve(src_abs) or src_abs
-            prefix = real.rstrip("/") + "/"
-            for path, content in list(call.ctx.files.items()):
-                if path.startswith(prefix):
-                    call.ctx.files[target + "/" + path[len(prefix):]] = content
+            fs = _fs(call)
+            if fs is not None:
+                _copy_tree(call, fs, tree, real, target, preserve=move or bool({"a", "p"} & flags))
+            else:
+                prefix = real.rstrip("/") + "/"
+                for path, content in list(call.ctx.files.items()):
+                    if path.startswith(prefix):
+                        call.ctx.files[target + "/" + path[len(prefix):]] = content
             if move:
                 tree.remove(real)
+            continue
+        fs = _fs(call)
+        link = fs.lookup(src_abs, follow_last=False) if move and fs is not None else None
+        if link is not None and fs is not None and link[1].kind == "link":
+            # `mv` renames a symlink itself, not what it points to.
+            remove_file(call, src_abs)
+            call.ctx.files.pop(target, None)
+            fs.add_link(target, link[1].target)
+            relinked = getattr(call.ctx.files, "relinked", None)
+            if relinked is not None:
+                relinked(target)
             continue
         content = call.read_file(source) or ""
         call.ctx.files[target] = content
         if move:
             remove_file(call, src_abs)
     return status
+
+
+def _copy_tree(call: Invocation, fs: ContainerFS, tree: TreeView, real: str, target: str, *,
+               preserve: bool) -> None:
+    """`cp -r`/`mv` of a directory: every entry under it, empty directories and symlinks (copied
+    as links, as GNU `cp -R` does without -L) included; modes kept, mtimes with -a/-p and mv."""
+    stack = [(real, call.shell.abspath(target))]
+    while stack:
+        src, dst = stack.pop()
+        entry = tree.entries[src]
+        if entry.kind == "dir":
+            fs.add_dir(dst, mode=entry.mode)
+            stack.extend((posixpath.join(src, child), posixpath.join(dst, child))
+                         for child in reversed(tree.children(src)))
+        elif entry.kind == "link":
+            fs.add_link(dst, entry.target)
+        else:
+            content = call.ctx.files.get(src, "")
+            fs.add_file(dst, content, entry.mode)
+            call.ctx.files[dst] = content
+        made = fs.lookup(dst, follow_last=False)
+        if made is not None:
+            made[1].mtime = entry.mtime if preserve else call.now
+    relinked = getattr(call.ctx.files, "relinked", None)
+    if relinked is not None:
+        relinked()
 
 
 @command("cp")
@@ -120,11 +162,25 @@ def ln(call: Invocation) -> int:
         return 1
     if "s" in flags:
         if fs is not None:
+            parent = TreeView(call).get(posixpath.dirname(link_abs))
+            if parent is None or parent.kind != "dir":
+                problem = "No such file or directory" if parent is None else "Not a directory"
+                call.error(f"ln: {link}: {problem}" if is_busybox(call)
+                           else f"ln: failed to create symbolic link '{link}': {problem}")
+                return 1
+            where = fs.resolve(posixpath.dirname(link_abs)) or posixpath.dirname(link_abs)
+            if read_only(call.ctx, posixpath.join(where, posixpath.basename(link_abs))):
+                call.error(f"ln: {link}: {EROFS}" if is_busybox(call)
+                           else f"ln: failed to create symbolic link '{link}': {EROFS}")
+                return 1
             remove_file(call, link_abs)
             fs.add_link(link_abs, target)
-            content = fs.read(link_abs)
-            if content is not None:
-                call.ctx.files[link_abs] = content
+            made = fs.lookup(link_abs, follow_last=False)
+            if made is not None:
+                made[1].mtime = call.now
+            relinked = getattr(call.ctx.files, "relinked", None)
+            if relinked is not None:  # the files map resolves links (userland/linkedfiles.py)
+                relinked(link_abs)
         return 0
     content = call.read_file(target)
     if content is None:

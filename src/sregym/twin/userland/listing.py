@@ -25,7 +25,14 @@ def _fs_of(call: Invocation) -> ContainerFS:
     if isinstance(fs, ContainerFS):
         for path, content in call.ctx.files.items():
             if fs.read(path) != content and not fs.is_dir(path):
-                fs.add_file(path, content)  # written by this session
+                found = fs.lookup(path, follow_last=False)
+                if found is not None and found[1].kind == "link":
+                    continue  # read through a link: its target is listed under its own path
+                if found is None:
+                    fs.add_file(path, content)  # written by this session
+                    found = fs.lookup(path, follow_last=False)
+                if found is not None:  # an edited file keeps its mode; its mtime is now
+                    found[1].content, found[1].mtime = content, call.now
         return fs
     derived = ContainerFS(call.ctx.start_time)
     for path, content in sorted(call.ctx.files.items()):

@@ -75,8 +75,14 @@ class TreeView:
     def remove(self, real: str) -> None:
         """Delete an entry (and what is under it) from the session and the tree."""
         prefix = real.rstrip("/") + "/"
+        # A name read through a link being removed goes alone; a real file takes its aliases along.
+        links = tuple(p for p, e in self.entries.items() if e.kind == "link" and (p == real or p.startswith(prefix)))
+        through = links + tuple(link + "/" for link in links)
         for path in [p for p in self.files if p == real or p.startswith(prefix)]:
-            del self.files[path]
+            if path.startswith(through):
+                dict.pop(self.files, path, None)
+            else:
+                self.files.pop(path, None)
         if self.fs is not None:
             self.fs.remove_tree(real)
         for path in [p for p in self.entries if p == real or p.startswith(prefix)]:

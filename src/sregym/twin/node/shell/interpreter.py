@@ -436,6 +436,12 @@ class Shell:
                 dest = "pid1:" + ("stdout" if path.endswith("/1") else "stderr")
             else:
                 dest = "file:" + self.abspath(path)
+                check = self.ctx.extras.get("open_write")  # an exec's tree (userland/openwrite.py)
+                problem = check(dest[5:]) if check is not None and dest not in appends else None
+                if problem:
+                    yield Output("stderr", self._cannot_create(path, problem))
+                    body.close()
+                    return 1 if self.ctx.shell_flavour == "bash" else 2
                 if red.op == ">" or dest not in appends:
                     if red.op == ">":
                         self.meter.disk_used = max(
@@ -467,6 +473,18 @@ class Shell:
         except StopIteration as stop:
             result = stop.value if stop.value is not None else 0
         return result or (1 if full else 0)
+
+    def _cannot_create(self, path: str, errno: str) -> str:
+        """A failed redirection as each shell words it (dash and ash name ENOENT their own way)."""
+        text = {"ENOTDIR": "Not a directory", "EISDIR": "Is a directory", "EROFS": "Read-only file system",
+                "ELOOP": "Too many levels of symbolic links"}.get(errno, "No such file or directory")
+        flavour = self.ctx.shell_flavour
+        if flavour == "bash":
+            return f"{self.name}: {path}: {text}\n"
+        if flavour == "dash":
+            return f"{self.name}: {self.lineno}: cannot create {path}: " \
+                   f"{'Directory nonexistent' if errno in ('ENOENT', 'ENOTDIR') else text}\n"
+        return f"{self.name}: can't create {path}: {'nonexistent directory' if errno in ('ENOENT', 'ENOTDIR') else text}\n"
 
     def _enospc(self, writer: str) -> str:
         """What the writer says when its output file's filesystem is full: dash's builtins
