@@ -64,8 +64,12 @@ def shared_run(problem: Problem, seed: int, noise: str | None, baseline_s: float
     return ProblemRun(problem, prefix.cluster, seed=seed, noise=noise), prefix.ready_time
 
 
+def has(problem: Problem, seed: int, baseline_s: float) -> bool:
+    return (problem.app, int(seed), float(baseline_s)) in _SHARED
+
+
 def clear() -> None:
     _SHARED.clear()
 
 
-__all__ = ["Prefix", "clear", "share", "shared_run"]
+__all__ = ["Prefix", "clear", "has", "share", "shared_run"]
