@@ -27,3 +27,22 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.section("figures reported by tests")
     for nodeid, text in _REPORTS:
         terminalreporter.write_line(f"{nodeid}: {text.strip()}")
+
+
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    """Keep each module whose tests share a module-scoped fixture on one xdist worker.
+
+    A module-scoped fixture (a warm Hotel Reservation twin, an exported snapshot) is built once
+    per worker that runs any of the module's tests; spread over two workers it was built twice.
+    Such a module's tests get the module as their `xdist_group` (the suite runs with
+    `--dist loadgroup`) unless they already name a group. Runs before xdist reads the marks.
+    """
+    import pytest
+
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        defs = getattr(info, "name2fixturedefs", {}) if info is not None else {}
+        if any(d.scope == "module" for fixturedefs in defs.values() for d in fixturedefs):
+            item.add_marker(pytest.mark.xdist_group(f"module:{item.nodeid.split('::', 1)[0]}"))
