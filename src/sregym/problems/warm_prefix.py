@@ -18,11 +18,16 @@ from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sregym.cluster.twin import TwinCluster
 from sregym.problems.model import Problem
 from sregym.problems.run import ProblemRun
+from sregym.problems.warm import can_fork, in_fork
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -72,4 +77,23 @@ def clear() -> None:
     _SHARED.clear()
 
 
-__all__ = ["Prefix", "clear", "has", "share", "shared_run"]
+def run_forked(problem: Problem, seed: int, baseline_s: float, fn: Callable[[], T]) -> T | None:
+    """`fn()` (which must not return None) in a child forked from the prefix of `problem`'s app,
+    built here on first use; None when the caller must run it itself: forking is not possible
+    (another thread runs, no `os.fork`), building the prefix failed (a fresh run then says why)
+    or the child raised or died. One prefix is kept (the last key), so memory does not grow with
+    the number of seeds or apps."""
+    if not can_fork():
+        return None
+    try:
+        if not has(problem, seed, baseline_s):  # a prefix kept for another key goes first
+            gc.unfreeze()
+            clear()
+            gc.collect()
+        share(problem, seed, baseline_s)
+        return in_fork(fn)
+    except Exception:  # ForkedRunFailed included
+        return None
+
+
+__all__ = ["Prefix", "clear", "has", "run_forked", "share", "shared_run"]

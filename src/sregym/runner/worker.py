@@ -5,7 +5,7 @@ problem and agent directories of the run are loaded again here, and nothing an e
 left in module state can leak into the next one through a shared parent. Every attempt builds
 its own twin from its own seed, which is what makes results independent of `-j` and of the order
 in which attempts run; the deploy and healthy-baseline prefix of that twin is built once per worker
-and each attempt is forked from it where it can be (`runner.forked`), which computes the same twin.
+and each attempt is forked from it where it can be (`problems.warm_prefix`), which computes the same twin.
 
 A crash of the environment (the twin, the app failing to come up, a bug in a fault) and a
 machine that is not set up for the agent (`SetupError`: a program or extra missing) are recorded
@@ -25,7 +25,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf, model_serializer, model_validator
 
 from sregym.env.config import FIELDS, AttemptConfig
-from sregym.runner.forked import run_forked
 from sregym.runner.plan import AttemptSpec, load_problem_dirs
 
 # Attempt settings no flag of `sregym run` sets: stored in `run.json` only when they differ from
@@ -171,9 +170,21 @@ def run_attempt_in_worker(config_json: str, spec_json: str) -> str:
     """Process-pool entry point: JSON in and out, so nothing but plain data crosses processes."""
     config, spec = WorkerConfig.model_validate_json(config_json), AttemptSpec.model_validate_json(spec_json)
     prepare(config)
-    forked = run_forked(spec.problem_id, spec.seed, config.attempt.baseline_s,
-                        lambda: run_attempt(config, spec).model_dump_json())
+    forked = _run_forked(config, spec)
     return forked if forked is not None else run_attempt(config, spec).model_dump_json()
+
+
+def _run_forked(config: WorkerConfig, spec: AttemptSpec) -> str | None:
+    """The attempt forked from the worker's warm prefix of its app, or None (run it here)."""
+    from sregym.problems import get_problem
+    from sregym.problems.warm_prefix import run_forked
+
+    try:
+        problem = get_problem(spec.problem_id)
+    except Exception:  # an unknown problem: the plain attempt records why
+        return None
+    return run_forked(problem, spec.seed, config.attempt.baseline_s,
+                      lambda: run_attempt(config, spec).model_dump_json())
 
 
 def resolve_dirs(dirs: list[str | Path] | tuple[str | Path, ...] | None) -> tuple[str, ...]:
