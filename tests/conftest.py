@@ -67,6 +67,10 @@ def _name_groups(config: pytest.Config, items: list[Any]) -> None:
     for item in items:
         names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
                         for m in item.iter_markers("xdist_group")})
-        if names and "@" not in item.nodeid and hasattr(item, "_id"):
-            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
+        old = getattr(item, "_id", None)
+        if names and isinstance(old, NodeId) and old.names and "@" not in item.nodeid:
+            # The suffix goes into the last name (params included), so the id reads the same
+            # however pytest rebuilds its string form.
+            last = old.names[-1] + (f"[{old.params}]" if old.params is not None else "") + "@" + "_".join(names)
+            item._id = NodeId(path=old.path, names=(*old.names[:-1], last))
 
