@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 _REPORTS: list[tuple[str, str]] = []
 
 
@@ -27,3 +29,48 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.section("figures reported by tests")
     for nodeid, text in _REPORTS:
         terminalreporter.write_line(f"{nodeid}: {text.strip()}")
+
+
+@pytest.hookimpl(tryfirst=True)  # before the marks are read into node ids (below)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[Any]) -> None:
+    """Keep each module whose tests share a module-scoped fixture on one xdist worker.
+
+    A module-scoped fixture (a warm Hotel Reservation twin, an exported snapshot) is built once
+    per worker that runs any of the module's tests; spread over two workers it was built twice.
+    Such a module's tests get the module as their `xdist_group` (the suite runs with
+    `--dist loadgroup`) unless they already name a group.
+    """
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        defs = getattr(info, "name2fixturedefs", {}) if info is not None else {}
+        if any(d.scope == "module" for fixturedefs in defs.values() for d in fixturedefs):
+            item.add_marker(pytest.mark.xdist_group(f"module:{item.nodeid.split('::', 1)[0]}"))
+    _name_groups(config, items)
+
+
+def _name_groups(config: pytest.Config, items: list[Any]) -> None:
+    """Make `--dist loadgroup` work on pytest 9.
+
+    xdist (3.8) sends a test to its group's worker by appending `@<group>` to the node id it
+    reports, and does so by setting `item._nodeid`; pytest 9 keeps the id in `item._id`, so that
+    write is lost and every group was spread over all workers (each one rebuilding the group's
+    shared state: the problem batches ran once per worker). Here the id itself carries the suffix.
+    """
+    if not getattr(config.option, "loadgroup", False) or not hasattr(config, "workerinput"):
+        return
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # an older pytest: xdist's own write works
+        return
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        old = getattr(item, "_id", None)
+        if names and isinstance(old, NodeId) and old.names and "@" not in item.nodeid:
+            # The suffix goes into the last name (params included), so the id reads the same
+            # however pytest rebuilds its string form.
+            last = old.names[-1] + (f"[{old.params}]" if old.params is not None else "") + "@" + "_".join(names)
+            item._id = NodeId(path=old.path, names=(*old.names[:-1], last))
+

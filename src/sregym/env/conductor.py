@@ -38,6 +38,7 @@ from sregym.env.models import (
 )
 from sregym.problems.model import CheckSpec, Problem
 from sregym.problems.run import ProblemRun
+from sregym.problems.warm_prefix import shared_run
 from sregym.tools.session import AppContext, Phase, QueryApi, ToolError, ToolSession
 from sregym.tools.spec import ToolResult
 from sregym.types import DiagnosisSubmission, MitigationScore
@@ -227,14 +228,19 @@ class Conductor:
 
     # ================================================================ setup
     def _prepare(self) -> None:
-        cluster = TwinCluster.new(self.seed)
-        run = ProblemRun(self._problem, cluster, seed=self.seed, noise=self.noise)
-        self._run = run
-        try:
-            run.deploy()
-        except RuntimeError as exc:
-            raise EnvironmentFailure(f"deploy failed: {exc}") from None
-        run.advance(self.baseline_s)
+        shared = shared_run(self._problem, self.seed, self.noise, self.baseline_s)
+        if shared is not None:  # forked from a warm prefix: deployed, baseline period run
+            run = self._run = shared[0]
+            cluster = run.cluster
+        else:
+            cluster = TwinCluster.new(self.seed)
+            run = ProblemRun(self._problem, cluster, seed=self.seed, noise=self.noise)
+            self._run = run
+            try:
+                run.deploy()
+            except RuntimeError as exc:
+                raise EnvironmentFailure(f"deploy failed: {exc}") from None
+            run.advance(self.baseline_s)
         run.record_baseline()
         from sregym.oracles.mitigation import evaluate
 

@@ -4,7 +4,8 @@ A worker process is spawned (not forked), so it starts from a clean interpreter:
 problem and agent directories of the run are loaded again here, and nothing an earlier attempt
 left in module state can leak into the next one through a shared parent. Every attempt builds
 its own twin from its own seed, which is what makes results independent of `-j` and of the order
-in which attempts run.
+in which attempts run; the deploy and healthy-baseline prefix of that twin is built once per worker
+and each attempt is forked from it where it can be (`problems.warm_prefix`), which computes the same twin.
 
 A crash of the environment (the twin, the app failing to come up, a bug in a fault) and a
 machine that is not set up for the agent (`SetupError`: a program or extra missing) are recorded
@@ -167,8 +168,23 @@ def environment_failure(config: WorkerConfig, spec: AttemptSpec, reason: str, wa
 
 def run_attempt_in_worker(config_json: str, spec_json: str) -> str:
     """Process-pool entry point: JSON in and out, so nothing but plain data crosses processes."""
-    outcome = run_attempt(WorkerConfig.model_validate_json(config_json), AttemptSpec.model_validate_json(spec_json))
-    return outcome.model_dump_json()
+    config, spec = WorkerConfig.model_validate_json(config_json), AttemptSpec.model_validate_json(spec_json)
+    prepare(config)
+    forked = _run_forked(config, spec)
+    return forked if forked is not None else run_attempt(config, spec).model_dump_json()
+
+
+def _run_forked(config: WorkerConfig, spec: AttemptSpec) -> str | None:
+    """The attempt forked from the worker's warm prefix of its app, or None (run it here)."""
+    from sregym.problems import get_problem
+    from sregym.problems.warm_prefix import run_forked
+
+    try:
+        problem = get_problem(spec.problem_id)
+    except Exception:  # an unknown problem: the plain attempt records why
+        return None
+    return run_forked(problem, spec.seed, config.attempt.baseline_s,
+                      lambda: run_attempt(config, spec).model_dump_json())
 
 
 def resolve_dirs(dirs: list[str | Path] | tuple[str | Path, ...] | None) -> tuple[str, ...]:

@@ -80,10 +80,19 @@ def _export_one(item: tuple[Any, ...]) -> tuple[str, int, str, float]:
 
         for d in dirs:
             load_problems_dir(d)
+    from sregym.problems.warm_prefix import run_forked
+
     start = time.perf_counter()  # progress only: never written to the dataset
+
+    def export() -> Path:
+        return write_snapshot(problem_id, Path(root) / snapshot, Path(root) / ground_truth, seed=seed, noise=noise,
+                              window_s=window_s, baseline_s=baseline_s)
+
+    # Tasks of one app and seed share their deploy and baseline: forked from one prefix where possible.
+    if run_forked(resolve_problem(problem_id), seed, baseline_s, export) is not None:
+        return snapshot, seed, problem_id, time.perf_counter() - start
     try:
-        write_snapshot(problem_id, Path(root) / snapshot, Path(root) / ground_truth, seed=seed, noise=noise,
-                       window_s=window_s, baseline_s=baseline_s)
+        export()
     except SnapshotError:
         raise
     except Exception as exc:  # say which task failed; the pool would only show the traceback

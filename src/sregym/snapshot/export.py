@@ -104,17 +104,25 @@ def run_incident(problem: Problem, *, seed: int, noise: str, window_s: float, ba
     from sregym.env.conductor import BASELINE_CHECKS
     from sregym.oracles.mitigation import evaluate
     from sregym.problems.run import ProblemRun
+    from sregym.problems.warm_prefix import shared_run
 
-    cluster = TwinCluster.new(seed)
-    run = ProblemRun(problem, cluster, seed=seed, noise=noise)
-    incident = Incident(problem, run)
-    progress(f"{problem.id} seed {seed}: deploying {run.app.name}")
-    try:
-        run.deploy()
-    except RuntimeError as exc:
-        raise SnapshotError(f"{problem.id}: deploy failed: {exc}") from None
-    incident.ready_time = cluster.now()
-    run.advance(baseline_s)
+    shared = shared_run(problem, seed, noise, baseline_s)
+    if shared is not None:  # forked from a warm prefix: deployed, baseline period run
+        run, ready_time = shared
+        cluster = run.cluster
+        incident = Incident(problem, run)
+        incident.ready_time = ready_time
+    else:
+        cluster = TwinCluster.new(seed)
+        run = ProblemRun(problem, cluster, seed=seed, noise=noise)
+        incident = Incident(problem, run)
+        progress(f"{problem.id} seed {seed}: deploying {run.app.name}")
+        try:
+            run.deploy()
+        except RuntimeError as exc:
+            raise SnapshotError(f"{problem.id}: deploy failed: {exc}") from None
+        incident.ready_time = cluster.now()
+        run.advance(baseline_s)
     run.record_baseline()
     bad = [c for c in evaluate(run.check_context(), BASELINE_CHECKS, "must_keep") if not c.passed]
     if bad:

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+# Immutable leaves are returned as they are without a call: most of a Kubernetes object's values
+# are strings and numbers, and `clone` runs on every store read and write.
+_LEAVES = frozenset((str, int, float, bool, type(None)))
+
 
 def clone(value: Any) -> Any:
     """Deep copy of a JSON-shaped value; several times faster than `copy.deepcopy`."""
+    kind = type(value)
+    if kind is dict:
+        return {k: v if type(v) in _LEAVES else clone(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _LEAVES else clone(v) for v in value]
     if isinstance(value, dict):
         return {k: clone(v) for k, v in value.items()}
     if isinstance(value, list):
