@@ -49,7 +49,8 @@ def checkout_kafka() -> tuple[Dependency, tuple[Call, ...]]:
     """checkout's producer dependency and the calls PlaceOrder makes last (sendToPostProcessor)."""
     return (_kafka("Failed to write message: {error}"),
             (Call(dependency="kafka", operation="produce", collection=TOPIC, optional=True),
-             Call(dependency="kafka", operation="produce", collection=TOPIC, optional=True, count=float(OVERLOAD),
+             # The overload goroutines: the same message again, a flow of its own ("send").
+             Call(dependency="kafka", operation="send", collection=TOPIC, optional=True, count=float(OVERLOAD),
                   feature=f"{FLAG}!=0")))
 
 
