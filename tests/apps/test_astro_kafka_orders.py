@@ -139,6 +139,8 @@ def _check_queue_problems(twin: Twin) -> None:
     assert int(row[3]) - int(before[3]) <= 61 and int(row[5]) >= produced - 61  # a record a second
     _, accounting = _describe(twin, "accounting")
     assert int(accounting[5]) <= 1
+    assert " - fraud-detection - FeatureFlag 'kafkaQueueProblems' is enabled, sleeping 1 second trace_id=" \
+        in _logs(twin, "fraud-detection")
 
 
 def test_orders_flow_through_kafka(shop: Twin) -> None:

@@ -90,8 +90,10 @@ def accounting_lines(record: Record) -> list[str]:
 def fraud_detection_lines(record: Record) -> list[str]:
     stamp = datetime.fromtimestamp(record.at, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
     trace = _digest(record, "trace").hex()
-    return [f"{stamp} - fraud-detection - Consumed record with orderId: {order_id(record)}, and updated total "
-            f"count to: {record.total} trace_id={trace[:32]} span_id={trace[32:48]} trace_flags=01 "]
+    ids = f"trace_id={trace[:32]} span_id={trace[32:48]} trace_flags=01 "
+    sleeping = [f"{stamp} - fraud-detection - FeatureFlag 'kafkaQueueProblems' is enabled, sleeping 1 second {ids}"]
+    return [*(sleeping if record.slowed else []), f"{stamp} - fraud-detection - Consumed record with orderId: {order_id(record)}, and updated total "
+            f"count to: {record.total} {ids}"]
 
 
 __all__ = ["ADDRESSES", "accounting_lines", "fraud_detection_lines", "order_id", "order_json", "tracking_id"]

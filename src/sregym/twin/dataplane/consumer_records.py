@@ -25,8 +25,9 @@ MAX_LINES_PER_TICK = 20
 
 @dataclass(frozen=True)
 class Record:
-    """One processed record: where it sits in the log, when it was handled, and the handler's
-    running count of records (`total`, 1 for the first record this process handled)."""
+    """One processed record: where it sits in the log, when it was handled, the handler's
+    running count of records (`total`, 1 for the first record this process handled), and whether
+    the loop ran its slow code path for it (`Consumer.slow_when`)."""
 
     topic: str
     partition: int
@@ -34,6 +35,7 @@ class Record:
     at: float
     total: int
     group: str
+    slowed: bool = False
 
 
 RecordLog = Callable[[Record], list[str]]
@@ -72,9 +74,10 @@ def log_records(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, broker:
         return
     now = engine.twin.clock.now
     shown = offsets[-MAX_LINES_PER_TICK:]
+    slowed = consumer.slowed(proc.inst.settings)
     first_total = total - len(shown) + 1
     for n, (index, offset) in enumerate(shown):
-        record = Record(topic, index, offset, now, first_total + n, consumer.group)
+        record = Record(topic, index, offset, now, first_total + n, consumer.group, slowed)
         for line in render(record):
             logs.append(instance.container_id, now, "stdout", line)
 
