@@ -3,8 +3,9 @@
 
 `manifests.py` renders the chart's objects from its values (`chart/`), `programs.py` holds each
 service's behaviour, `frontend_api.py` the frontend's API bodies (data in `catalogue.py`), `images.py` the images pushed to the twin, `loadgen.py` the demo's Locust
-flows, run by the chart's own `load-generator` Deployment (not a hidden one). Feature-flag semantics and the Kafka
-broker/consumers come in later waves (see `# kafka:` marks).
+flows, run by the chart's own `load-generator` Deployment (not a hidden one), `kafka_programs.py` checkout's
+producer and the `orders` consumers (what their records hold and log: `order_records.py`). Feature-flag semantics
+come in a later wave.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from sregym.apps.astronomy_shop import loadgen
 from sregym.apps.astronomy_shop.frontend_api import frontend_page, proxy_page
 from sregym.apps.astronomy_shop.images import demo_images
 from sregym.apps.astronomy_shop.manifests import NAMESPACE, component_port, objects, values
+from sregym.apps.astronomy_shop.order_records import accounting_lines, fraud_detection_lines
 from sregym.apps.astronomy_shop.programs import PREFIX, astronomy_programs
 from sregym.apps.catalog import AppSpec, Slo, app
+from sregym.twin.dataplane.consumer_records import register_record_log
 from sregym.twin.dataplane.pages import register_pages
 
 SERVICES = ("accounting", "ad", "cart", "checkout", "currency", "email", "flagd", "fraud-detection", "frontend",
@@ -41,6 +44,8 @@ WORKLOAD = loadgen.workload(f"http://frontend-proxy.{NAMESPACE}.svc.cluster.loca
 def astronomy_shop() -> AppSpec:
     register_pages(PREFIX + "frontend", frontend_page)  # the Next.js API routes' bodies
     register_pages(PREFIX + "frontend-proxy", proxy_page)
+    register_record_log(PREFIX + "accounting", "accounting", accounting_lines)  # what each consumer logs
+    register_record_log(PREFIX + "fraud-detection", "fraud-detection", fraud_detection_lines)
     # No hidden generator: the chart's load-generator Deployment runs these flows (loadgen.py).
     return AppSpec(name="astronomy-shop", namespace=NAMESPACE, description=DESCRIPTION, objects_fn=objects,
                    entry_service="frontend-proxy", entry_port=PORTS["frontend-proxy"],

@@ -2,9 +2,10 @@
 
 All services share one repository (`ghcr.io/open-telemetry/demo`, tag `<version>-<service>`), so
 one catalogue entry serves every tag: its main program looks at which tag the container runs and
-starts that service's program. Kafka and the two Kafka consumers (accounting, fraud-detection)
-and flagd-ui only start and listen for now (# kafka: the broker and consumer behaviour come with
-the Kafka model). flagd is its own image (`ghcr.io/open-feature/flagd`, binary `/flagd-build`).
+starts that service's program; flagd-ui only starts and listens for now. The `<v>-kafka` tag is
+another build (FROM apache/kafka, `src/kafka/Dockerfile`), pushed with its own image config: the
+twin's Kafka broker with the demo's KRaft env. flagd is its own image (`ghcr.io/open-feature/flagd`,
+binary `/flagd-build`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sregym.apps.astronomy_shop.manifests import APP_VERSION, NAMESPACE, compone
 from sregym.apps.astronomy_shop.programs import PREFIX, astronomy_programs
 from sregym.twin.dataplane.locust import locust_command
 from sregym.twin.dataplane.programs import program_command
+from sregym.twin.datastores.kafka_image import DEMO_ENV, kafka_image
 from sregym.twin.node.images import ImageSpec, serve
 from sregym.twin.node.shell import Invocation, Program
 from sregym.twin.node.shell.effects import Listen
@@ -24,11 +26,6 @@ from sregym.twin.node.shell.effects import Listen
 DEMO_REPOSITORY = "ghcr.io/open-telemetry/demo"
 # Components that only start and listen (ports) with their start-up lines.
 _IDLE: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
-    # kafka: a KRaft broker on 9092 (PLAINTEXT) and 9093 (CONTROLLER); replace with the Kafka model.
-    "kafka": ((9092, 9093), ("[KafkaRaftServer nodeId=1] Kafka Server started (kafka.server.KafkaRaftServer)",)),
-    # kafka: consumers of topic `orders` (group `accounting` / `fraud-detection`).
-    "accounting": ((), ("info: Accounting.Consumer[0]", "      Accounting service started")),
-    "fraud-detection": ((), ("FraudDetectionService - Consumer Started",)),
     "flagd-ui": ((4000,), ("[info] Running FlagdUiWeb.Endpoint with Bandit 1.7.0 at :::4000 (http)",)),
 }
 
@@ -87,6 +84,7 @@ def demo_images() -> tuple[ImageSpec, ...]:
     return (
         ImageSpec(DEMO_REPOSITORY, tags, size_mb=180.0, description="OpenTelemetry demo service",
                   shell="ash", extras={"main": _main}),
+        kafka_image(DEMO_REPOSITORY, (f"{APP_VERSION}-kafka",), kafka_env=DEMO_ENV),
         ImageSpec("ghcr.io/open-feature/flagd", (refs["flagd"].rpartition(":")[2],), size_mb=32.0, shell="",
                   entrypoint=("/flagd-build",), cmd=("start",),
                   commands={"/flagd-build": program_command(PREFIX + "flagd"),

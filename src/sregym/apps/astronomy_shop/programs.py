@@ -19,6 +19,12 @@ SDK falls back to the code default when flagd is unreachable.
 
 from __future__ import annotations
 
+from sregym.apps.astronomy_shop.kafka_programs import (
+    accounting,
+    checkout_kafka,
+    flag_setting,
+    fraud_detection,
+)
 from sregym.twin.dataplane.spec import (
     Call,
     Dependency,
@@ -142,8 +148,7 @@ def _checkout() -> ProgramSpec:
     deps = (_grpc("cart", "CART_ADDR"), _grpc("currency", "CURRENCY_ADDR"), _http("email", "EMAIL_ADDR"),
             _grpc("payment", "PAYMENT_ADDR"), _grpc("product-catalog", "PRODUCT_CATALOG_ADDR"),
             _http("shipping", "SHIPPING_ADDR"), _flagd())
-    # kafka: PlaceOrder publishes the order to topic `orders` on KAFKA_ADDR (sarama async producer)
-    # after EmptyCart; wire it as a producer call once the Kafka dependency kind exists.
+    kafka, publish = checkout_kafka()  # PlaceOrder publishes the order to `orders` last (kafka_programs.py)
     calls = (
         Call(dependency="cart", operation="oteldemo.CartService/GetCart"),
         Call(dependency="product-catalog", operation="oteldemo.ProductCatalogService/GetProduct", count=1.7),
@@ -155,8 +160,10 @@ def _checkout() -> ProgramSpec:
         Call(dependency="cart", operation="oteldemo.CartService/EmptyCart", optional=True),
         Call(dependency="email", operation="POST /send_order_confirmation", optional=True),
         _flag(),
+        *publish,
     )
-    return _spec("checkout", port_env="CHECKOUT_PORT", default_port=8080, deps=deps, memory=9.0, style="json",
+    return _spec("checkout", port_env="CHECKOUT_PORT", default_port=8080, deps=(*deps, kafka), memory=9.0,
+                 style="json",
                  caller="main.go", ops=(Operation(name="oteldemo.CheckoutService/PlaceOrder", cpu_ms=1.2,
                                                   calls=calls),),
                  logs=('{"time":"","level":"INFO","msg":"service config: &{productCatalogSvcAddr:product-catalog:8080 '
@@ -247,7 +254,9 @@ def _simple() -> list[ProgramSpec]:
 
 
 def astronomy_programs() -> list[ProgramSpec]:
-    specs = [_frontend_proxy(), _frontend(), _checkout(), *_simple()]
+    checkout = _checkout().model_copy(update={"settings": flag_setting()})
+    specs = [_frontend_proxy(), _frontend(), checkout, *_simple(), accounting(PREFIX),
+             fraud_detection(PREFIX, _flagd(), _flag())]
     flagd = next(s for s in specs if s.service_name == "flagd")
     specs[specs.index(flagd)] = flagd.model_copy(update={"port": Setting(flag="--port", default="8013")})
     return specs

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.dataplane.consumer_records import log_records, positions
 from sregym.twin.dataplane.spec import Consumer, Setting
 
 if TYPE_CHECKING:
@@ -105,8 +106,13 @@ def _poll(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, dt: float) ->
         return 0.0
     topic = _read(consumer.topic, inst) or "orders"
     rate = _rate(consumer, proc)
-    return broker.poll(consumer.group, _member_key(inst), consumer.client_id, f"/{proc.pod_ip}", topic, rate * dt,
-                       consumer.reset)
+    before = positions(broker, consumer.group, topic)
+    consumed = broker.poll(consumer.group, _member_key(inst), consumer.client_id, f"/{proc.pod_ip}", topic,
+                           rate * dt, consumer.reset)
+    if consumed > 0:
+        member = broker.data.groups[consumer.group].members.get(_member_key(inst))
+        log_records(engine, proc, consumer, broker, topic, before, member.consumed if member else consumed)
+    return consumed
 
 
 def _rate(consumer: Consumer, proc: Proc) -> float:
@@ -151,8 +157,12 @@ def _log(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, dep: Dependenc
     logs = engine.twin.services.logs
     if instance is None or logs is None:
         return
+    from datetime import UTC, datetime
+
+    moment = datetime.fromtimestamp(now, tz=UTC)
     text = consumer.error_log.format(error=error, host=dep.host, port=dep.port, group=consumer.group,
-                                     client_id=consumer.client_id)
+                                     client_id=consumer.client_id, time=moment.strftime("%Y-%m-%d %H:%M:%S"),
+                                     epoch=f"{now:.3f}")
     logs.append(instance.container_id, now, "stdout", text)
 
 

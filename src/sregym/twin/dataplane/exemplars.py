@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.dataplane.connect import Leg
 from sregym.twin.dataplane.errortexts import client_error, deadline_error, propagated_error, retryable
+from sregym.twin.dataplane.kafka_spans import producer_span
 from sregym.twin.dataplane.spec import Operation, http_route
 from sregym.twin.dataplane.state import OpResult, Proc, match_operation
 from sregym.twin.telemetry.traces import Span
@@ -159,7 +160,7 @@ def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, 
         if leg is None:
             return cursor, False, "no route", False
         res = leg.result
-        traced = dep.kind in ("grpc", "http")
+        traced = dep.kind in ("grpc", "http", "kafka")
         span_id = f"{rng.getrandbits(64):016x}" if traced else ""
         ok, hit = True, False
         if not res.ok:
@@ -190,7 +191,12 @@ def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, 
         if traced:
             tags: dict[str, Any] = {"span.kind": "client", "net.peer.name": dep.host, "net.peer.port": dep.port,
                                     "pod": proc.inst.pod}
-            if dep.kind == "grpc":
+            span_kind = "client"
+            if dep.kind == "kafka":  # a publish: a PRODUCER span with the messaging attributes
+                name, span_kind, kafka_tags = producer_span(call.collection or "orders", ok, elapsed_us, None)
+                tags.update(kafka_tags)
+                status = 0 if ok else 2
+            elif dep.kind == "grpc":
                 code = "OK" if ok else _grpc_code(error)
                 tags.update({"component": "gRPC", "rpc.system": "grpc", "rpc.grpc.status_code": GRPC_CODES.get(code, 2)})
                 status = GRPC_CODES.get(code, 2)
@@ -203,7 +209,7 @@ def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, 
             if not ok:
                 tags["error"] = True
             traces.add(Span(trace_id=trace_id, span_id=span_id, parent_span_id=parent, service=proc.inst.spec.trace_name,
-                            operation=name, kind="client", start_us=cursor, duration_us=max(1, elapsed_us),
+                            operation=name, kind=span_kind, start_us=cursor, duration_us=max(1, elapsed_us),
                             error=not ok, status_code=status, message=error if not ok else "", tags=tags,
                             process_tags=_process_tags(proc)))
         cursor += elapsed_us

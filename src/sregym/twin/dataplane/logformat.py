@@ -25,6 +25,8 @@ def format_log(style: str, at: float, level: str, caller: str, message: str) -> 
         stamp = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
         return json.dumps({"level": level, "ts": stamp, "caller": caller, "msg": message},
                           separators=(",", ":"))
+    if style == "raw":
+        return message
     return f"{moment.strftime('%Y/%m/%d %H:%M:%S')} {message}"
 
 

@@ -217,7 +217,8 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
         if read_setting(required.setting, call, spec) is None:
             log("fatal", render(required.message, fields))
             return required.exit_code
-    if not port_text or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+    listens = not (spec.consumers and port_text == "0")  # a consumer-only process serves no port
+    if listens and (not port_text or not port_text.isdigit() or not 0 < int(port_text) < 65536):
         log("fatal", f"listen tcp: address {port_text or ''}: invalid port" if port_text
             else "listen tcp: missing port in address")
         return 1
@@ -259,7 +260,8 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
             log("fatal", render(dep.startup_failure_log, {**fields, "error": error}))
             return dep.startup_failure_exit_code
     paths: tuple[str, ...] | None = spec.http_paths if spec.protocol == "http" else None
-    yield Listen(port, "TCP", http_paths=paths, grpc_health=spec.grpc_health)
+    if listens:
+        yield Listen(port, "TCP", http_paths=paths, grpc_health=spec.grpc_health)
     instance = ProgramInstance(
         spec=spec, namespace=((ctx.pod or {}).get("metadata") or {}).get("namespace", "default"),
         pod=((ctx.pod or {}).get("metadata") or {}).get("name", ""), container=ctx.container, ctx=ctx,

@@ -30,7 +30,7 @@ from sregym.registry import Registry
 
 Protocol = Literal["grpc", "http"]
 DependencyKind = Literal["grpc", "http", "mongodb", "memcached", "redis", "postgres", "kafka"]
-LogStyle = Literal["zerolog", "logfmt", "json", "plain"]
+LogStyle = Literal["zerolog", "logfmt", "json", "plain", "raw"]  # raw: lines as the program prints them
 # Error classes a caller may retry on (see RetryPolicy.retry_on).
 ErrorClass = Literal["refused", "timeout", "unavailable", "reset", "nxdomain", "server_error", "auth"]
 
@@ -329,8 +329,8 @@ class Consumer(_Frozen):
     # while the program's setting matches "NAME=value" (or "NAME!=value") it runs at `slow_rate`/s.
     slow_when: str | None = None
     slow_rate: float = Field(1.0, ge=0.0)
-    # How the program logs a failed poll (fields: error, host, port, group, client_id), at most
-    # once per 10 s.
+    # How the program logs a failed poll (fields: error, host, port, group, client_id, time
+    # "YYYY-mm-dd HH:MM:SS", epoch seconds), at most once per 10 s.
     error_log: str = "{error}"
 
     def slowed(self, settings: dict[str, str]) -> bool:

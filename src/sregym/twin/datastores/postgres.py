@@ -139,6 +139,7 @@ class PgTable:
     owner: str
     rows: int = 0
     grants: dict[str, set[str]] = field(default_factory=dict)  # grantee -> privileges
+    pending: float = 0.0  # a fluid insert flow's fraction of a row, carried to the next tick
 
     def acl(self) -> str:
         """`\\dp`-style access privileges (owner first, then grantees sorted)."""
@@ -303,7 +304,9 @@ class PgServer(DataStore):
             self.account(rate, service_ms)
             return failure
         if table is not None and op.lower() in ("insert", "seed") and rate > 0:
-            table.rows += int(rate)
+            flow = table.pending + rate * self.twin.clock.tick  # rows this tick, fractions carried
+            table.rows += int(flow)
+            table.pending = flow - int(flow)
         self.account(rate, service_ms)
         return DbOutcome(True, None, "", service_ms)
 

@@ -120,6 +120,13 @@ class ImageSpec:
     shell: str = "ash"
     commands: dict[str, CommandFn] = field(default_factory=dict)
     cpu_cores: float = 0.001
+    # Tags pushed with an image config of their own (one repository, several Dockerfiles: the
+    # OpenTelemetry demo's `<v>-kafka` is built FROM apache/kafka, its `<v>-cart` is not).
+    by_tag: dict[str, ImageSpec] = field(default_factory=dict)
+
+    def for_tag(self, tag: str) -> ImageSpec:
+        """The image a tag of this repository is: its own build when pushed with one."""
+        return self.by_tag.get(tag, self)
 
     def size_bytes(self, tag: str) -> int:
         """Deterministic per-tag size near `size_mb` (tags of one repo differ a little)."""
@@ -146,9 +153,16 @@ def register_image(spec: ImageSpec) -> ImageSpec:
     return _merge(_CATALOGUE, spec, copy_existing=False)
 
 
+def _start_config(spec: ImageSpec) -> tuple[Any, ...]:
+    """How a container of the image starts (a Dockerfile's ENTRYPOINT/CMD, or its program)."""
+    return (spec.entrypoint, spec.cmd, spec.extras.get("main"))
+
+
 def _merge(table: dict[str, ImageSpec], spec: ImageSpec, *, copy_existing: bool) -> ImageSpec:
     """A push of more tags (and binaries) to a repository: tags add up, the first push's image
-    config stays. With `copy_existing` an inherited entry is copied, never changed in place."""
+    config stays for tags pushed with the same or no start config (more tags, binaries, markers);
+    tags pushed with another way to start (entrypoint, cmd or program) keep their own (`by_tag`). With `copy_existing` an inherited
+    entry is copied, never changed in place."""
     existing = table.get(spec.repository)
     if existing is None or existing is spec:
         table[spec.repository] = _copy(spec) if copy_existing else spec
@@ -156,13 +170,17 @@ def _merge(table: dict[str, ImageSpec], spec: ImageSpec, *, copy_existing: bool)
     if copy_existing:
         existing = table[spec.repository] = _copy(existing)
     existing.tags = tuple(dict.fromkeys((*existing.tags, *spec.tags)))
+    if any(_start_config(spec)) and _start_config(spec) != _start_config(existing):
+        own = _copy(spec) if copy_existing else spec
+        existing.by_tag.update(dict.fromkeys(spec.tags, own))
+        return own
     existing.extras.update(spec.extras)
     existing.commands.update(spec.commands)
     return existing
 
 
 def _copy(spec: ImageSpec) -> ImageSpec:
-    return replace(spec, extras=dict(spec.extras), commands=dict(spec.commands))
+    return replace(spec, extras=dict(spec.extras), commands=dict(spec.commands), by_tag=dict(spec.by_tag))
 
 
 class ImageCatalogue:
@@ -198,9 +216,8 @@ def lookup(ref: str, twin: Any = None) -> tuple[ImageSpec | None, ImageRef]:
     `twin`'s registry when given, else among the built-in base images."""
     parsed = ImageRef.parse(ref)
     repository = f"{parsed.registry}/{parsed.repository}"
-    if twin is not None:
-        return catalogue_of(twin).get(repository), parsed
-    return _CATALOGUE.get(repository), parsed
+    found = catalogue_of(twin).get(repository) if twin is not None else _CATALOGUE.get(repository)
+    return (found.for_tag(parsed.tag) if found is not None else None), parsed
 
 
 def catalogue(twin: Any = None) -> dict[str, ImageSpec]:

@@ -1,0 +1,85 @@
+"""The records a consumer loop processed this tick, and the lines its code logs for each.
+
+A consumer's program logs per record what its handler prints (the demo's accounting prints the
+order it read, fraud-detection the order id and its running count). Which records were processed
+follows from the group's committed positions before and after the poll, so every consumer of a
+topic names the same record by the same (topic, partition, offset), and an app renders what that
+record holds from it (`register_record_log`), deterministically. At most `MAX_LINES_PER_TICK`
+records are logged per consumer and tick: a backlog drained at full speed would otherwise write
+thousands of lines per simulated second into the log store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sregym.twin.dataplane.engine import DataPlaneEngine
+    from sregym.twin.dataplane.spec import Consumer
+    from sregym.twin.dataplane.state import Proc
+
+MAX_LINES_PER_TICK = 20
+
+
+@dataclass(frozen=True)
+class Record:
+    """One processed record: where it sits in the log, when it was handled, the handler's
+    running count of records (`total`, 1 for the first record this process handled), and whether
+    the loop ran its slow code path for it (`Consumer.slow_when`)."""
+
+    topic: str
+    partition: int
+    offset: int
+    at: float
+    total: int
+    group: str
+    slowed: bool = False
+
+
+RecordLog = Callable[[Record], list[str]]
+_RENDERERS: dict[tuple[str, str], RecordLog] = {}
+
+
+def register_record_log(program: str, group: str, render: RecordLog) -> None:
+    """What `program`'s consumer of `group` logs per record (lines written to stdout as is)."""
+    _RENDERERS[(program, group)] = render
+
+
+def positions(broker: Any, group: str, topic: str) -> dict[int, float]:
+    """The group's committed offset per partition of `topic` (absent: none committed yet)."""
+    found = broker.data.groups.get(group)
+    if found is None:
+        return {}
+    return {index: pos for (name, index), pos in found.committed.items() if name == topic}
+
+
+def log_records(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, broker: Any, topic: str,
+                before: dict[int, float], total: float) -> None:
+    """Write the per-record lines of the records this poll committed past `before`; `total` is
+    what this member has consumed since it joined (the handler's running count)."""
+    render = _RENDERERS.get((proc.inst.spec.name, consumer.group))
+    if render is None:
+        return
+    after = positions(broker, consumer.group, topic)
+    offsets = [(index, offset) for index in sorted(after)
+               for offset in range(int(before.get(index, after[index]) + 1e-9), int(after[index] + 1e-9))]
+    if not offsets:
+        return
+    total = max(int(total + 1e-9), len(offsets))
+    instance = engine.runtime.instance(*proc.inst.key)
+    logs = engine.twin.services.logs
+    if instance is None or logs is None:
+        return
+    now = engine.twin.clock.now
+    shown = offsets[-MAX_LINES_PER_TICK:]
+    slowed = consumer.slowed(proc.inst.settings)
+    first_total = total - len(shown) + 1
+    for n, (index, offset) in enumerate(shown):
+        record = Record(topic, index, offset, now, first_total + n, consumer.group, slowed)
+        for line in render(record):
+            logs.append(instance.container_id, now, "stdout", line)
+
+
+__all__ = ["MAX_LINES_PER_TICK", "Record", "RecordLog", "log_records", "positions", "register_record_log"]
