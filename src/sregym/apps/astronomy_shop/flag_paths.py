@@ -62,8 +62,7 @@ OPERATION_PATHS: dict[tuple[str, str], tuple[CodePath, ...]] = {
         CodePath(when="paymentFailure!=0", scale="paymentFailure", fail=1.0, error_class="server_error",
                  error="rpc error: code = Unknown desc = Payment request failed. Invalid token. "
                        "app.loyalty.level=gold", log_level="warn",
-                 log='{"err":{"type":"Error","message":"Payment request failed. Invalid token. '
-                     'app.loyalty.level=gold"}}'),
+                 log="Payment request failed. Invalid token. app.loyalty.level=gold"),
     ),
     ("product-catalog", "oteldemo.ProductCatalogService/GetProduct"): (
         CodePath(when="productCatalogFailure=true", fail=1.0 / PRODUCTS, error_class="server_error",
@@ -94,8 +93,10 @@ def flagd_server(spec: ProgramSpec) -> ProgramSpec:
     """flagd reads its flags from `--uri` (the chart: `file:./etc/flagd/demo.flagd.json`)."""
     return spec.model_copy(update={"flag_server": FlagServer(),
                                    "settings": {**spec.settings, "uri": Setting(flag="--uri")},
-                                   # its startup lines are zap JSON already: printed as they are
-                                   "log": spec.log.model_copy(update={"style": "plain"})})
+                                   # zap JSON lines: the message texts, encoded once
+                                   "startup": spec.startup.model_copy(update={"logs": (
+                                       "Flag IResolver listening at [::]:8013",
+                                       "metrics and probes listening at 8014")})})
 
 
 __all__ = ["FAILING_PRODUCT", "FLAG_CLIENTS", "OPERATION_PATHS", "PROCESS_PATHS", "flagd_server"]

@@ -114,4 +114,23 @@ class Leaks:
         return held[1] if held is not None and held[0] is inst else 0.0
 
 
-__all__ = ["Branch", "CodePath", "Leaks", "branch", "busy_cores", "extra_cpu_ms"]
+@dataclass
+class BranchLogs:
+    """How many lines a branch logs this tick: its requests' expected count carried across ticks
+    (rare requests still log now and then), at most `burst` per `window_s`."""
+
+    carry: dict[tuple[Any, str], list[float]] = field(default_factory=dict)  # [window start, emitted, carry]
+
+    def due(self, key: tuple[Any, str], count: float, now: float, burst: int, window_s: float) -> int:
+        state = self.carry.setdefault(key, [now, 0.0, 0.0])
+        if now - state[0] >= window_s:
+            state[0], state[1] = now, 0.0
+        state[2] += count
+        lines = int(state[2])
+        state[2] -= lines
+        allowed = max(0, min(lines, burst - int(state[1])))
+        state[1] += allowed
+        return allowed
+
+
+__all__ = ["Branch", "BranchLogs", "CodePath", "Leaks", "branch", "busy_cores", "extra_cpu_ms"]

@@ -624,10 +624,12 @@ class DataPlaneEngine(Controller):
             if taken.fail >= 1.0 - result.success or not result.error:
                 result.error, result.error_class = taken.error, taken.error_class
             result.success *= 1.0 - taken.fail
+        log = proc.inst.spec.log
         for level, line, share in taken.logs:
-            if arrivals * share > 0:
-                call = Call(dependency="", operation=op.name)
-                self._log_error(proc, op, call, None, line, arrivals * share, now, level=level)
+            due = self.flags.branch_logs.due((proc.inst.key, line), arrivals * share * self.twin.clock.tick, now,
+                                             log.error_burst, log.error_window_s)
+            for _ in range(due):
+                self._write(proc, now, level, line)
 
     def _record_cancelled(self, proc: Proc, cancelled: float, wait_ms: float) -> None:
         """Server spans of the calls discarded after their deadline: DeadlineExceeded errors that
@@ -816,7 +818,7 @@ class DataPlaneEngine(Controller):
                     hist[index] += n * (1.0 - math.exp((d - le) / m))
 
     def _log_error(self, proc: Proc, op: Operation, call: Call, dep: DependencyConfig | None, error: str,
-                   rate: float, now: float, level: str = "error") -> None:
+                   rate: float, now: float) -> None:
         """Error lines at the expected rate, at most `error_burst` identical ones per window."""
         spec = proc.inst.spec
         key = (proc.inst.key, error)
@@ -838,7 +840,7 @@ class DataPlaneEngine(Controller):
                             if spec.dependency(call.dependency) else "{error}")
                 message = render(template, {"error": error, "operation": call.operation,
                                             "dependency": call.dependency, "caller_operation": op.name})
-                self._write(proc, now, level, message)
+                self._write(proc, now, "error", message)
             else:
                 window[2] += 1
 

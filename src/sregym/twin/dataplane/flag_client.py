@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from sregym.twin.dataplane.codepaths import Leaks
+from sregym.twin.dataplane.codepaths import BranchLogs, Leaks
 from sregym.twin.dataplane.flagd import FlagdProcesses, evaluate, flagd_log_line
 from sregym.twin.dataplane.logformat import format_log
 
@@ -72,6 +72,7 @@ class FlagRuntime:
     flagd: FlagdProcesses = field(default_factory=FlagdProcesses)
     logged: dict[tuple[tuple[str, str, str], str], float] = field(default_factory=dict)
     leaks: Leaks = field(default_factory=Leaks)
+    branch_logs: BranchLogs = field(default_factory=BranchLogs)
 
     def update(self, engine: Any) -> None:
         """Reload flagd processes, then evaluate every client's flags into its settings."""
