@@ -19,6 +19,7 @@ SDK falls back to the code default when flagd is unreachable.
 
 from __future__ import annotations
 
+from sregym.apps.astronomy_shop.flag_paths import FLAG_CLIENTS, OPERATION_PATHS, PROCESS_PATHS, flagd_server
 from sregym.apps.astronomy_shop.kafka_programs import (
     accounting,
     checkout_kafka,
@@ -147,7 +148,10 @@ def _frontend() -> ProgramSpec:
 def _checkout() -> ProgramSpec:
     deps = (_grpc("cart", "CART_ADDR"), _grpc("currency", "CURRENCY_ADDR"), _http("email", "EMAIL_ADDR"),
             _grpc("payment", "PAYMENT_ADDR"), _grpc("product-catalog", "PRODUCT_CATALOG_ADDR"),
-            _http("shipping", "SHIPPING_ADDR"), _flagd())
+            _http("shipping", "SHIPPING_ADDR"), _flagd(),
+            # chargeCard's `badAddress := "badAddress:50051"` while paymentUnreachable is on
+            Dependency(name="payment-unreachable", kind="grpc", address=Setting(default="badAddress:50051"),
+                       policy=_GRPC, error_log="could not charge the card: {error}"))
     kafka, publish = checkout_kafka()  # PlaceOrder publishes the order to `orders` last (kafka_programs.py)
     calls = (
         Call(dependency="cart", operation="oteldemo.CartService/GetCart"),
@@ -155,7 +159,9 @@ def _checkout() -> ProgramSpec:
         Call(dependency="currency", operation="oteldemo.CurrencyService/Convert", count=1.7),
         Call(dependency="shipping", operation="POST /get-quote"),
         Call(dependency="currency", operation="oteldemo.CurrencyService/Convert"),
-        Call(dependency="payment", operation="oteldemo.PaymentService/Charge"),
+        Call(dependency="payment", operation="oteldemo.PaymentService/Charge", feature="paymentUnreachable!=true"),
+        Call(dependency="payment-unreachable", operation="oteldemo.PaymentService/Charge",
+             feature="paymentUnreachable=true"),
         Call(dependency="shipping", operation="POST /ship-order"),
         Call(dependency="cart", operation="oteldemo.CartService/EmptyCart", optional=True),
         Call(dependency="email", operation="POST /send_order_confirmation", optional=True),
@@ -253,12 +259,21 @@ def _simple() -> list[ProgramSpec]:
     ]
 
 
+def _with_flags(spec: ProgramSpec) -> ProgramSpec:
+    """The service's flag checks (flag_paths.py): the flags its SDK evaluates, its branches."""
+    name = spec.trace_name
+    ops = tuple(op.model_copy(update={"paths": OPERATION_PATHS[(name, op.key)]})
+                if (name, op.key) in OPERATION_PATHS else op for op in spec.operations)
+    return spec.model_copy(update={"operations": ops, "flags": FLAG_CLIENTS.get(name),
+                                   "paths": PROCESS_PATHS.get(name, ())})
+
+
 def astronomy_programs() -> list[ProgramSpec]:
     checkout = _checkout().model_copy(update={"settings": flag_setting()})
-    specs = [_frontend_proxy(), _frontend(), checkout, *_simple(), accounting(PREFIX),
-             fraud_detection(PREFIX, _flagd(), _flag())]
+    specs = [_with_flags(s) for s in (_frontend_proxy(), _frontend(), checkout, *_simple(), accounting(PREFIX),
+                                      fraud_detection(PREFIX, _flagd(), _flag()))]
     flagd = next(s for s in specs if s.service_name == "flagd")
-    specs[specs.index(flagd)] = flagd.model_copy(update={"port": Setting(flag="--port", default="8013")})
+    specs[specs.index(flagd)] = flagd_server(flagd.model_copy(update={"port": Setting(flag="--port", default="8013")}))
     return specs
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.controller import Controller, controller
 from sregym.twin.dataplane.backends import StoreRequest, ask
+from sregym.twin.dataplane.codepaths import Branch, branch, busy_cores, extra_cpu_ms
 from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
 from sregym.twin.dataplane.consumers import consumer_metrics, poll_consumers
 from sregym.twin.dataplane.errortexts import (
@@ -38,6 +39,7 @@ from sregym.twin.dataplane.errortexts import (
     unimplemented_error,
 )
 from sregym.twin.dataplane.exemplars import sample_exemplars
+from sregym.twin.dataplane.flag_client import FlagRuntime
 from sregym.twin.dataplane.http import http_request
 from sregym.twin.dataplane.logformat import format_log
 from sregym.twin.dataplane.programs import DependencyConfig, ProgramInstance, render
@@ -91,6 +93,7 @@ class DataPlaneEngine(Controller):
         self.exemplars_per_tick = 2
         self.span_credit = 0.0
         self._order_cache: tuple[Any, list[tuple[str, str, str]]] | None = None
+        self.flags = FlagRuntime()  # flagd processes and what each program's SDK evaluates
         twin.services.dataplane = self
         if twin.services.traces is None:
             twin.services.traces = _trace_store()
@@ -230,6 +233,7 @@ class DataPlaneEngine(Controller):
         self._refresh()
         if not self.procs and not self.workloads:
             return
+        self.flags.update(self)
         self.store_rates = defaultdict(float)
         self._store_cache.clear()
         order = self._order()
@@ -396,9 +400,11 @@ class DataPlaneEngine(Controller):
     def _serve(self, proc: Proc, arrivals: dict[str, float], granted: float, dt: float) -> None:
         spec = proc.inst.spec
         proc.arrivals = dict(arrivals)
-        costs = {op.key: op.cpu_ms for op in spec.operations}
+        settings = proc.inst.settings
+        costs = {op.key: op.cpu_ms + extra_cpu_ms(op.paths, settings) for op in spec.operations}
         work = sum(rate * costs.get(op, 1.0) for op, rate in arrivals.items()) * dt
-        cores = granted
+        busy = busy_cores(spec.paths, settings)
+        cores = max(0.02, granted - busy) if busy else granted
         chaos = self.twin.services.chaos
         if chaos is not None and hasattr(chaos, "stress"):
             pod = self._pod(proc)
@@ -422,6 +428,7 @@ class DataPlaneEngine(Controller):
         proc.requests_total += proc.served_rps * dt
         scale = proc.served_rps / total_rate if total_rate > 0 else 0.0
         proc.served = {op: rate * scale for op, rate in arrivals.items()}
+        self.flags.leaks.add(proc.inst, proc.served, dt)
         prev_latency = sum(r.mean * arrivals.get(op, 0.0) for op, r in proc.results.items()) / total_rate \
             if total_rate > 0 else 0.0
         # Calls whose deadline passed are in flight too, until discarded.
@@ -595,6 +602,9 @@ class DataPlaneEngine(Controller):
                     seq_d, seq_m2 = seq_d + d, seq_m2 + m2
             result.d += seq_d + par_d
             result.m = math.sqrt(result.m ** 2 + seq_m2 + par_m2)
+            taken = branch(op.paths, proc.inst.settings) if op.paths else None
+            if taken is not None:
+                self._take_branch(proc, op, taken, result, arrivals, now)
             for call in op.calls:
                 if call.id and call.id in outcomes:
                     proc.cond[(op.key, call.id)] = outcomes[call.id]
@@ -605,6 +615,21 @@ class DataPlaneEngine(Controller):
                                   arrivals * dt, result)
         if sr is not None and sr.cancelled > 0:
             self._record_cancelled(proc, sr.cancelled, sr.wait_ms)
+
+    def _take_branch(self, proc: Proc, op: Operation, taken: Branch, result: OpResult, arrivals: float,
+                     now: float) -> None:
+        """A code path a setting switched on: its failures, pauses and log lines."""
+        result.d += taken.delay_ms
+        if taken.fail > 0:
+            if taken.fail >= 1.0 - result.success or not result.error:
+                result.error, result.error_class = taken.error, taken.error_class
+            result.success *= 1.0 - taken.fail
+        log = proc.inst.spec.log
+        for level, line, share in taken.logs:
+            due = self.flags.branch_logs.due((proc.inst.key, line), arrivals * share * self.twin.clock.tick, now,
+                                             log.error_burst, log.error_window_s)
+            for _ in range(due):
+                self._write(proc, now, level, line)
 
     def _record_cancelled(self, proc: Proc, cancelled: float, wait_ms: float) -> None:
         """Server spans of the calls discarded after their deadline: DeadlineExceeded errors that
@@ -836,7 +861,10 @@ class DataPlaneEngine(Controller):
             extra = (mem.per_inflight_mib * proc.inflight + mem.per_rps_mib * proc.served_rps
                      + proc.inst.leak_mib_per_min * uptime_min
                      + proc.inst.leak_kib_per_request * proc.requests_total / 1024.0)
-            return proc.cpu_used, extra * MIB
+            extra += self.flags.leaks.mib(proc.inst)
+            busy = busy_cores(proc.inst.spec.paths, proc.inst.settings)
+            cpu = min(proc.limit, proc.cpu_used + busy) if busy and proc.limit else proc.cpu_used + busy
+            return cpu, extra * MIB
         if self._store_cpu:
             runtime_pod = self.runtime.pod(namespace, pod)
             if runtime_pod is not None:

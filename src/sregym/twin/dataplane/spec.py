@@ -27,6 +27,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sregym.registry import Registry
+from sregym.twin.dataplane.codepaths import CodePath
+from sregym.twin.dataplane.flag_client import FlagClient
+from sregym.twin.dataplane.flagd import FlagServer
 
 Protocol = Literal["grpc", "http"]
 DependencyKind = Literal["grpc", "http", "mongodb", "memcached", "redis", "postgres", "kafka"]
@@ -36,6 +39,7 @@ ErrorClass = Literal["refused", "timeout", "unavailable", "reset", "nxdomain", "
 
 DEFAULT_PORTS: dict[str, int] = {"mongodb": 27017, "memcached": 11211, "redis": 6379, "http": 80, "grpc": 50051,
                                  "postgres": 5432, "kafka": 9092}
+
 
 
 class _Frozen(BaseModel):
@@ -251,6 +255,7 @@ class Operation(_Frozen):
     parallel: bool = False
     weight: float = 1.0
     response_bytes: int = 256
+    paths: tuple[CodePath, ...] = ()  # branches a setting (a feature flag) switches on
 
     @property
     def key(self) -> str:
@@ -358,6 +363,9 @@ class ProgramSpec(_Frozen):
     idle_cpu_cores: float = 0.001
     # Requests queued beyond this many seconds of capacity are rejected (server overload).
     max_queue_seconds: float = 60.0
+    flags: FlagClient | None = None  # feature flags evaluated at run time (dataplane/flag_client.py)
+    flag_server: FlagServer | None = None  # a flagd serving the flags of its `--uri` (dataplane/flagd.py)
+    paths: tuple[CodePath, ...] = ()  # process-wide branches (busy threads) a setting switches on
 
     @model_validator(mode="after")
     def _check_refs(self) -> ProgramSpec:

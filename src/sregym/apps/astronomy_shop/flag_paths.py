@@ -1,0 +1,103 @@
+"""The demo's feature-flag checks (opentelemetry-demo 2.2.0), service by service, as data.
+
+Why here: each service evaluates its flags through flagd on the requests that check them
+(`FLAG_CLIENTS`: flag → the code default of the `get*Value` call), and the branch each flag opens
+is what the service's code does (`OPERATION_PATHS`, `PROCESS_PATHS`):
+
+- ad `GetAds`: `adFailure` throws `Status.UNAVAILABLE` on 1 request in 10 (`random.nextInt(10) ==
+  0`), logged `GetAds Failed with status ...` at WARN; `adManualGc` runs full GCs in the handler
+  (pauses, CPU) after logging its warning; `adHighCpu` starts CPULoad's spinning threads.
+- cart `EmptyCart`: `cartFailure` uses the store built on `badhost:1234`, so every EmptyCart fails
+  with `FailedPrecondition` "Can't access cart storage"; `failedReadinessProbe` is evaluated by
+  the health check (its value is available; the probe is not wired yet).
+- checkout: `paymentUnreachable` dials `badAddress:50051` (programs.py, a Call gated on the flag),
+  `kafkaQueueProblems` is evaluated (its value is a setting for the Kafka producer/consumer code).
+- payment `Charge`: `paymentFailure` (a fraction) fails that share of charges with "Payment
+  request failed. Invalid token. app.loyalty.level=gold".
+- product-catalog `GetProduct`: `productCatalogFailure` fails the requests for product
+  `OLJCESPC7Z` (one of the ten products the shop browses) with `Internal`.
+- recommendation: `recommendationCacheFailure` grows the cached id list on every cache miss:
+  memory and per-request CPU climb.
+- email: `emailMemoryLeak` (a multiplier) keeps that many copies of each order's data.
+- product-reviews: `llmRateLimitError` gets a 429 from the mock LLM on half the questions;
+  `llmInaccurateResponse` is evaluated (the answer's content is not modelled).
+"""
+
+from __future__ import annotations
+
+from sregym.twin.dataplane.codepaths import CodePath
+from sregym.twin.dataplane.flag_client import FlagClient
+from sregym.twin.dataplane.flagd import FlagServer
+from sregym.twin.dataplane.spec import ProgramSpec, Setting
+
+FAILING_PRODUCT = "OLJCESPC7Z"
+PRODUCTS = 10  # the catalogue the load generator browses (init.sql's products)
+
+FLAG_CLIENTS: dict[str, FlagClient] = {
+    "ad": FlagClient(flags={"adFailure": "false", "adHighCpu": "false", "adManualGc": "false"}),
+    "cart": FlagClient(flags={"cartFailure": "false", "failedReadinessProbe": "false"}),
+    "checkout": FlagClient(flags={"paymentUnreachable": "false", "kafkaQueueProblems": "0"}),
+    "fraud-detection": FlagClient(flags={"kafkaQueueProblems": "0"}),
+    "email": FlagClient(flags={"emailMemoryLeak": "0"}),
+    "payment": FlagClient(flags={"paymentFailure": "0"}),
+    "product-catalog": FlagClient(flags={"productCatalogFailure": "false"}),
+    "recommendation": FlagClient(flags={"recommendationCacheFailure": "false"}),
+    "product-reviews": FlagClient(flags={"llmRateLimitError": "false", "llmInaccurateResponse": "false"}),
+}
+
+OPERATION_PATHS: dict[tuple[str, str], tuple[CodePath, ...]] = {
+    ("ad", "oteldemo.AdService/GetAds"): (
+        CodePath(when="adFailure=true", fail=0.1, error="rpc error: code = Unavailable desc = ",
+                 error_class="unavailable", log_level="warn",
+                 log="GetAds Failed with status Status{code=UNAVAILABLE, description=null, cause=null}"),
+        CodePath(when="adManualGc=true", delay_ms=450.0, cpu_ms=60.0, log_level="warn",
+                 log="Feature Flag adManualGc enabled, performing a manual gc now"),
+    ),
+    ("cart", "oteldemo.CartService/EmptyCart"): (
+        CodePath(when="cartFailure=true", fail=1.0, error_class="server_error",
+                 error="rpc error: code = FailedPrecondition desc = Can't access cart storage. "
+                       "System.ApplicationException: Wasn't able to connect to redis",
+                 log="Can't access cart storage. System.ApplicationException: Wasn't able to connect to redis"),
+    ),
+    ("payment", "oteldemo.PaymentService/Charge"): (
+        CodePath(when="paymentFailure!=0", scale="paymentFailure", fail=1.0, error_class="server_error",
+                 error="rpc error: code = Unknown desc = Payment request failed. Invalid token. "
+                       "app.loyalty.level=gold", log_level="warn",
+                 log="Payment request failed. Invalid token. app.loyalty.level=gold"),
+    ),
+    ("product-catalog", "oteldemo.ProductCatalogService/GetProduct"): (
+        CodePath(when="productCatalogFailure=true", fail=1.0 / PRODUCTS, error_class="server_error",
+                 error="rpc error: code = Internal desc = Error: Product Catalog Fail Feature Flag Enabled"),
+    ),
+    ("recommendation", "oteldemo.RecommendationService/ListRecommendations"): (
+        CodePath(when="recommendationCacheFailure=true", leak_kib_per_request=64.0, cpu_ms=4.0,
+                 log_level="info", log="get_product_list: cache miss"),
+    ),
+    ("email", "POST /send_order_confirmation"): (
+        CodePath(when="emailMemoryLeak!=0", scale="emailMemoryLeak", leak_kib_per_request=16.0),
+    ),
+    ("product-reviews", "oteldemo.ProductReviewService/AskProductAIAssistant"): (
+        CodePath(when="llmRateLimitError=true", fail=0.5, error_class="server_error",
+                 error="rpc error: code = Unknown desc = The system is unable to process your response. "
+                       "Please try again later.",
+                 log="Caught Exception: Error code: 429 - {'error': {'message': 'Rate limit exceeded. "
+                     "Please try again later.', 'type': 'rate_limit_exceeded', 'code': 429}}"),
+    ),
+}
+
+PROCESS_PATHS: dict[str, tuple[CodePath, ...]] = {
+    "ad": (CodePath(when="adHighCpu=true", busy_cores=4.0),),
+}
+
+
+def flagd_server(spec: ProgramSpec) -> ProgramSpec:
+    """flagd reads its flags from `--uri` (the chart: `file:./etc/flagd/demo.flagd.json`)."""
+    return spec.model_copy(update={"flag_server": FlagServer(),
+                                   "settings": {**spec.settings, "uri": Setting(flag="--uri")},
+                                   # zap JSON lines: the message texts, encoded once
+                                   "startup": spec.startup.model_copy(update={"logs": (
+                                       "Flag IResolver listening at [::]:8013",
+                                       "metrics and probes listening at 8014")})})
+
+
+__all__ = ["FAILING_PRODUCT", "FLAG_CLIENTS", "OPERATION_PATHS", "PROCESS_PATHS", "flagd_server"]

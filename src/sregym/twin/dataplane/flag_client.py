@@ -1,0 +1,134 @@
+"""Feature flags as the services see them at run time: the OpenFeature SDK with the flagd provider.
+
+Why per tick: the demo's services call `getBooleanValue("adFailure", false, ctx)` (and friends) on
+every request that checks a flag, against flagd over gRPC (the RPC provider, whose cache is
+flushed by flagd's configuration-change stream), so a reload reaches them at once. Each tick this
+module resolves every flag a program declares (`FlagClient.flags`, with the code default) through
+its flagd connection — DNS, Service, endpoints, policy, chaos as any call — and writes the value
+into the program's settings under the flag's name (`"true"`, `"0.1"`), where `Call.feature`,
+`Consumer.slow_when` and `CodePath.when` read it. When flagd cannot be reached, or answers an
+error (flag missing or disabled, a variant of the wrong type), the SDK returns the code default
+and the program logs the failure (at most once per `ERROR_EVERY_S`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from sregym.twin.dataplane.codepaths import BranchLogs, Leaks
+from sregym.twin.dataplane.flagd import FlagdProcesses, evaluate, flagd_log_line
+from sregym.twin.dataplane.logformat import format_log
+
+if TYPE_CHECKING:
+    from sregym.twin.dataplane.programs import ProgramInstance
+
+ERROR_EVERY_S = 10.0
+
+
+class FlagClient(BaseModel):
+    """The flags a program evaluates: `flags` maps each name to its code default as JSON
+    ("false", "0"); `dependency` is the flagd connection; `error_log` how a failed evaluation is
+    logged (fields: flag, error)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    dependency: str = "flagd"
+    flags: dict[str, str]
+    error_log: str = "{error}"
+
+
+def _same_type(value: Any, default: Any) -> bool:
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, (int, float)):
+        return isinstance(value, (int, float))
+    return isinstance(value, type(default))
+
+
+def resolve(flags: dict[str, Any] | None, name: str, default: str) -> tuple[str, str | None]:
+    """(the value as a setting, error code or None) of one evaluation."""
+    if flags is None:
+        return default, "PROVIDER_NOT_READY"
+    value, error = evaluate(flags, name)
+    if error is not None:
+        return default, error
+    try:
+        coded = json.loads(default)
+    except ValueError:
+        coded = default
+    if not _same_type(value, coded):
+        return default, "TYPE_MISMATCH"
+    return json.dumps(value), None
+
+
+@dataclass
+class FlagRuntime:
+    """The data plane's flag state: flagd processes, the last SDK error logs, kept leaks."""
+
+    flagd: FlagdProcesses = field(default_factory=FlagdProcesses)
+    logged: dict[tuple[tuple[str, str, str], str], float] = field(default_factory=dict)
+    leaks: Leaks = field(default_factory=Leaks)
+    branch_logs: BranchLogs = field(default_factory=BranchLogs)
+
+    def update(self, engine: Any) -> None:
+        """Reload flagd processes, then evaluate every client's flags into its settings."""
+        now = engine.twin.clock.now
+        procs = [engine.procs[k] for k in sorted(engine.procs)]
+        servers = [p.inst for p in procs if p.inst.spec.flag_server is not None]
+        if servers or self.flagd.states:
+            self.flagd.refresh(engine.twin, servers, lambda inst, at, level, msg, caller:
+                               _append(engine, inst, flagd_log_line(at, level, caller, msg)))
+        for proc in procs:
+            client = proc.inst.spec.flags
+            if client is None:
+                continue
+            flags, error = self._reach(engine, proc, client)
+            for name, default in client.flags.items():
+                value, code = resolve(flags, name, default)
+                proc.inst.settings[name] = value
+                if code is not None and code != "FLAG_DISABLED":
+                    self._log(engine, proc.inst, name, error or code, now)
+
+    def _reach(self, engine: Any, proc: Any, client: FlagClient) -> tuple[dict[str, Any] | None, str]:
+        dep = proc.inst.deps.get(client.dependency)
+        if dep is None:
+            return None, f"no address configured for {client.dependency}"
+        pod = engine.twin.store.peek("pods", proc.inst.namespace, proc.inst.pod)
+        route = engine.route(pod, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)
+        message = ""
+        for leg in route.legs:
+            if not leg.result.ok:
+                message = message or leg.result.message
+                continue
+            target = engine.proc_at(leg.result.dst_ip, leg.result.target_port)
+            state = self.flagd.state_of(target.inst.key) if target is not None else None
+            if state is not None:
+                return state.flags, ""
+            message = message or f"dial tcp {leg.result.dst_ip}:{dep.port}: connect: connection refused"
+        error = message or f"dial tcp: lookup {dep.host}: no such host"
+        return None, f'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while ' \
+                     f'dialing: {error}"'
+
+    def _log(self, engine: Any, inst: ProgramInstance, flag: str, error: str, now: float) -> None:
+        key = (inst.key, flag)
+        last = self.logged.get(key)
+        if last is not None and now - last < ERROR_EVERY_S:
+            return
+        self.logged[key] = now
+        client = inst.spec.flags
+        message = (client.error_log if client else "{error}").replace("{flag}", flag).replace("{error}", error)
+        spec = inst.spec
+        _append(engine, inst, format_log(spec.log.style, now, "error", spec.log.handler_caller, message))
+
+
+def _append(engine: Any, inst: ProgramInstance, line: str) -> None:
+    instance = engine.runtime.instance(inst.namespace, inst.pod, inst.container)
+    if instance is not None:
+        engine.logs.append(instance.container_id, engine.twin.clock.now, "stdout", line)
+
+
+__all__ = ["ERROR_EVERY_S", "FlagClient", "FlagRuntime", "resolve"]
