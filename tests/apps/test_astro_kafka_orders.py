@@ -6,6 +6,7 @@ fraud-detection slows to a record a second."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -127,10 +128,15 @@ def _check_broker_down(twin: Twin) -> None:
 
 
 def _check_queue_problems(twin: Twin) -> None:
-    """The flag on (forced through the programs' settings until flags resolve through flagd)."""
-    for proc in twin.services.dataplane.procs.values():
-        if proc.inst.spec.service_name in ("checkout", "fraud-detection"):
-            proc.inst.settings[FLAG] = str(OVERLOAD)
+    """The flag turned on as an SRE or a fault would: `defaultVariant` edited in the ConfigMap, then
+    flagd restarted (the chart's init container copies the ConfigMap, so flagd reads it at start)."""
+    cm = twin.get("configmaps", NS, "flagd-config")
+    flags = json.loads(cm["data"]["demo.flagd.json"])
+    flags["flags"][FLAG]["defaultVariant"] = "on"
+    twin.patch("configmaps", NS, "flagd-config", {"data": {"demo.flagd.json": json.dumps(flags, indent=2)}})
+    twin.patch("deployments", NS, "flagd", {"spec": {"template": {"metadata": {"annotations": {
+        "kubectl.kubernetes.io/restartedAt": str(twin.clock.now)}}}}})
+    twin.advance(30)
     _, before = _describe(twin, "fraud-detection")
     twin.advance(60)
     _, row = _describe(twin, "fraud-detection")
