@@ -56,6 +56,30 @@ class ShellContext:
                 dirs.add("/" + "/".join(parts[:i]))
         return dirs
 
+    # The tree as path lookup and globbing see it. Without a tree (a container's own process)
+    # the files and their directories stand in; `ExecContext` answers from its full tree.
+    has_tree = False
+
+    def list_dir(self, path: str) -> list[str] | None:
+        """The names in directory `path` (absolute), None when it is not a directory."""
+        dirs = self.directories()
+        if path not in dirs:
+            return None
+        prefix = path.rstrip("/") + "/"
+        names = {p[len(prefix):].split("/", 1)[0] for p in [*self.files, *dirs] if p.startswith(prefix)}
+        return sorted(n for n in names if n)
+
+    def path_kind(self, path: str) -> str | None:
+        """"dir", "file" or None (missing), symlinks followed."""
+        if path in self.directories():
+            return "dir"
+        return "file" if path in self.files else None
+
+    def path_mode(self, path: str) -> int | None:
+        """Permission bits of `path` (links followed), None when it does not exist."""
+        kind = self.path_kind(path)
+        return None if kind is None else 0o755 if kind == "dir" else 0o644
+
 
 @dataclass
 class Invocation:

@@ -16,6 +16,7 @@ from sregym.twin.node.shell.globbing import glob_match
 from sregym.twin.node.shell.lexer import tokenize
 from sregym.twin.node.shell.limits import BUSY_ITERATION_SECONDS, MemoryMeter, Vars
 from sregym.twin.node.shell.parser import parse
+from sregym.twin.node.shell.pathexpand import escape, expand_path, has_magic
 from sregym.twin.node.shell.syntax import (
     AndOr,
     Case,
@@ -44,6 +45,7 @@ class Shell:
         self.positional = list(positional or [])
         self.status = 0
         self.errexit = False
+        self.noglob = False  # `set -f`
         self.offset = 0.0  # simulated seconds since the process started
         self.lineno = 1
         # The input of the compound command being run (`... | while read l; do ...; done`,
@@ -169,13 +171,20 @@ class Shell:
 
     def expand_word(self, word: Word, split: bool = True) -> Generator[Effect, None, list[str]]:
         """Expand one word into fields (parameter, command and arithmetic expansion, then field
-        splitting of unquoted expansions). No pathname globbing: containers have no such files."""
-        fields: list[str] = []
+        splitting of unquoted expansions). Pathname expansion is `expand_words`' job."""
+        return [text for text, _pattern in (yield from self.expand_fields(word, split))]
+
+    def expand_fields(self, word: Word, split: bool = True) -> Generator[Effect, None, list[tuple[str, str]]]:
+        """`expand_word`'s fields, each with its glob pattern: the text with quoted characters
+        escaped (`pathexpand.escape`), so only what the script left unquoted can match files."""
+        fields: list[tuple[str, str]] = []
         current = ""
+        pattern = ""
         have_field = False
         for kind, text, quoted in word:
             if kind == "lit":
                 current += text
+                pattern += escape(text) if quoted else text
                 have_field = have_field or quoted or bool(text)
                 continue
             if kind == "var":
@@ -188,28 +197,30 @@ class Shell:
             self.meter.copy(len(current) + len(value), self.offset)
             if quoted or not split:
                 current += value
+                pattern += escape(value) if quoted else value.replace("\\", "\\\\")
                 have_field = True
                 continue
             self.meter.need_split(value)
             pieces = value.split()
             if not pieces:
                 if value and current:
-                    fields.append(current)
-                    current, have_field = "", False
+                    fields.append((current, pattern))
+                    current, pattern, have_field = "", "", False
                 continue
             if value[:1].isspace() and (current or have_field):
-                fields.append(current)
-                current = ""
+                fields.append((current, pattern))
+                current, pattern = "", ""
             current += pieces[0]
+            pattern += pieces[0].replace("\\", "\\\\")
             for piece in pieces[1:]:
-                fields.append(current)
-                current = piece
+                fields.append((current, pattern))
+                current, pattern = piece, piece.replace("\\", "\\\\")
             have_field = True
             if value[-1:].isspace():
-                fields.append(current)
-                current, have_field = "", False
+                fields.append((current, pattern))
+                current, pattern, have_field = "", "", False
         if current or have_field:
-            fields.append(current)
+            fields.append((current, pattern))
         return fields
 
     def expand_words(self, words: list[Word]) -> Generator[Effect, None, list[str]]:
@@ -218,8 +229,20 @@ class Shell:
             if len(word) == 1 and word[0] == ("var", "@", True):
                 out.extend(self.positional)
                 continue
-            out.extend((yield from self.expand_word(word)))
+            for text, pattern in (yield from self.expand_fields(word)):
+                matches = self.glob(pattern) if has_magic(pattern) else []
+                if matches:
+                    self.meter.need(sum(map(len, matches)))
+                out.extend(matches or [text])
         return out
+
+    def glob(self, pattern: str) -> list[str]:
+        """The files `pattern` names in the container's tree, sorted (empty when none match or
+        `set -f` is on)."""
+        if self.noglob:
+            return []
+        return expand_path(pattern, self.ctx.cwd, self.ctx.list_dir, self.ctx.path_kind,
+                           dot_entries=self.ctx.shell_flavour != "bash")
 
     def _arith(self, expr: str) -> int:
         def substitute(m: re.Match[str]) -> str:
