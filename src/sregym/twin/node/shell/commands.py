@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.node.shell.effects import Effect, Output, Program
 from sregym.twin.node.shell.limits import MemoryMeter
+from sregym.twin.node.shell.lookup import locate
 
 if TYPE_CHECKING:
     from sregym.twin.node.shell.interpreter import Shell
@@ -141,8 +142,15 @@ def command(*names: str) -> Callable[[CommandFn], CommandFn]:
     return wrap
 
 
-def lookup_command(name: str, ctx: ShellContext | None = None) -> CommandFn | None:
+def lookup_command(name: str, ctx: ShellContext | None = None, search_path: str | None = None, *,
+                   anywhere: bool = False) -> CommandFn | None:
+    """The command `name` runs in `ctx`: in a context with a tree, only a file that exists there
+    (by its path, or found in `search_path`, default the context's PATH: `shell/lookup.py`),
+    unless `anywhere` (a shell builtin, which needs no file)."""
     base = name.rsplit("/", 1)[-1]
+    if ctx is not None and ctx.has_tree and not (anywhere and "/" not in name) \
+            and locate(ctx, name, search_path)[0] != "ok":
+        return None
     if ctx is not None and ctx.resolve is not None:
         found = ctx.resolve(base)
         if found is not None:

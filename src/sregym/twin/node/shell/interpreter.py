@@ -11,10 +11,12 @@ from sregym.twin.node.shell.arith import eval_arith
 from sregym.twin.node.shell.builtins import BUILTINS
 from sregym.twin.node.shell.commands import CommandFn, Invocation, ShellContext, lookup_command
 from sregym.twin.node.shell.control import Exit, LoopControl
+from sregym.twin.node.shell.describe import REGULAR_BUILTINS, SPECIAL_BUILTINS
 from sregym.twin.node.shell.effects import Effect, Output, Program, Sleep
 from sregym.twin.node.shell.globbing import glob_match
 from sregym.twin.node.shell.lexer import tokenize
 from sregym.twin.node.shell.limits import BUSY_ITERATION_SECONDS, MemoryMeter, Vars
+from sregym.twin.node.shell.lookup import absolute, failure_message, locate
 from sregym.twin.node.shell.parser import parse
 from sregym.twin.node.shell.pathexpand import escape, expand_path, has_magic
 from sregym.twin.node.shell.syntax import (
@@ -88,10 +90,17 @@ class Shell:
     def not_found_message(self, name: str) -> str:
         flavour = self.ctx.shell_flavour or "ash"
         if flavour == "bash":
-            return f"{self.name}: line {self.lineno}: {name}: command not found"
+            return f"{self.message_prefix()}{name}: command not found"
+        return f"{self.message_prefix()}{name}: not found"
+
+    def message_prefix(self) -> str:
+        """How the shell starts an error about a command (`sh: 1: `, `bash: line 1: `, `sh: `)."""
+        flavour = self.ctx.shell_flavour or "ash"
+        if flavour == "bash":
+            return f"{self.name}: line {self.lineno}: "
         if flavour == "dash":
-            return f"{self.name}: {self.lineno}: {name}: not found"
-        return f"{self.name}: {name}: not found"
+            return f"{self.name}: {self.lineno}: "
+        return f"{self.name}: "
 
     # ------------------------------------------------------------- expansion
     def _param(self, expr: str) -> str | None:
@@ -396,8 +405,8 @@ class Shell:
             subject = " ".join((yield from self.expand_word(node.subject, split=False)))
             for patterns, body in node.arms:
                 for pattern in patterns:
-                    text = " ".join((yield from self.expand_word(pattern, split=False)))
-                    if glob_match(text, subject):
+                    fields = yield from self.expand_fields(pattern, split=False)
+                    if glob_match(" ".join(p for _text, p in fields), subject):  # quoted parts literal
                         return (yield from self.run_sequence(body))
             return 0
         raise ShellSyntaxError(f"unsupported construct {type(node).__name__}")
@@ -562,10 +571,11 @@ class Shell:
         if builtin is not None:
             self.vars.update(assigns)
             return (yield from builtin(self, argv, stdin))
-        fn = lookup_command(name, self.ctx)
+        # The shells' own builtins (`echo`, `test`, `kill` ...) run without a file on PATH.
+        fn = lookup_command(name, self.ctx, self.vars.get("PATH"),
+                            anywhere=name in REGULAR_BUILTINS or name in SPECIAL_BUILTINS)
         if fn is None:
-            yield Output("stderr", self.not_found_message(name) + "\n")
-            return 127
+            return (yield from self._not_runnable(argv, assigns, stdin))
         refused = fork_refused(self, name)  # the node has no task left for the child
         if refused is not None:
             yield Output("stderr", refused[0])
@@ -582,6 +592,27 @@ class Shell:
             if saved_vars is not None:
                 self.vars, self.exported = saved_vars, saved_exported  # type: ignore[assignment]
         return status
+
+
+    def _not_runnable(self, argv: list[str], assigns: dict[str, str], stdin: str) -> Program:
+        """No implementation for `argv[0]`: a script file runs with its `#!` interpreter (sh
+        for none, as dash and bash fall back to on ENOEXEC); otherwise the shell's error."""
+        name = argv[0]
+        status, path = locate(self.ctx, name, self.vars.get("PATH")) if self.ctx.has_tree else ("missing", name)
+        script = self.ctx.files.get(absolute(path, self.ctx.cwd)) if status == "ok" else None
+        if script:
+            first = script.split("\n", 1)[0]
+            interpreter = first[2:].split()[0] if first.startswith("#!") and first[2:].split() else "sh"
+            if lookup_command(interpreter, self.ctx, self.vars.get("PATH")) is not None:
+                shown = name if "/" in name else path  # the kernel passes the path as found
+                return (yield from self._invoke([interpreter, shown, *argv[1:]], assigns, stdin))
+            status = "missing"
+        if "/" not in name or status == "ok":
+            yield Output("stderr", self.not_found_message(name) + "\n")
+            return 127
+        text, code = failure_message(self.message_prefix(), self.ctx.shell_flavour or "ash", name, status)
+        yield Output("stderr", text)
+        return code
 
 
 def fork_refused(shell: Shell, name: str) -> tuple[str, int] | None:
