@@ -530,6 +530,14 @@ class Shell:
             return f"{writer}: write error: No space left on device\n"
         return f"{self.name}: write error: No space left on device\n"
 
+    def write_file(self, path: str, text: str, *, append: bool = False) -> bool:
+        """Write `text` to the file at absolute `path` as a program's open+write does (`tee`):
+        truncated first unless `append`; False when the filesystem is full (ENOSPC)."""
+        if not append:
+            self.meter.disk_used = max(0, self.meter.disk_used - len(self.ctx.files.get(path, "")))
+            self.ctx.files[path] = ""
+        return self._append_file(path, text) if text else True
+
     def _append_file(self, path: str, text: str) -> bool:
         """Append to a file in the writable layer; False (ENOSPC, nothing written) once the layer
         is at `WRITABLE_LAYER_CAP`, so `cat f >> f` in a loop cannot grow without bound."""
