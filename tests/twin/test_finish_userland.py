@@ -163,6 +163,8 @@ def test_ss_summary_and_node_sockstat(twin: Twin) -> None:
     obj = twin.store.peek("Pod", "default", "web")
     ctx = exec_context(twin, obj, "c")
     ctx.extras["binaries"] = {**ctx.extras["binaries"], "ss": "/usr/bin/ss"}
+    ctx.fs.add_file("/usr/bin/ss", "", 0o755)  # an image with iproute2: the file is in its tree
+    ctx.files["/usr/bin/ss"] = ""
     out = run_exec(ctx, ["ss", "-s"]).stdout
     assert out.splitlines()[:2] == ["Total: 1", "TCP:   1 (estab 0, closed 0, orphaned 0, timewait 0)"]
     assert out.splitlines()[3:6] == ["Transport Total     IP        IPv6", "RAW\t  0         0         0        ",

@@ -516,36 +516,3 @@ def _bytes(text: str) -> int:
         return 256 << 20
     unit = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
     return int(m.group(1)) * unit
-
-
-@command("touch")
-def touch(call: Invocation) -> int:
-    for path in call.args:
-        if path.startswith("-"):
-            continue
-        full = call.shell.abspath(path)
-        call.ctx.files.setdefault(full, "")
-    return 0
-
-
-@command("rm")
-def rm(call: Invocation) -> int:
-    force = any(a.startswith("-") and "f" in a for a in call.args)
-    status = 0
-    for path in call.args:
-        if path.startswith("-"):
-            continue
-        full = call.shell.abspath(path)
-        if full in call.ctx.files:
-            del call.ctx.files[full]
-        elif not force:
-            call.error(f"rm: can't remove '{path}': No such file or directory" if _busybox(call)
-                       else f"rm: cannot remove '{path}': No such file or directory")
-            status = 1
-    return status
-
-
-@command("mkdir")
-def mkdir(call: Invocation) -> int:
-    # Directories exist implicitly once a file is written below them.
-    return 0

@@ -34,6 +34,7 @@ from sregym.twin.userland.fs import ContainerFS, build_fs, image_family, pod_hos
 from sregym.twin.userland.layer import apply_layer, kept, layer_after, snapshot
 from sregym.twin.userland.linkedfiles import LinkedDirs, link_files
 from sregym.twin.userland.openwrite import write_check
+from sregym.twin.userland.pathview import entry, list_dir
 from sregym.twin.userland.shm import charge, mount_of, room, tmpfs_mounts
 from sregym.twin.userland.vfiles import attach_proc
 
@@ -66,6 +67,25 @@ class ExecContext(ShellContext):
             linked.fs = self.fs
             return linked
         return dirs
+
+    @property
+    def has_tree(self) -> bool:  # type: ignore[override]
+        return self.fs is not None
+
+    def list_dir(self, path: str) -> list[str] | None:
+        return list_dir(self.fs, self.files, path) if self.fs is not None else super().list_dir(path)
+
+    def path_kind(self, path: str) -> str | None:
+        if self.fs is None:
+            return super().path_kind(path)
+        found = entry(self.fs, self.files, path)
+        return found[0] if found is not None else None
+
+    def path_mode(self, path: str) -> int | None:
+        if self.fs is None:
+            return super().path_mode(path)
+        found = entry(self.fs, self.files, path)
+        return found[1] if found is not None else None
 
 
 def find_container(pod: dict[str, Any], name: str) -> dict[str, Any] | None:

@@ -42,7 +42,7 @@ def which(call: Invocation) -> int:
         return 1
     status = 0
     for name in names:
-        path = executable_path(call.ctx, name)
+        path = executable_path(call.ctx, name, call.shell.exported_env().get("PATH"))
         if path is None:
             status = 1
             continue

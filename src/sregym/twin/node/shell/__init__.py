@@ -14,7 +14,8 @@ Supported: `;`, newlines, `&&`, `||`, `!`, `|`, `{ ...; }`, `( ... )`, `if/elif/
 backslash escapes, `$VAR`, `${VAR}`, `${VAR:-x}` and friends, `$?`, `$#`, `$1`..., `$(...)`,
 backticks, `$((arithmetic))`, `VAR=x cmd`, redirections `> >> < 2> 2>&1 >&2 &>` (to `/dev/null`,
 `/dev/stderr`, or a file kept in the container's writable layer), `set -e`, `exec`, `export`,
-`unset`, `cd`, `shift`, `trap` (ignored), `wait`.
+`unset`, `cd`, `shift`, `trap` (ignored), `wait`, pathname expansion (`*`, `?`, `[...]` over the
+exec's tree, `set -f`), and command lookup by path and `$PATH` in that tree.
 
 Commands are looked up in a registry. Register one with::
 
@@ -46,7 +47,7 @@ bounds it, plus budgets where the twin cannot stream like a real system:
 - arithmetic is 64-bit, as sh's is.
 
 Layout: `lexer` and `parser` build the `syntax` tree; `interpreter` (the `Shell`) walks it, with
-`arith`, `globbing` and the `builtins` that change the shell itself; `commands` holds what a command
+`arith`, `globbing`, `pathexpand`, `lookup` and the `builtins` that change the shell itself; `commands` holds what a command
 sees and the registry; `effects` what programs yield; `limits` the bounds above; `process` runs a
 program against the simulated clock or once for an exec. The standard commands are registered by
 `sregym.twin.node.coreutils` (imported by the `sregym.twin.node` package), not by this package.

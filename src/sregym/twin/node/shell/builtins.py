@@ -60,10 +60,14 @@ def _b_set(sh: Shell, argv: list[str], _stdin: str) -> Program:
         flag = args.pop(0)
         if "e" in flag:
             sh.errexit = flag.startswith("-")
+        if "f" in flag:
+            sh.noglob = flag.startswith("-")
         if flag in ("-o", "+o") and args:
             option = args.pop(0)
             if option == "errexit":
                 sh.errexit = flag == "-o"
+            elif option == "noglob":
+                sh.noglob = flag == "-o"
     if args and args[0] in ("--", "-"):
         args.pop(0)
         sh.positional = list(args)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.node.shell.effects import Effect, Output, Program
 from sregym.twin.node.shell.limits import MemoryMeter
+from sregym.twin.node.shell.lookup import locate
 
 if TYPE_CHECKING:
     from sregym.twin.node.shell.interpreter import Shell
@@ -55,6 +56,30 @@ class ShellContext:
             for i in range(1, len(parts) + 1):
                 dirs.add("/" + "/".join(parts[:i]))
         return dirs
+
+    # The tree as path lookup and globbing see it. Without a tree (a container's own process)
+    # the files and their directories stand in; `ExecContext` answers from its full tree.
+    has_tree = False
+
+    def list_dir(self, path: str) -> list[str] | None:
+        """The names in directory `path` (absolute), None when it is not a directory."""
+        dirs = self.directories()
+        if path not in dirs:
+            return None
+        prefix = path.rstrip("/") + "/"
+        names = {p[len(prefix):].split("/", 1)[0] for p in [*self.files, *dirs] if p.startswith(prefix)}
+        return sorted(n for n in names if n)
+
+    def path_kind(self, path: str) -> str | None:
+        """"dir", "file" or None (missing), symlinks followed."""
+        if path in self.directories():
+            return "dir"
+        return "file" if path in self.files else None
+
+    def path_mode(self, path: str) -> int | None:
+        """Permission bits of `path` (links followed), None when it does not exist."""
+        kind = self.path_kind(path)
+        return None if kind is None else 0o755 if kind == "dir" else 0o644
 
 
 @dataclass
@@ -117,8 +142,15 @@ def command(*names: str) -> Callable[[CommandFn], CommandFn]:
     return wrap
 
 
-def lookup_command(name: str, ctx: ShellContext | None = None) -> CommandFn | None:
+def lookup_command(name: str, ctx: ShellContext | None = None, search_path: str | None = None, *,
+                   anywhere: bool = False) -> CommandFn | None:
+    """The command `name` runs in `ctx`: in a context with a tree, only a file that exists there
+    (by its path, or found in `search_path`, default the context's PATH: `shell/lookup.py`),
+    unless `anywhere` (a shell builtin, which needs no file)."""
     base = name.rsplit("/", 1)[-1]
+    if ctx is not None and ctx.has_tree and not (anywhere and "/" not in name) \
+            and locate(ctx, name, search_path)[0] != "ok":
+        return None
     if ctx is not None and ctx.resolve is not None:
         found = ctx.resolve(base)
         if found is not None:

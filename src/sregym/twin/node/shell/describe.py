@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from sregym.twin.node.shell.commands import ShellContext, lookup_command
 from sregym.twin.node.shell.effects import Output, Program
+from sregym.twin.node.shell.lookup import locate
 
 if TYPE_CHECKING:
     from sregym.twin.node.shell.interpreter import Shell
@@ -28,8 +29,14 @@ REGULAR_BUILTINS = frozenset({"echo", "printf", "test", "[", "kill", "true", "fa
                               "hash", "jobs", "local", "ulimit", "bg", "fg"})
 
 
-def executable_path(ctx: ShellContext, name: str) -> str | None:
-    """Where PATH lookup finds `name` in this container, or None."""
+def executable_path(ctx: ShellContext, name: str, search_path: str | None = None) -> str | None:
+    """Where PATH lookup finds `name` in this container (`search_path`, default the context's
+    PATH), or None; in an exec's tree the same search that running the name does."""
+    if ctx.has_tree:
+        status, path = locate(ctx, name, search_path)
+        if status != "ok":
+            return None
+        return name if "/" in name else path
     if "/" in name:
         return name if lookup_command(name, ctx) is not None else None
     shipped = ctx.extras.get("binaries")
@@ -56,7 +63,7 @@ def describe(sh: Shell, name: str) -> tuple[str, str | None]:
         return "special", None
     if name in REGULAR_BUILTINS:
         return "builtin", None
-    path = executable_path(sh.ctx, name)
+    path = executable_path(sh.ctx, name, sh.vars.get("PATH"))
     return ("file", path) if path else ("", None)
 
 

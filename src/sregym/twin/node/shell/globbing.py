@@ -1,27 +1,67 @@
-"""Glob patterns for `case` (and the commands that match names)."""
+"""Glob patterns for `case`, pathname expansion (`pathexpand`) and the commands that match names."""
 
 from __future__ import annotations
 
 import re
 
+_CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
+            "space": " \\t\\n\\r\\f\\v", "blank": " \\t", "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
+            "xdigit": "0-9A-Fa-f", "cntrl": "\\x00-\\x1f\\x7f", "print": "\\x20-\\x7e", "graph": "\\x21-\\x7e"}
+
+
+def _bracket(pattern: str, start: int) -> tuple[re.Pattern[str], int] | None:
+    """The `[...]` expression at `start` as a one-character regex and the index after it; None
+    when it is not closed (the `[` is then literal). `!` or `^` negates, a leading `]` is a
+    member, `[:alpha:]` names a class, a backslash escapes the next character."""
+    i = start + 1
+    negate = i < len(pattern) and pattern[i] in "!^"
+    i += negate
+    body: list[str] = []
+    first = True
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "]" and not first:
+            try:
+                return re.compile(f"[{'^' if negate else ''}{''.join(body)}]", re.S), i + 1
+            except re.error:
+                return None
+        first = False
+        if c == "[" and pattern.startswith(":", i + 1):
+            end = pattern.find(":]", i + 2)
+            name = pattern[i + 2:end] if end >= 0 else ""
+            if name in _CLASSES:
+                body.append(_CLASSES[name])
+                i = end + 2
+                continue
+        if c == "\\" and i + 1 < len(pattern):
+            i += 1
+            c = pattern[i]
+        if c == "-" and body and i + 1 < len(pattern) and pattern[i + 1] != "]":
+            body.append("-")
+        else:
+            body.append(re.escape(c))
+        i += 1
+    return None
+
 
 def _glob_tokens(pattern: str) -> list[str | re.Pattern[str]]:
-    """A `case` pattern as tokens: "*", "?", a literal character, or a compiled `[...]` class."""
+    """A pattern as tokens: "*", "?", a literal character (escaped: "\\c"), or a compiled `[...]`
+    class. A backslash makes the next character literal."""
     tokens: list[str | re.Pattern[str]] = []
     i = 0
     while i < len(pattern):
         c = pattern[i]
-        end = pattern.find("]", i + 2) if c == "[" else -1
-        if end >= 0:
-            body = pattern[i + 1:end]
-            body = "^" + body[1:] if body.startswith("!") else body
-            try:
-                tokens.append(re.compile(f"[{body}]", re.S))
-                i = end + 1
+        if c == "[":
+            found = _bracket(pattern, i)
+            if found is not None:
+                tokens.append(found[0])
+                i = found[1]
                 continue
-            except re.error:
-                pass
-        tokens.append(c if c in "*?" else "\\" + c)
+        if c == "\\" and i + 1 < len(pattern):
+            i += 1
+            tokens.append("\\" + pattern[i])
+        else:
+            tokens.append(c if c in "*?" else "\\" + c)
         i += 1
     return tokens
 

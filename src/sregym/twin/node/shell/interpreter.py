@@ -11,11 +11,14 @@ from sregym.twin.node.shell.arith import eval_arith
 from sregym.twin.node.shell.builtins import BUILTINS
 from sregym.twin.node.shell.commands import CommandFn, Invocation, ShellContext, lookup_command
 from sregym.twin.node.shell.control import Exit, LoopControl
+from sregym.twin.node.shell.describe import REGULAR_BUILTINS, SPECIAL_BUILTINS
 from sregym.twin.node.shell.effects import Effect, Output, Program, Sleep
 from sregym.twin.node.shell.globbing import glob_match
 from sregym.twin.node.shell.lexer import tokenize
 from sregym.twin.node.shell.limits import BUSY_ITERATION_SECONDS, MemoryMeter, Vars
+from sregym.twin.node.shell.lookup import absolute, failure_message, locate
 from sregym.twin.node.shell.parser import parse
+from sregym.twin.node.shell.pathexpand import escape, expand_path, has_magic
 from sregym.twin.node.shell.syntax import (
     AndOr,
     Case,
@@ -44,6 +47,7 @@ class Shell:
         self.positional = list(positional or [])
         self.status = 0
         self.errexit = False
+        self.noglob = False  # `set -f`
         self.offset = 0.0  # simulated seconds since the process started
         self.lineno = 1
         # The input of the compound command being run (`... | while read l; do ...; done`,
@@ -86,10 +90,17 @@ class Shell:
     def not_found_message(self, name: str) -> str:
         flavour = self.ctx.shell_flavour or "ash"
         if flavour == "bash":
-            return f"{self.name}: line {self.lineno}: {name}: command not found"
+            return f"{self.message_prefix()}{name}: command not found"
+        return f"{self.message_prefix()}{name}: not found"
+
+    def message_prefix(self) -> str:
+        """How the shell starts an error about a command (`sh: 1: `, `bash: line 1: `, `sh: `)."""
+        flavour = self.ctx.shell_flavour or "ash"
+        if flavour == "bash":
+            return f"{self.name}: line {self.lineno}: "
         if flavour == "dash":
-            return f"{self.name}: {self.lineno}: {name}: not found"
-        return f"{self.name}: {name}: not found"
+            return f"{self.name}: {self.lineno}: "
+        return f"{self.name}: "
 
     # ------------------------------------------------------------- expansion
     def _param(self, expr: str) -> str | None:
@@ -169,13 +180,20 @@ class Shell:
 
     def expand_word(self, word: Word, split: bool = True) -> Generator[Effect, None, list[str]]:
         """Expand one word into fields (parameter, command and arithmetic expansion, then field
-        splitting of unquoted expansions). No pathname globbing: containers have no such files."""
-        fields: list[str] = []
+        splitting of unquoted expansions). Pathname expansion is `expand_words`' job."""
+        return [text for text, _pattern in (yield from self.expand_fields(word, split))]
+
+    def expand_fields(self, word: Word, split: bool = True) -> Generator[Effect, None, list[tuple[str, str]]]:
+        """`expand_word`'s fields, each with its glob pattern: the text with quoted characters
+        escaped (`pathexpand.escape`), so only what the script left unquoted can match files."""
+        fields: list[tuple[str, str]] = []
         current = ""
+        pattern = ""
         have_field = False
         for kind, text, quoted in word:
             if kind == "lit":
                 current += text
+                pattern += escape(text) if quoted else text
                 have_field = have_field or quoted or bool(text)
                 continue
             if kind == "var":
@@ -188,28 +206,30 @@ class Shell:
             self.meter.copy(len(current) + len(value), self.offset)
             if quoted or not split:
                 current += value
+                pattern += escape(value) if quoted else value.replace("\\", "\\\\")
                 have_field = True
                 continue
             self.meter.need_split(value)
             pieces = value.split()
             if not pieces:
                 if value and current:
-                    fields.append(current)
-                    current, have_field = "", False
+                    fields.append((current, pattern))
+                    current, pattern, have_field = "", "", False
                 continue
             if value[:1].isspace() and (current or have_field):
-                fields.append(current)
-                current = ""
+                fields.append((current, pattern))
+                current, pattern = "", ""
             current += pieces[0]
+            pattern += pieces[0].replace("\\", "\\\\")
             for piece in pieces[1:]:
-                fields.append(current)
-                current = piece
+                fields.append((current, pattern))
+                current, pattern = piece, piece.replace("\\", "\\\\")
             have_field = True
             if value[-1:].isspace():
-                fields.append(current)
-                current, have_field = "", False
+                fields.append((current, pattern))
+                current, pattern, have_field = "", "", False
         if current or have_field:
-            fields.append(current)
+            fields.append((current, pattern))
         return fields
 
     def expand_words(self, words: list[Word]) -> Generator[Effect, None, list[str]]:
@@ -218,8 +238,20 @@ class Shell:
             if len(word) == 1 and word[0] == ("var", "@", True):
                 out.extend(self.positional)
                 continue
-            out.extend((yield from self.expand_word(word)))
+            for text, pattern in (yield from self.expand_fields(word)):
+                matches = self.glob(pattern) if has_magic(pattern) else []
+                if matches:
+                    self.meter.need(sum(map(len, matches)))
+                out.extend(matches or [text])
         return out
+
+    def glob(self, pattern: str) -> list[str]:
+        """The files `pattern` names in the container's tree, sorted (empty when none match or
+        `set -f` is on)."""
+        if self.noglob:
+            return []
+        return expand_path(pattern, self.ctx.cwd, self.ctx.list_dir, self.ctx.path_kind,
+                           dot_entries=self.ctx.shell_flavour != "bash")
 
     def _arith(self, expr: str) -> int:
         def substitute(m: re.Match[str]) -> str:
@@ -373,8 +405,8 @@ class Shell:
             subject = " ".join((yield from self.expand_word(node.subject, split=False)))
             for patterns, body in node.arms:
                 for pattern in patterns:
-                    text = " ".join((yield from self.expand_word(pattern, split=False)))
-                    if glob_match(text, subject):
+                    fields = yield from self.expand_fields(pattern, split=False)
+                    if glob_match(" ".join(p for _text, p in fields), subject):  # quoted parts literal
                         return (yield from self.run_sequence(body))
             return 0
         raise ShellSyntaxError(f"unsupported construct {type(node).__name__}")
@@ -498,6 +530,14 @@ class Shell:
             return f"{writer}: write error: No space left on device\n"
         return f"{self.name}: write error: No space left on device\n"
 
+    def write_file(self, path: str, text: str, *, append: bool = False) -> bool:
+        """Write `text` to the file at absolute `path` as a program's open+write does (`tee`):
+        truncated first unless `append`; False when the filesystem is full (ENOSPC)."""
+        if not append:
+            self.meter.disk_used = max(0, self.meter.disk_used - len(self.ctx.files.get(path, "")))
+            self.ctx.files[path] = ""
+        return self._append_file(path, text) if text else True
+
     def _append_file(self, path: str, text: str) -> bool:
         """Append to a file in the writable layer; False (ENOSPC, nothing written) once the layer
         is at `WRITABLE_LAYER_CAP`, so `cat f >> f` in a loop cannot grow without bound."""
@@ -539,10 +579,11 @@ class Shell:
         if builtin is not None:
             self.vars.update(assigns)
             return (yield from builtin(self, argv, stdin))
-        fn = lookup_command(name, self.ctx)
+        # The shells' own builtins (`echo`, `test`, `kill` ...) run without a file on PATH.
+        fn = lookup_command(name, self.ctx, self.vars.get("PATH"),
+                            anywhere=name in REGULAR_BUILTINS or name in SPECIAL_BUILTINS)
         if fn is None:
-            yield Output("stderr", self.not_found_message(name) + "\n")
-            return 127
+            return (yield from self._not_runnable(argv, assigns, stdin))
         refused = fork_refused(self, name)  # the node has no task left for the child
         if refused is not None:
             yield Output("stderr", refused[0])
@@ -559,6 +600,27 @@ class Shell:
             if saved_vars is not None:
                 self.vars, self.exported = saved_vars, saved_exported  # type: ignore[assignment]
         return status
+
+
+    def _not_runnable(self, argv: list[str], assigns: dict[str, str], stdin: str) -> Program:
+        """No implementation for `argv[0]`: a script file runs with its `#!` interpreter (sh
+        for none, as dash and bash fall back to on ENOEXEC); otherwise the shell's error."""
+        name = argv[0]
+        status, path = locate(self.ctx, name, self.vars.get("PATH")) if self.ctx.has_tree else ("missing", name)
+        script = self.ctx.files.get(absolute(path, self.ctx.cwd)) if status == "ok" else None
+        if script:
+            first = script.split("\n", 1)[0]
+            interpreter = first[2:].split()[0] if first.startswith("#!") and first[2:].split() else "sh"
+            if lookup_command(interpreter, self.ctx, self.vars.get("PATH")) is not None:
+                shown = name if "/" in name else path  # the kernel passes the path as found
+                return (yield from self._invoke([interpreter, shown, *argv[1:]], assigns, stdin))
+            status = "missing"
+        if "/" not in name or status == "ok":
+            yield Output("stderr", self.not_found_message(name) + "\n")
+            return 127
+        text, code = failure_message(self.message_prefix(), self.ctx.shell_flavour or "ash", name, status)
+        yield Output("stderr", text)
+        return code
 
 
 def fork_refused(shell: Shell, name: str) -> tuple[str, int] | None:
