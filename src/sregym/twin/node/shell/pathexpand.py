@@ -20,6 +20,8 @@ from collections.abc import Callable
 from sregym.twin.node.shell.globbing import glob_match
 
 GLOB_SPECIAL = frozenset("*?[]\\")
+# str.translate runs in C: expansions of multi-megabyte values (`x="${x}a"` in a loop) stay cheap.
+_ESCAPES = str.maketrans({c: "\\" + c for c in GLOB_SPECIAL})
 
 # `lister(absolute_dir)`: the names in a directory (symlinks followed), None if not a directory.
 Lister = Callable[[str], "list[str] | None"]
@@ -29,7 +31,7 @@ Kind = Callable[[str], "str | None"]
 
 def escape(text: str) -> str:
     """`text` as a pattern that matches only itself (quoted text)."""
-    return "".join("\\" + c if c in GLOB_SPECIAL else c for c in text)
+    return text.translate(_ESCAPES)
 
 
 def unescape(pattern: str) -> str:
@@ -45,6 +47,8 @@ def unescape(pattern: str) -> str:
 
 def has_magic(pattern: str) -> bool:
     """Whether an unescaped `*`, `?` or a `[` with a closing `]` is in `pattern`."""
+    if "*" not in pattern and "?" not in pattern and "[" not in pattern:
+        return False  # the common case, decided in C however long the word is
     i = 0
     while i < len(pattern):
         c = pattern[i]
