@@ -71,18 +71,7 @@ class Shell:
 
     # ---------------------------------------------------------------- helpers
     def abspath(self, path: str) -> str:
-        if not path.startswith("/"):
-            path = self.ctx.cwd.rstrip("/") + "/" + path
-        parts: list[str] = []
-        for part in path.split("/"):
-            if part in ("", "."):
-                continue
-            if part == "..":
-                if parts:
-                    parts.pop()
-                continue
-            parts.append(part)
-        return "/" + "/".join(parts)
+        return absolute(path, self.ctx.cwd)
 
     def exported_env(self) -> dict[str, str]:
         return {k: self.vars[k] for k in sorted(self.exported) if k in self.vars}

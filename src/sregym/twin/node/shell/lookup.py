@@ -26,6 +26,8 @@ DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def absolute(path: str, cwd: str) -> str:
+    """`path` made absolute against `cwd`, with `.`, `..` and repeated slashes resolved as text
+    (symlinks are not followed: the shell's own view, as in `cd -L`)."""
     if not path.startswith("/"):
         path = cwd.rstrip("/") + "/" + path
     parts: list[str] = []

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sregym.twin.node.shell.globbing import glob_match
+from sregym.twin.node.shell.lookup import absolute
 
 GLOB_SPECIAL = frozenset("*?[]\\")
 # str.translate runs in C: expansions of multi-megabyte values (`x="${x}a"` in a loop) stay cheap.
@@ -75,7 +76,7 @@ def expand_path(pattern: str, cwd: str, lister: Lister, kind: Kind, *, dot_entri
         hidden = component.startswith(".") or component.startswith("\\.")
         found: list[list[str]] = []
         for parts in candidates:
-            directory = _absolute("/".join(parts) if parts != [""] else "/", cwd) if parts else cwd
+            directory = absolute("/".join(parts) if parts != [""] else "/", cwd) if parts else cwd
             names = lister(directory)
             if names is None:
                 continue
@@ -91,23 +92,8 @@ def expand_path(pattern: str, cwd: str, lister: Lister, kind: Kind, *, dot_entri
     trailing = pattern.endswith("/")
     for parts in candidates:
         shown = "/".join(parts)
-        what = kind(_absolute(shown, cwd))
+        what = kind(absolute(shown, cwd))
         if what is None or (trailing and what != "dir"):
             continue
         out.append(shown)
     return sorted(out)
-
-
-def _absolute(path: str, cwd: str) -> str:
-    if not path.startswith("/"):
-        path = cwd.rstrip("/") + "/" + path
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if parts:
-                parts.pop()
-            continue
-        parts.append(part)
-    return "/" + "/".join(parts)
