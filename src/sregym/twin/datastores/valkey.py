@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from sregym.twin.node import images
-from sregym.twin.node.images import ImageSpec, log_stamp, register_image
+from sregym.twin.node.images import ImageSpec, register_image
 from sregym.twin.node.shell import Invocation, Program
 
 VALKEY_TAGS = ("7.2", "7.2.8", "7.2-alpine", "8.0", "8.0.2", "8.0-alpine", "8.0.2-alpine", "8.1", "8.1.1",
@@ -45,31 +45,8 @@ def _image_of(call: Invocation) -> str:
 
 def valkey_server(call: Invocation) -> Program:
     """`valkey-server [config] [--option value ...]` with Valkey's startup lines."""
-    args = call.args
-    port = int(images.argv_flag(args, "--port", default="6379") or 6379)
-    ts = log_stamp(call, "%d %b %Y %H:%M:%S.000")
-    config_file = args[0] if args and not args[0].startswith("-") else None
-    if config_file is not None and call.read_file(config_file) is None:
-        call.write(f"1:C {ts} # Fatal error, can't open config file '{config_file}': No such file or directory\n")
-        return 1
-    version = version_of(_image_of(call))
-    logs = [f"1:C {ts} # WARNING Memory overcommit must be enabled! Without it, a background save or "
-            "replication may fail under low memory condition. To fix this issue add "
-            "'vm.overcommit_memory = 1' to /etc/sysctl.conf and then reboot or run the command "
-            "'sysctl vm.overcommit_memory=1' for this to take effect.",
-            f"1:C {ts} * oO0OoO0OoO0Oo Valkey is starting oO0OoO0OoO0Oo",
-            f"1:C {ts} * Valkey version={version}, bits=64, commit=00000000, modified=0, pid=1, just started"]
-    if config_file is None:
-        logs.append(f"1:C {ts} # Warning: no config file specified, using the default config. In order to "
-                    "specify a config file use valkey-server /path/to/valkey.conf")
-    else:
-        logs.append(f"1:C {ts} * Configuration loaded")
-    logs += [f"1:M {ts} * monotonic clock: POSIX clock_gettime",
-             f"1:M {ts} * Running mode=standalone, port={port}.",
-             f"1:M {ts} * Server initialized",
-             f"1:M {ts} * Ready to accept connections tcp"]
-    return (yield from images.serve(call, ports=(port,), http_paths=None, startup_seconds=0.2, memory_mb=8,
-                                    logs=logs))
+    return (yield from images.redis_like_server(call, product="Valkey", version=version_of(_image_of(call)),
+                                                binary="valkey-server"))
 
 
 def server_section(store: Any) -> list[str]:

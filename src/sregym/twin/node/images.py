@@ -458,6 +458,12 @@ def _nginx_entrypoint(call: Invocation) -> Program:
 
 # -------------------------------------------------------------------------------------- redis
 def redis_server(call: Invocation) -> Program:
+    return (yield from redis_like_server(call, product="Redis", version="7.4.2", binary="redis-server"))
+
+
+def redis_like_server(call: Invocation, *, product: str, version: str, binary: str) -> Program:
+    """`<binary> [config] [--option value ...]` with the startup lines Redis and its fork Valkey
+    both print, under their own name and version."""
     args = call.args
     port = int(argv_flag(args, "--port", default="6379") or 6379)
     ts = log_stamp(call, "%d %b %Y %H:%M:%S.000")
@@ -470,11 +476,11 @@ def redis_server(call: Invocation) -> Program:
             "replication may fail under low memory condition. To fix this issue add "
             "'vm.overcommit_memory = 1' to /etc/sysctl.conf and then reboot or run the command "
             "'sysctl vm.overcommit_memory=1' for this to take effect.",
-            f"1:C {ts} * oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo",
-            f"1:C {ts} * Redis version=7.4.2, bits=64, commit=00000000, modified=0, pid=1, just started"]
+            f"1:C {ts} * oO0OoO0OoO0Oo {product} is starting oO0OoO0OoO0Oo",
+            f"1:C {ts} * {product} version={version}, bits=64, commit=00000000, modified=0, pid=1, just started"]
     if config_file is None:
         logs.append(f"1:C {ts} # Warning: no config file specified, using the default config. In order "
-                    "to specify a config file use redis-server /path/to/redis.conf")
+                    f"to specify a config file use {binary} /path/to/{binary.split('-')[0]}.conf")
     else:
         logs.append(f"1:C {ts} * Configuration loaded")
     logs += [f"1:M {ts} * monotonic clock: POSIX clock_gettime",
