@@ -10,7 +10,7 @@ come in a later wave.
 
 from __future__ import annotations
 
-from sregym.apps.astronomy_shop import loadgen
+from sregym.apps.astronomy_shop import loadgen, runtime_metrics
 from sregym.apps.astronomy_shop.frontend_api import frontend_page, proxy_page
 from sregym.apps.astronomy_shop.images import demo_images
 from sregym.apps.astronomy_shop.manifests import NAMESPACE, component_port, objects, values
@@ -46,6 +46,7 @@ def astronomy_shop() -> AppSpec:
     register_pages(PREFIX + "frontend-proxy", proxy_page)
     register_record_log(PREFIX + "accounting", "accounting", accounting_lines)  # what each consumer logs
     register_record_log(PREFIX + "fraud-detection", "fraud-detection", fraud_detection_lines)
+    runtime_metrics.register(PREFIX)  # what each service's runtime instrumentation pushes
     # No hidden generator: the chart's load-generator Deployment runs these flows (loadgen.py).
     return AppSpec(name="astronomy-shop", namespace=NAMESPACE, description=DESCRIPTION, objects_fn=objects,
                    entry_service="frontend-proxy", entry_port=PORTS["frontend-proxy"],
