@@ -27,6 +27,7 @@ from sregym.twin.telemetry.runtime_metrics import RuntimeRow, RuntimeSample, reg
 SERVICE_NAMESPACE = "opentelemetry-demo"
 SERVICE_VERSION = "2.2.0"
 MIB = 1 << 20
+FULL_GC_PAUSE_S = 0.45  # a System.gc() of ad's heap, as the flag path's added latency
 GC_BUCKETS_S = (0.01, 0.1, 1.0, 10.0)  # the advice of jvm.gc.duration and v8js.gc.duration
 
 RUNTIMES = {"ad": "jvm", "fraud-detection": "jvm", "cart": "dotnet", "accounting": "dotnet", "payment": "node",
@@ -53,12 +54,12 @@ def _gc_histogram(out: list[RuntimeRow], name: str, labels: dict[str, str], stat
     for i, le in enumerate(GC_BUCKETS_S):
         if pause_s <= le:
             buckets[i] += count
-    total = _count(state, key + ":n", count)
+    total = math.floor(_count(state, key + ":n", count))  # whole collections only
     total_s = _count(state, key + ":s", count * pause_s)
     if total <= 0:
         return
     for le, value in zip(GC_BUCKETS_S, buckets, strict=True):
-        out.append((f"{name}_bucket", {**labels, "le": repr(le)}, value, "histogram"))
+        out.append((f"{name}_bucket", {**labels, "le": f"{le:g}"}, float(math.floor(value)), "histogram"))
     out.append((f"{name}_bucket", {**labels, "le": "+Inf"}, total, "histogram"))
     out.append((f"{name}_sum", labels, total_s, "histogram"))
     out.append((f"{name}_count", labels, total, "histogram"))
@@ -68,11 +69,14 @@ def _rps(sample: RuntimeSample) -> float:
     return sum(sample.served.values())
 
 
-def _manual_gcs(sample: RuntimeSample) -> float:
-    """adManualGc: the GetAds handler calls System.gc() on every request while the flag is on."""
+def _manual_gcs(sample: RuntimeSample, pause_s: float) -> float:
+    """adManualGc: the GetAds handler calls System.gc() on every request while the flag is on;
+    a full collection stops the world, so no more of them fit in an interval than its length
+    allows (requests arriving during one wait for it)."""
     if sample.settings.get("adManualGc") != "true":
         return 0.0
-    return sum(rate for op, rate in sample.served.items() if op.endswith("GetAds")) * sample.dt
+    wanted = sum(rate for op, rate in sample.served.items() if op.endswith("GetAds")) * sample.dt
+    return min(wanted, sample.dt * 0.9 / pause_s)
 
 
 # ---------------------------------------------------------------------------------------- JVM
@@ -84,7 +88,7 @@ def jvm(sample: RuntimeSample) -> list[RuntimeRow]:
     alloc = _rps(sample) * 96 * 1024 * dt + 2 * MIB * dt / 15  # bytes allocated this interval
     minor = (_count(st, "eden_fill", alloc) // (eden_max * 0.9))
     st["eden_fill"] = st["eden_fill"] - minor * eden_max * 0.9
-    major = _manual_gcs(sample)
+    major = _manual_gcs(sample, FULL_GC_PAUSE_S)
     tenured = min(tenured_max * 0.95, max(4 * MIB, sample.memory_bytes * 0.3))
     eden = st["eden_fill"]
     heap = {"Eden Space": (eden, eden_max), "Survivor Space": (survivor_max * 0.4, survivor_max),
@@ -107,7 +111,7 @@ def jvm(sample: RuntimeSample) -> list[RuntimeRow]:
     # A full collection of the whole heap, paced like the flag path's pause.
     _gc_histogram(out, "jvm_gc_duration_seconds",
                   _labels(jvm_gc_action="end of major GC", jvm_gc_name="MarkSweepCompact"),
-                  st, "gc_major", major, 0.45 if major else 0.0)
+                  st, "gc_major", major, FULL_GC_PAUSE_S)
     cores = _cores_available(sample)
     busy = min(1.0, sample.cpu_cores / cores)
     threads = 18 + min(200, math.ceil(sample.inflight))
@@ -127,6 +131,7 @@ def jvm(sample: RuntimeSample) -> list[RuntimeRow]:
 def dotnet(sample: RuntimeSample) -> list[RuntimeRow]:
     st, dt, out = sample.state, sample.dt, []
     rps = _rps(sample)
+    st.setdefault("alloc", 26.0 * MIB)  # what host start-up and DI wiring allocate before serving
     allocated = _count(st, "alloc", rps * 48 * 1024 * dt + 64 * 1024 * dt)
     gen0 = allocated // (6 * MIB)
     gen1, gen2 = gen0 // 8, gen0 // 64
@@ -214,6 +219,7 @@ def python(sample: RuntimeSample) -> list[RuntimeRow]:
     out.append(("process_runtime_cpython_thread_count", {}, float(11 + min(10, math.ceil(sample.inflight))), "gauge"))
     rps = _rps(sample)
     # gen0 runs every 700 net allocations; the handler allocates a few hundred objects a call.
+    st.setdefault("objects", 61_000.0)  # module imports and gRPC server start-up
     gen0 = _count(st, "objects", rps * 450 * dt + 20 * dt) // 700
     counts = (gen0, gen0 // 10, gen0 // 100)
     for gen, n in enumerate(counts):
@@ -244,6 +250,7 @@ def go(sample: RuntimeSample) -> list[RuntimeRow]:
     out.append(("go_memory_used_bytes", _labels(go_memory_type="stack"), stack, "gauge"))
     out.append(("go_memory_used_bytes", _labels(go_memory_type="other"), float(int(used - stack)), "gauge"))
     out.append(("go_memory_limit_bytes", {}, _go_limit(sample), "gauge"))
+    st.setdefault("alloc", 9.0 * MIB)  # start-up: config, gRPC server, exporters
     allocated = _count(st, "alloc", rps * 24 * 1024 * dt + 16 * 1024 * dt)
     out.append(("go_memory_allocated_bytes_total", {}, float(int(allocated)), "counter"))
     out.append(("go_memory_allocations_total", {}, float(int(allocated / 96)), "counter"))

@@ -188,5 +188,13 @@ class RuntimeMetrics:
                               known.help if known else "")
 
 
-__all__ = ["RuntimeFn", "RuntimeMetrics", "RuntimeRow", "RuntimeSample", "otlp_target", "register_runtime_metrics",
-           "runtime_for", "Registration"]
+__all__ = [
+    "Registration",
+    "RuntimeFn",
+    "RuntimeMetrics",
+    "RuntimeRow",
+    "RuntimeSample",
+    "otlp_target",
+    "register_runtime_metrics",
+    "runtime_for",
+]
