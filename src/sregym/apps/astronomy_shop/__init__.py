@@ -10,7 +10,9 @@ come in a later wave.
 
 from __future__ import annotations
 
-from sregym.apps.astronomy_shop import loadgen
+from pathlib import Path
+
+from sregym.apps.astronomy_shop import loadgen, runtime_metrics
 from sregym.apps.astronomy_shop.frontend_api import frontend_page, proxy_page
 from sregym.apps.astronomy_shop.images import demo_images
 from sregym.apps.astronomy_shop.manifests import NAMESPACE, component_port, objects, values
@@ -19,6 +21,7 @@ from sregym.apps.astronomy_shop.programs import PREFIX, astronomy_programs
 from sregym.apps.catalog import AppSpec, Slo, app
 from sregym.twin.dataplane.consumer_records import register_record_log
 from sregym.twin.dataplane.pages import register_pages
+from sregym.twin.telemetry.app_rules import register_app_rules
 
 SERVICES = ("accounting", "ad", "cart", "checkout", "currency", "email", "flagd", "fraud-detection", "frontend",
             "frontend-proxy", "image-provider", "kafka", "llm", "payment", "postgresql", "product-catalog",
@@ -36,6 +39,7 @@ DESCRIPTION = (
     "publishes them to Kafka (`kafka:9092`), consumed by `accounting` and `fraud-detection`. "
     "Services find each other through `*_ADDR` env vars and export telemetry to `otel-collector`."
 )
+RULES = Path(__file__).with_name("rules") / "astronomy-shop.yaml"
 BASELINE = {name: 1 for name in (*SERVICES, "jaeger", "load-generator")}
 WORKLOAD = loadgen.workload(f"http://frontend-proxy.{NAMESPACE}.svc.cluster.local:{PORTS['frontend-proxy']}")
 
@@ -46,6 +50,8 @@ def astronomy_shop() -> AppSpec:
     register_pages(PREFIX + "frontend-proxy", proxy_page)
     register_record_log(PREFIX + "accounting", "accounting", accounting_lines)  # what each consumer logs
     register_record_log(PREFIX + "fraud-detection", "fraud-detection", fraud_detection_lines)
+    runtime_metrics.register(PREFIX)  # what each service's runtime instrumentation pushes
+    register_app_rules(NAMESPACE, RULES)  # the alerts this app's operators run
     # No hidden generator: the chart's load-generator Deployment runs these flows (loadgen.py).
     return AppSpec(name="astronomy-shop", namespace=NAMESPACE, description=DESCRIPTION, objects_fn=objects,
                    entry_service="frontend-proxy", entry_port=PORTS["frontend-proxy"],

@@ -31,6 +31,7 @@ import yaml
 
 from sregym.twin.controller import Controller, controller
 from sregym.twin.telemetry.alert_template import expand, go_float_e
+from sregym.twin.telemetry.app_rules import load_due
 from sregym.twin.telemetry.promtime import ParamError, parse_duration_ms, rfc3339
 from sregym.twin.telemetry.tsdb import TSDB, label_key
 
@@ -240,6 +241,7 @@ class RuleManager:
     def __init__(self, twin: Twin, groups: Iterable[RuleGroup] = ()) -> None:
         self.twin = twin
         self.groups: list[RuleGroup] = list(groups)
+        self.app_namespaces: set[str] = set()  # apps whose own rule files are loaded (app_rules)
 
     def load(self, path: str | Path, *, display_name: str | None = None) -> None:
         p = Path(path)
@@ -432,7 +434,9 @@ class AlertingController(Controller):
     order = 96
 
     def reconcile(self) -> None:
-        rule_manager(self.twin).tick(round(self.twin.clock.now * 1000))
+        manager = rule_manager(self.twin)
+        load_due(self.twin, manager, manager.app_namespaces)
+        manager.tick(round(self.twin.clock.now * 1000))
 
 
 __all__ = ["Alert", "AlertingController", "AlertingRule", "RecordingRule", "RuleFileError", "RuleGroup",

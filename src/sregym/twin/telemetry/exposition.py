@@ -35,6 +35,7 @@ class Target:
     labels: dict[str, str]  # every target label, including job and instance
     honor_labels: bool = True
     up: bool = True
+    pushed: bool = False  # received over OTLP: no scrape, so no `up`/`scrape_*` series
 
     @property
     def id(self) -> tuple[str, str, str]:

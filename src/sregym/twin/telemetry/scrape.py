@@ -38,6 +38,7 @@ from sregym.twin.telemetry.exposition import (
 )
 from sregym.twin.telemetry.kube_state_metrics import KubeStateMetrics
 from sregym.twin.telemetry.node_exporter import NodeExporter
+from sregym.twin.telemetry.runtime_metrics import RuntimeMetrics
 from sregym.twin.telemetry.span_metrics import SpanMetrics
 from sregym.twin.telemetry.tsdb import STALE_NAN, TSDB, is_stale
 
@@ -90,7 +91,7 @@ class TelemetryScraper(Controller):
         self.cadvisor = Cadvisor(twin)
         self.node_exporter = NodeExporter(twin, self.cadvisor)
         self.collectors: list[Collector] = [KubeStateMetrics(twin), self.cadvisor, self.node_exporter,
-                                            SpanMetrics(twin), AppMetrics(twin)]
+                                            SpanMetrics(twin), AppMetrics(twin), RuntimeMetrics(twin)]
         start_ms = _ms(twin.clock.now)
         self._last_slot = start_ms // self.interval_ms
         self._last_usage_slot = start_ms // self.usage_sample_ms
@@ -145,6 +146,14 @@ class TelemetryScraper(Controller):
         current_targets: dict[tuple[str, str, str], TargetState] = {}
         for batch in batches:
             target = batch.target
+            if target.pushed:  # OTLP-received: no staleness markers, no target meta series
+                for ref, value in batch.samples:
+                    if ref.series is None or ref.gen != gen:
+                        ref.series = tsdb.series_for(ref.key)
+                        ref.gen = gen
+                    ref.series.append(t_ms, value)
+                self.stats.samples += len(batch.samples)
+                continue
             scraped = len(batch.samples) if target.up else 0
             meta = Batch(Target(target.job, target.instance, target.labels, honor_labels=False))
             meta.add("up", None, 1.0 if target.up else 0.0)
