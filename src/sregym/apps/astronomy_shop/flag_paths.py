@@ -91,9 +91,11 @@ PROCESS_PATHS: dict[str, tuple[CodePath, ...]] = {
 
 
 def flagd_server(spec: ProgramSpec) -> ProgramSpec:
-    """flagd reads its flags from `--uri` (the chart: `file:./etc/flagd/demo.flagd.json`)."""
-    return spec.model_copy(update={"flag_server": FlagServer(),
-                                   "settings": {**spec.settings, "uri": Setting(flag="--uri")},
+    """flagd reads its flags from `--uri` (the chart: `file:./etc/flagd/demo.flagd.json`) and also serves
+    OFREP on `--ofrep-port` (8016), where the load generator's provider asks."""
+    return spec.model_copy(update={"flag_server": FlagServer(extra_ports=("ofrep_port",)),
+                                   "settings": {**spec.settings, "uri": Setting(flag="--uri"),
+                                                "ofrep_port": Setting(flag="--ofrep-port")},
                                    # zap JSON lines: the message texts, encoded once
                                    "startup": spec.startup.model_copy(update={"logs": (
                                        "Flag IResolver listening at [::]:8013",
