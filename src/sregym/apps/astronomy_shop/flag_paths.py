@@ -8,8 +8,9 @@ is what the service's code does (`OPERATION_PATHS`, `PROCESS_PATHS`):
   0`), logged `GetAds Failed with status ...` at WARN; `adManualGc` runs full GCs in the handler
   (pauses, CPU) after logging its warning; `adHighCpu` starts CPULoad's spinning threads.
 - cart `EmptyCart`: `cartFailure` uses the store built on `badhost:1234`, so every EmptyCart fails
-  with `FailedPrecondition` "Can't access cart storage"; `failedReadinessProbe` is evaluated by
-  the health check (its value is available; the probe is not wired yet).
+  with `FailedPrecondition` "Can't access cart storage"; `failedReadinessProbe` makes the gRPC
+  health check answer NOT_SERVING (`HEALTH_FAILS_WHEN`). Chart 0.40.4 gives cart no probe, so
+  the pod stays Ready; a gRPC readiness probe someone adds takes it out of the endpoints.
 - checkout: `paymentUnreachable` dials `badAddress:50051` (programs.py, a Call gated on the flag),
   `kafkaQueueProblems` is evaluated (its value is a setting for the Kafka producer/consumer code).
 - payment `Charge`: `paymentFailure` (a fraction) fails that share of charges with "Payment
@@ -85,6 +86,9 @@ OPERATION_PATHS: dict[tuple[str, str], tuple[CodePath, ...]] = {
     ),
 }
 
+# cart's readinessCheck: Unhealthy("connection failed") ⇒ grpc.health.v1 NOT_SERVING (grpc_health.py)
+HEALTH_FAILS_WHEN: dict[str, str] = {"cart": "failedReadinessProbe=true"}
+
 PROCESS_PATHS: dict[str, tuple[CodePath, ...]] = {
     "ad": (CodePath(when="adHighCpu=true", busy_cores=4.0),),
 }
@@ -102,4 +106,4 @@ def flagd_server(spec: ProgramSpec) -> ProgramSpec:
                                        "metrics and probes listening at 8014")})})
 
 
-__all__ = ["FAILING_PRODUCT", "FLAG_CLIENTS", "OPERATION_PATHS", "PROCESS_PATHS", "flagd_server"]
+__all__ = ["FAILING_PRODUCT", "FLAG_CLIENTS", "HEALTH_FAILS_WHEN", "OPERATION_PATHS", "PROCESS_PATHS", "flagd_server"]
