@@ -1,7 +1,8 @@
 """The Astronomy Shop's remaining failure flags, flipped in the `flagd-config` ConfigMap and
 rolled out with a flagd restart (the chart's init container copies the ConfigMap at start):
 `loadGeneratorFloodHomepage` (the locustfile's flood task) and `failedReadinessProbe` (cart's
-gRPC health check). Each symptom shows, flipping back recovers, flagd down means code defaults.
+gRPC health check). Each symptom shows, flipping back recovers, flagd down means code defaults;
+checkout's OpenTelemetry hook puts `feature_flag.evaluation` events on its spans (Jaeger API).
 One shared twin: the tests run in order."""
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ import json
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 
 from sregym.apps import deploy_app
 from sregym.apps.astronomy_shop.loadgen import FLOOD_FLAG
 from sregym.twin import Twin
+from sregym.twin.api.jaeger import create_jaeger_app
+from sregym.twin.api.kubeconfig import make_tokens, token_for
 from sregym.twin.telemetry.promql import Engine
 
 pytestmark = pytest.mark.xdist_group("astro_flags_more")
@@ -62,6 +66,19 @@ def _ready(pod: dict[str, Any]) -> bool:
 def _cart_endpoints(twin: Twin) -> list[Any]:
     subsets = twin.get("endpoints", NS, "cart").get("subsets") or []
     return [a for s in subsets for a in s.get("addresses") or []]
+
+
+def _jaeger(twin: Twin) -> tuple[TestClient, dict[str, str]]:
+    tokens = make_tokens()
+    return TestClient(create_jaeger_app(twin, tokens=tokens)), {"Authorization": f"Bearer {token_for(tokens, 'admin')}"}
+
+
+def _event_logs(twin: Twin, service: str, operation: str) -> list[list[dict[str, Any]]]:
+    client, auth = _jaeger(twin)
+    params = {"service": service, "operation": operation, "lookback": "1h", "limit": "20"}
+    traces = client.get("/api/traces", params=params, headers=auth).json()["data"]
+    return [span["logs"] for t in traces for span in t["spans"] if span["operationName"] == operation
+            and t["processes"][span["processID"]]["serviceName"] == service]
 
 
 def test_flood_homepage_multiplies_home_requests_and_recovers(shop: Twin) -> None:
@@ -122,3 +139,18 @@ def test_failed_readiness_probe_with_a_grpc_probe_takes_cart_out(shop: Twin) -> 
     _flip(shop, "failedReadinessProbe", "off")
     shop.advance(60)
     assert _ready(_cart_pod(shop)) and _cart_endpoints(shop)
+
+
+def test_checkout_spans_carry_the_otel_hook_flag_events(shop: Twin) -> None:
+    """Last: checkout exemplars are rare, the earlier tests ran the twin long enough."""
+    logs = _event_logs(shop, "checkout", "oteldemo.CheckoutService/PlaceOrder")
+    expected = [
+        {"event": "feature_flag.evaluation", "feature_flag.key": "paymentUnreachable",
+         "feature_flag.provider.name": "flagd", "feature_flag.result.variant": "off"},
+        {"event": "feature_flag.evaluation", "feature_flag.key": "kafkaQueueProblems",
+         "feature_flag.provider.name": "flagd", "feature_flag.result.variant": "off"}]
+    seen = [[{f["key"]: f["value"] for f in log["fields"]} for log in entry] for entry in logs]
+    assert seen and seen.count(expected) >= len(seen) // 2
+    assert all(entry in (expected, []) for entry in seen)  # none while flagd was down (the error path)
+    ad = _event_logs(shop, "ad", "oteldemo.AdService/GetAds")
+    assert ad and not any(ad)  # ad registers no traces hook

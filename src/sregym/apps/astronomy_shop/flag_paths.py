@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from sregym.twin.dataplane.codepaths import CodePath
 from sregym.twin.dataplane.flag_client import FlagClient
+from sregym.twin.dataplane.flag_events import TracesHook
 from sregym.twin.dataplane.flagd import FlagServer
 from sregym.twin.dataplane.spec import ProgramSpec, Setting
 
@@ -37,7 +38,10 @@ PRODUCTS = 10  # the catalogue the load generator browses (init.sql's products)
 FLAG_CLIENTS: dict[str, FlagClient] = {
     "ad": FlagClient(flags={"adFailure": "false", "adHighCpu": "false", "adManualGc": "false"}),
     "cart": FlagClient(flags={"cartFailure": "false", "failedReadinessProbe": "false"}),
-    "checkout": FlagClient(flags={"paymentUnreachable": "false", "kafkaQueueProblems": "0"}),
+    # openfeature.AddHooks(otelhooks.NewTracesHook()): PlaceOrder's span gets one event per evaluation
+    "checkout": FlagClient(flags={"paymentUnreachable": "false", "kafkaQueueProblems": "0"},
+                           traces_hook=TracesHook(provider="flagd", operations={
+                               "oteldemo.CheckoutService/PlaceOrder": ("paymentUnreachable", "kafkaQueueProblems")})),
     "fraud-detection": FlagClient(flags={"kafkaQueueProblems": "0"}),
     "email": FlagClient(flags={"emailMemoryLeak": "0"}),
     "payment": FlagClient(flags={"paymentFailure": "0"}),
