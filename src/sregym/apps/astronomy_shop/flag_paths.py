@@ -8,8 +8,9 @@ is what the service's code does (`OPERATION_PATHS`, `PROCESS_PATHS`):
   0`), logged `GetAds Failed with status ...` at WARN; `adManualGc` runs full GCs in the handler
   (pauses, CPU) after logging its warning; `adHighCpu` starts CPULoad's spinning threads.
 - cart `EmptyCart`: `cartFailure` uses the store built on `badhost:1234`, so every EmptyCart fails
-  with `FailedPrecondition` "Can't access cart storage"; `failedReadinessProbe` is evaluated by
-  the health check (its value is available; the probe is not wired yet).
+  with `FailedPrecondition` "Can't access cart storage"; `failedReadinessProbe` makes the gRPC
+  health check answer NOT_SERVING (`HEALTH_FAILS_WHEN`). Chart 0.40.4 gives cart no probe, so
+  the pod stays Ready; a gRPC readiness probe someone adds takes it out of the endpoints.
 - checkout: `paymentUnreachable` dials `badAddress:50051` (programs.py, a Call gated on the flag),
   `kafkaQueueProblems` is evaluated (its value is a setting for the Kafka producer/consumer code).
 - payment `Charge`: `paymentFailure` (a fraction) fails that share of charges with "Payment
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 from sregym.twin.dataplane.codepaths import CodePath
 from sregym.twin.dataplane.flag_client import FlagClient
+from sregym.twin.dataplane.flag_events import TracesHook
 from sregym.twin.dataplane.flagd import FlagServer
 from sregym.twin.dataplane.spec import ProgramSpec, Setting
 
@@ -36,7 +38,10 @@ PRODUCTS = 10  # the catalogue the load generator browses (init.sql's products)
 FLAG_CLIENTS: dict[str, FlagClient] = {
     "ad": FlagClient(flags={"adFailure": "false", "adHighCpu": "false", "adManualGc": "false"}),
     "cart": FlagClient(flags={"cartFailure": "false", "failedReadinessProbe": "false"}),
-    "checkout": FlagClient(flags={"paymentUnreachable": "false", "kafkaQueueProblems": "0"}),
+    # openfeature.AddHooks(otelhooks.NewTracesHook()): PlaceOrder's span gets one event per evaluation
+    "checkout": FlagClient(flags={"paymentUnreachable": "false", "kafkaQueueProblems": "0"},
+                           traces_hook=TracesHook(provider="flagd", operations={
+                               "oteldemo.CheckoutService/PlaceOrder": ("paymentUnreachable", "kafkaQueueProblems")})),
     "fraud-detection": FlagClient(flags={"kafkaQueueProblems": "0"}),
     "email": FlagClient(flags={"emailMemoryLeak": "0"}),
     "payment": FlagClient(flags={"paymentFailure": "0"}),
@@ -85,19 +90,24 @@ OPERATION_PATHS: dict[tuple[str, str], tuple[CodePath, ...]] = {
     ),
 }
 
+# cart's readinessCheck: Unhealthy("connection failed") ⇒ grpc.health.v1 NOT_SERVING (grpc_health.py)
+HEALTH_FAILS_WHEN: dict[str, str] = {"cart": "failedReadinessProbe=true"}
+
 PROCESS_PATHS: dict[str, tuple[CodePath, ...]] = {
     "ad": (CodePath(when="adHighCpu=true", busy_cores=4.0),),
 }
 
 
 def flagd_server(spec: ProgramSpec) -> ProgramSpec:
-    """flagd reads its flags from `--uri` (the chart: `file:./etc/flagd/demo.flagd.json`)."""
-    return spec.model_copy(update={"flag_server": FlagServer(),
-                                   "settings": {**spec.settings, "uri": Setting(flag="--uri")},
+    """flagd reads its flags from `--uri` (the chart: `file:./etc/flagd/demo.flagd.json`) and also serves
+    OFREP on `--ofrep-port` (8016), where the load generator's provider asks."""
+    return spec.model_copy(update={"flag_server": FlagServer(extra_ports=("ofrep_port",)),
+                                   "settings": {**spec.settings, "uri": Setting(flag="--uri"),
+                                                "ofrep_port": Setting(flag="--ofrep-port")},
                                    # zap JSON lines: the message texts, encoded once
                                    "startup": spec.startup.model_copy(update={"logs": (
                                        "Flag IResolver listening at [::]:8013",
                                        "metrics and probes listening at 8014")})})
 
 
-__all__ = ["FAILING_PRODUCT", "FLAG_CLIENTS", "OPERATION_PATHS", "PROCESS_PATHS", "flagd_server"]
+__all__ = ["FAILING_PRODUCT", "FLAG_CLIENTS", "HEALTH_FAILS_WHEN", "OPERATION_PATHS", "PROCESS_PATHS", "flagd_server"]

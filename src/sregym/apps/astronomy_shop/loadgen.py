@@ -2,8 +2,10 @@
 
 `WebsiteUser` waits `between(1, 10)` seconds (mean 5.5) and picks tasks by the demo's weights:
 index 1, browse_product 10, get_recommendations 3, get_product_reviews 2,
-ask_product_ai_assistant 1, get_ads 3, view_cart 3, add_to_cart 2, checkout 1, checkout_multi 1
-(flood_home does nothing while `loadGeneratorFloodHomepage` is 0). The chart starts 10 users at a
+ask_product_ai_assistant 1, get_ads 3, view_cart 3, add_to_cart 2, checkout 1, checkout_multi 1,
+flood_home 5. flood_home asks flagd (OFREP, `get_integer_value("loadGeneratorFloodHomepage", 0)`)
+and sends that many `GET /` (the flag's `on` is 100); while it is 0 the pick sends nothing and
+the user just thinks again, as in the demo. The chart starts 10 users at a
 spawn rate of 1/s against `frontend-proxy:8080`; browser traffic is disabled as in the benchmark.
 Product ids and categories are fixed picks from the demo's lists (the generator's paths are literal).
 
@@ -23,6 +25,8 @@ USERS = 10
 SPAWN_RATE = 1.0
 THINK_S = 5.5  # between(1, 10)
 PRODUCT = "OLJCESPC7Z"
+FLOOD_FLAG = "loadGeneratorFloodHomepage"
+FLOOD_WEIGHT = 5
 
 
 def _add_to_cart() -> tuple[Request, ...]:
@@ -50,12 +54,21 @@ def workload(target: str) -> ClosedLoop:
 def locustfile(load: ClosedLoop) -> str:
     """The load generator's locustfile: the demo's user class and task names, literal paths."""
     lines = ["#!/usr/bin/python", "", "# Copyright The OpenTelemetry Authors", "# SPDX-License-Identifier: Apache-2.0",
-             "", "from locust import HttpUser, between, task", "", "", "class WebsiteUser(HttpUser):",
+             "", "import os", "", "from locust import HttpUser, between, task",
+             "from openfeature import api", "from openfeature.contrib.provider.ofrep import OFREPProvider", "",
+             "base_url = f\"http://{os.environ.get('FLAGD_HOST', 'localhost')}:"
+             "{os.environ.get('FLAGD_OFREP_PORT', 8016)}\"",
+             "api.set_provider(OFREPProvider(base_url=base_url))", "", "",
+             "def get_flagd_value(FlagName):", "    client = api.get_client()",
+             "    return client.get_integer_value(FlagName, 0)", "", "", "class WebsiteUser(HttpUser):",
              "    wait_time = between(1, 10)"]
     for t in load.tasks:
         lines += ["", f"    @task({t.weight})", f"    def {t.name}(self):"]
         lines += [f"        self.client.{r.method.lower()}({json.dumps(r.path)})" for r in t.requests]
+    lines += ["", f"    @task({FLOOD_WEIGHT})", "    def flood_home(self):",
+              f"        flood_count = get_flagd_value({json.dumps(FLOOD_FLAG)})",
+              "        for _ in range(0, flood_count):", '            self.client.get("/")']
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["LOCUSTFILE_PATH", "SPAWN_RATE", "USERS", "locustfile", "workload"]
+__all__ = ["FLOOD_FLAG", "LOCUSTFILE_PATH", "SPAWN_RATE", "USERS", "locustfile", "workload"]

@@ -19,7 +19,13 @@ SDK falls back to the code default when flagd is unreachable.
 
 from __future__ import annotations
 
-from sregym.apps.astronomy_shop.flag_paths import FLAG_CLIENTS, OPERATION_PATHS, PROCESS_PATHS, flagd_server
+from sregym.apps.astronomy_shop.flag_paths import (
+    FLAG_CLIENTS,
+    HEALTH_FAILS_WHEN,
+    OPERATION_PATHS,
+    PROCESS_PATHS,
+    flagd_server,
+)
 from sregym.apps.astronomy_shop.kafka_programs import (
     accounting,
     checkout_kafka,
@@ -265,7 +271,8 @@ def _with_flags(spec: ProgramSpec) -> ProgramSpec:
     ops = tuple(op.model_copy(update={"paths": OPERATION_PATHS[(name, op.key)]})
                 if (name, op.key) in OPERATION_PATHS else op for op in spec.operations)
     return spec.model_copy(update={"operations": ops, "flags": FLAG_CLIENTS.get(name),
-                                   "paths": PROCESS_PATHS.get(name, ())})
+                                   "paths": PROCESS_PATHS.get(name, ()),
+                                   "not_serving_when": HEALTH_FAILS_WHEN.get(name, "")})
 
 
 def astronomy_programs() -> list[ProgramSpec]:

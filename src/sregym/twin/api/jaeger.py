@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from sregym.twin.api.prom_access import user_from_headers
-from sregym.twin.telemetry.trace_views import call_counts, span_tags, tag
+from sregym.twin.telemetry.trace_views import call_counts, span_logs, span_tags, tag
 from sregym.twin.telemetry.traces import Span, TraceStore
 from sregym.twin.telemetry.visibility import ADMIN, span_visible
 
@@ -82,7 +82,7 @@ def encode_trace(trace_id: str, spans: list[Span], visible: Callable[[Span], boo
             refs.append({"refType": "CHILD_OF", "traceID": trace_id, "spanID": s.parent_span_id})
         out_spans.append({"traceID": trace_id, "spanID": s.span_id, "operationName": s.operation,
                           "references": refs, "startTime": s.start_us, "duration": s.duration_us,
-                          "tags": [tag(k, v) for k, v in sorted(span_tags(s).items())], "logs": [],
+                          "tags": [tag(k, v) for k, v in sorted(span_tags(s).items())], "logs": span_logs(s),
                           "processID": pid, "warnings": None, "flags": 1})
     return {"traceID": trace_id, "spans": out_spans, "processes": process_docs, "warnings": None}
 

@@ -40,6 +40,7 @@ from sregym.twin.dataplane.errortexts import (
 )
 from sregym.twin.dataplane.exemplars import sample_exemplars
 from sregym.twin.dataplane.flag_client import FlagRuntime
+from sregym.twin.dataplane.grpc_health import probe_status
 from sregym.twin.dataplane.http import http_request
 from sregym.twin.dataplane.logformat import format_log
 from sregym.twin.dataplane.programs import DependencyConfig, ProgramInstance, render
@@ -154,6 +155,10 @@ class DataPlaneEngine(Controller):
         if proc is None or proc.serve_result is None:
             return 0.0
         return float(proc.serve_result.wait_ms)
+
+    def grpc_health_status(self, ip: str, port: int) -> str | None:
+        """The probe hook for gRPC health checks (dataplane/grpc_health.py)."""
+        return probe_status(self, ip, port)
 
     def cfs_counters(self, namespace: str, pod: str, container: str) -> tuple[float, float, float]:
         """Cumulative (periods, throttled periods, throttled seconds) of the container's cgroup."""

@@ -131,7 +131,8 @@ def _serve(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc,
     name = f"HTTP {op.method} {op.name}" if spec.protocol == "http" else op.name
     traces.add(Span(trace_id=trace_id, span_id=span_id, parent_span_id=parent, service=spec.trace_name,
                     operation=name, kind="server", start_us=start_us, duration_us=duration_us, error=not ok,
-                    status_code=status, message=error, tags=tags, process_tags=_process_tags(proc)))
+                    status_code=status, message=error, tags=tags, process_tags=_process_tags(proc),
+                    events=engine.flags.span_events(proc.inst, op.key, start_us + int(own_ms * 250))))
     return duration_us, ok, error
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from sregym.twin.dataplane.codepaths import BranchLogs, Leaks
+from sregym.twin.dataplane.flag_events import TracesHook, server_span_events
 from sregym.twin.dataplane.flagd import FlagdProcesses, evaluate, flagd_log_line
 from sregym.twin.dataplane.logformat import format_log
 
@@ -39,6 +40,7 @@ class FlagClient(BaseModel):
     dependency: str = "flagd"
     flags: dict[str, str]
     error_log: str = "{error}"
+    traces_hook: TracesHook | None = None  # the OpenTelemetry hook's span events (flag_events.py)
 
 
 def _same_type(value: Any, default: Any) -> bool:
@@ -73,6 +75,8 @@ class FlagRuntime:
     logged: dict[tuple[tuple[str, str, str], str], float] = field(default_factory=dict)
     leaks: Leaks = field(default_factory=Leaks)
     branch_logs: BranchLogs = field(default_factory=BranchLogs)
+    # per program: flag → (value, variant) of this tick's successful evaluations
+    evaluated: dict[tuple[str, str, str], dict[str, tuple[str, str]]] = field(default_factory=dict)
 
     def update(self, engine: Any) -> None:
         """Reload flagd processes, then evaluate every client's flags into its settings."""
@@ -87,11 +91,23 @@ class FlagRuntime:
             if client is None:
                 continue
             flags, error = self._reach(engine, proc, client)
+            good: dict[str, tuple[str, str]] = {}
             for name, default in client.flags.items():
                 value, code = resolve(flags, name, default)
                 proc.inst.settings[name] = value
-                if code is not None and code != "FLAG_DISABLED":
+                if code is None:
+                    good[name] = (value, str(((flags or {}).get(name) or {}).get("defaultVariant") or ""))
+                elif code != "FLAG_DISABLED":
                     self._log(engine, proc.inst, name, error or code, now)
+            if client.traces_hook is not None:
+                self.evaluated[proc.inst.key] = good
+
+    def span_events(self, inst: ProgramInstance, op_key: str, at_us: int) -> list[tuple[int, str, dict[str, Any]]]:
+        """The flag-evaluation events of a handler's server span (exemplar traces)."""
+        client = inst.spec.flags
+        if client is None or client.traces_hook is None:
+            return []
+        return server_span_events(client.traces_hook, op_key, self.evaluated.get(inst.key, {}), at_us)
 
     def _reach(self, engine: Any, proc: Any, client: FlagClient) -> tuple[dict[str, Any] | None, str]:
         dep = proc.inst.deps.get(client.dependency)

@@ -45,6 +45,21 @@ class FlagServer(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     uri: str = "uri"
+    # settings naming the other ports it serves (`--ofrep-port`: OFREP over HTTP, which the load
+    # generator's OpenFeature provider uses): each is listened on next to the gRPC port
+    extra_ports: tuple[str, ...] = ()
+
+
+def extra_listen_ports(server: FlagServer | None, settings: dict[str, str]) -> tuple[int, ...]:
+    """The valid extra ports a flag server listens on, from its resolved settings."""
+    if server is None:
+        return ()
+    out = []
+    for name in server.extra_ports:
+        text = settings.get(name, "")
+        if text.isdigit() and 0 < int(text) < 65536:
+            out.append(int(text))
+    return tuple(out)
 
 
 def parse_flags(text: str) -> dict[str, Any] | None:
@@ -218,5 +233,5 @@ def flagd_log_line(at: float, level: str, caller: str, message: str) -> str:
     return format_log("json", at, level, caller, message)
 
 
-__all__ = ["SYNC_PERIOD_S", "FlagServer", "FlagdProcesses", "FlagdState", "evaluate", "flagd_log_line",
-           "parse_flags", "source_path"]
+__all__ = ["SYNC_PERIOD_S", "FlagServer", "FlagdProcesses", "FlagdState", "evaluate", "extra_listen_ports",
+           "flagd_log_line", "parse_flags", "source_path"]

@@ -31,6 +31,7 @@ from sregym.twin.dataplane.loadgen import (
     detach_generator,
     resolve_host,
 )
+from sregym.twin.dataplane.locust_flags import LocustFlags, task_flag
 from sregym.twin.dataplane.workload import RequestMix, WorkloadSpec
 from sregym.twin.node.images import argv_flag
 from sregym.twin.node.shell import FOREVER, Invocation, Program, Sleep, Usage
@@ -45,6 +46,7 @@ class FlowTask:
     name: str
     weight: int
     requests: tuple[tuple[str, str], ...]  # (method, path)
+    flag: str | None = None  # repeat the requests this flag's value times (locust_flags.py)
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ def parse_locustfile(text: str) -> LocustPlan:
                 weight = _task_weight(stmt)
                 requests = _requests(stmt)
                 if weight is not None and weight > 0 and requests:
-                    tasks.append(FlowTask(stmt.name, weight, requests))
+                    tasks.append(FlowTask(stmt.name, weight, requests, task_flag(stmt)))
         if tasks:
             return LocustPlan(think_s=think or 0.0, tasks=tuple(tasks))
     raise ValueError("No User class found!")
@@ -149,9 +151,10 @@ class ClosedLoopWorkload(GeneratorWorkload):
     adopts_process_spec = False
 
     def __init__(self, spec: WorkloadSpec, started_at: float, twin: Any, plan: LocustPlan,
-                 spawn_rate: float) -> None:
+                 spawn_rate: float, flags: LocustFlags | None = None, pod: dict[str, Any] | None = None) -> None:
         super().__init__(spec, started_at, twin)
         self.plan = plan
+        self.flags, self.pod = flags or LocustFlags(), pod
         self.spawn_rate = spawn_rate
         self.users: list[_User] = []
         self.picker = _Picker(tuple(t.weight for t in plan.tasks))
@@ -189,16 +192,21 @@ class ClosedLoopWorkload(GeneratorWorkload):
             self.users.append(_User(free_at=now, task=self.picker.next()))
         del self.users[wanted:]
         latency, think = self._latency_s(), self.plan.think_s
+        steps = self._steps()
         sent: Counter[tuple[str, str]] = Counter()
         for user in self.users:
             user.free_at = max(user.free_at, now - dt)  # a user never banks idle time
             while user.free_at < now + dt:
                 task = self.plan.tasks[user.task]
-                method, path = task.requests[user.step]
+                if not steps[user.task]:  # a flag-repeated task with a count of 0 sends nothing
+                    user.step, user.task = 0, self.picker.next()
+                    user.free_at += max(think, MIN_LATENCY_S)
+                    continue
+                method, path = task.requests[user.step % len(task.requests)]
                 sent[(method, urlsplit(path).path or "/")] += 1
                 user.free_at += latency
                 user.step += 1
-                if user.step == len(task.requests):
+                if user.step >= steps[user.task]:
                     user.step, user.task = 0, self.picker.next()
                     user.free_at += think
         total = sum(sent.values())
@@ -210,6 +218,20 @@ class ClosedLoopWorkload(GeneratorWorkload):
         factor = super(GeneratorWorkload, self).rate(now) / max(self.spec.rps, 1e-9)
         self._rate = total / dt * factor
         return self._rate
+
+
+    def _steps(self) -> list[int]:
+        """Requests each task sends when picked now: flag-repeated tasks ask flagd once a tick."""
+        counts: dict[str, int] = {}
+        out = []
+        for task in self.plan.tasks:
+            if task.flag is None:
+                out.append(len(task.requests))
+                continue
+            if task.flag not in counts:
+                counts[task.flag] = self.flags.value(self.twin, self.pod, task.flag)
+            out.append(len(task.requests) * counts[task.flag])
+        return out
 
 
 # ------------------------------------------------------------------------------------ the program
@@ -259,7 +281,7 @@ def locust_command(call: Invocation) -> Program:
                         source_labels=dict(meta.get("labels") or {}))
     if twin is not None:
         attach_generator(twin, name, key, ctx, spec, amount=float(users), cls=ClosedLoopWorkload, plan=plan,
-                         spawn_rate=spawn_rate)
+                         spawn_rate=spawn_rate, flags=LocustFlags.from_env(dict(ctx.env)), pod=pod)
     try:
         yield Sleep(FOREVER)
     finally:

@@ -20,6 +20,7 @@ from urllib.parse import unquote
 
 from sregym.twin.chaos.node_tasks import GO_EXTRA, GO_HTTP_PORT, GO_THREADS, go_thread_failure
 from sregym.twin.chaos.node_tasks import exhausted as node_exhausted
+from sregym.twin.dataplane.flagd import extra_listen_ports
 from sregym.twin.dataplane.logformat import format_log
 from sregym.twin.dataplane.spec import (
     DEFAULT_PORTS,
@@ -262,6 +263,8 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
     paths: tuple[str, ...] | None = spec.http_paths if spec.protocol == "http" else None
     if listens:
         yield Listen(port, "TCP", http_paths=paths, grpc_health=spec.grpc_health)
+        for extra in extra_listen_ports(spec.flag_server, settings):  # flagd's OFREP port
+            yield Listen(extra, "TCP", http_paths=())
     instance = ProgramInstance(
         spec=spec, namespace=((ctx.pod or {}).get("metadata") or {}).get("namespace", "default"),
         pod=((ctx.pod or {}).get("metadata") or {}).get("name", ""), container=ctx.container, ctx=ctx,

@@ -360,6 +360,7 @@ class ProgramSpec(_Frozen):
     settings: dict[str, Setting] = Field(default_factory=dict)  # extra named settings for templates
     http_paths: tuple[str, ...] = ()  # paths answering 200 to probes (empty: every path)
     grpc_health: bool = False  # serves grpc.health.v1
+    not_serving_when: str = ""  # a setting ("NAME=value") under which it answers NOT_SERVING (grpc_health.py)
     idle_cpu_cores: float = 0.001
     # Requests queued beyond this many seconds of capacity are rejected (server overload).
     max_queue_seconds: float = 60.0

@@ -62,6 +62,15 @@ def server_latency_ms(twin: Twin, probe: dict[str, Any], container: dict[str, An
     return float(hook(pod_ip, port)) if port else 0.0
 
 
+def _grpc_status(instance: ContainerInstance, pod_ip: str, port: int) -> str | None:
+    """What the server's grpc.health.v1 Check answers (the data plane's `grpc_health_status`
+    hook, when it offers one); None when nothing models it (SERVING)."""
+    twin = getattr(instance.ctx, "twin", None)
+    dataplane = twin.services.dataplane if twin is not None else None
+    hook = getattr(dataplane, "grpc_health_status", None)
+    return hook(pod_ip, port) if hook is not None else None
+
+
 def run_probe(probe: dict[str, Any], container: dict[str, Any], instance: ContainerInstance,
               pod_ip: str, hosts: set[str] | None = None, latency_ms: float = 0.0) -> tuple[bool, str]:
     """Evaluate one probe now; returns (success, failure detail as the kubelet prints it).
@@ -127,5 +136,8 @@ def run_probe(probe: dict[str, Any], container: dict[str, Any], instance: Contai
                            "context deadline exceeded")
         if latency_ms >= timeout_ms:
             return False, f"timeout: health rpc did not complete within {timeout}s"
+        status = _grpc_status(instance, pod_ip, port)
+        if status not in (None, "SERVING"):
+            return False, f'service unhealthy (responded with "{status}")'
         return True, ""
     return True, ""

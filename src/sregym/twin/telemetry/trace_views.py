@@ -10,6 +10,13 @@ from typing import Any
 from sregym.twin.telemetry.traces import Span
 
 
+def span_logs(span: Span) -> list[dict[str, Any]]:
+    """A span's events as Jaeger logs: the event name under `event`, then its attributes (the
+    OTLP-to-Jaeger translation's layout)."""
+    return [{"timestamp": at, "fields": [tag("event", name), *(tag(k, v) for k, v in attrs.items())]}
+            for at, name, attrs in span.events]
+
+
 def tag(key: str, value: Any) -> dict[str, Any]:
     if isinstance(value, bool):
         return {"key": key, "type": "bool", "value": value}

@@ -27,6 +27,7 @@ class Span:
     message: str = ""
     tags: dict[str, Any] = field(default_factory=dict)
     process_tags: dict[str, Any] = field(default_factory=dict)  # hostname, ip, pod ...
+    events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)  # (µs, name, attributes)
 
     @property
     def end_us(self) -> int:
