@@ -433,6 +433,9 @@ class DataPlaneEngine(Controller):
         proc.requests_total += proc.served_rps * dt
         scale = proc.served_rps / total_rate if total_rate > 0 else 0.0
         proc.served = {op: rate * scale for op, rate in arrivals.items()}
+        totals = proc.served_total
+        for op, rate in proc.served.items():
+            totals[op] = totals.get(op, 0.0) + rate * dt
         self.flags.leaks.add(proc.inst, proc.served, dt)
         prev_latency = sum(r.mean * arrivals.get(op, 0.0) for op, r in proc.results.items()) / total_rate \
             if total_rate > 0 else 0.0

@@ -65,6 +65,7 @@ class Proc:
     cpu_used: float = 0.0
     inflight: float = 0.0
     requests_total: float = 0.0
+    served_total: dict[str, float] = field(default_factory=dict)  # op -> requests served so far
     served_rps: float = 0.0
     retries_total: float = 0.0
     errors_total: float = 0.0

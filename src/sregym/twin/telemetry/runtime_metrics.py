@@ -160,10 +160,16 @@ class RuntimeMetrics:
         raw_mem = ((spec.get("resources") or {}).get("limits") or {}).get("memory")
         mem_limit = float(memory_bytes(raw_mem)) if raw_mem else None
         serve = proc.serve_result
+        # The interval's average: one tick's rate is a poor sample of traffic that arrives in bursts.
+        totals, before = dict(proc.served_total), state.get("_served_total", {})
+        state["_served_total"] = totals
+        span = max(0.0, now - last)
+        served = ({op: (n - before.get(op, 0.0)) / span for op, n in totals.items()} if span > 0
+                  else dict(proc.served))
         return RuntimeSample(namespace=ns, pod=pod, container=container, pod_uid=uid, node=proc.node,
                              service=proc.inst.spec.trace_name, started_at=proc.inst.started_at, now=now,
                              dt=max(0.0, now - last), cpu_cores=float(cpu), cpu_limit=proc.limit,
-                             memory_bytes=float(memory), memory_limit=mem_limit, served=dict(proc.served),
+                             memory_bytes=float(memory), memory_limit=mem_limit, served=served,
                              settings=dict(proc.inst.settings),
                              utilisation=float(serve.utilisation) if serve is not None else 0.0,
                              inflight=float(proc.inflight),
