@@ -375,7 +375,11 @@ class DataPlaneEngine(Controller):
         total = sum(proc.arrivals.get(op.key, 0.0) for op in ops)
         if total <= 0:
             return sum(op.cpu_ms * op.weight for op in ops) / sum(op.weight for op in ops)
-        return sum(op.cpu_ms * proc.arrivals.get(op.key, 0.0) for op in ops) / total
+        settings = proc.inst.settings
+        # A branch's extra CPU (a flag's forced GC, a cache miss) is part of what a request costs:
+        # leaving it out counted each request's extra work as more requests served.
+        return sum((op.cpu_ms + extra_cpu_ms(op.paths, settings)) * proc.arrivals.get(op.key, 0.0)
+                   for op in ops) / total
 
     # ---------------------------------------------------------------- demand
     def _entry_demand(self, demand: dict[Any, dict[str, float]], now: float) -> list[dict[str, Any]]:
