@@ -3,6 +3,7 @@ response flags of what happened upstream, and the admin interface's stats (ENVOY
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from sregym.apps import deploy_app
 from sregym.apps.astronomy_shop.envoy_config import ACCESS_LOG_FORMAT
 from sregym.twin import Twin
+from sregym.twin.telemetry.promql import Engine
 
 pytestmark = pytest.mark.xdist_group("astro_envoy")  # one twin; the faults come last, in order
 NS = "astronomy-shop"
@@ -111,6 +113,26 @@ def test_admin_stats_count_the_requests(shop: Twin) -> None:
     assert 10000 not in ports
 
 
+def test_locust_stats_requests_match_the_traffic(shop: Twin) -> None:
+    loadgen = next(p for p in shop.store.scan("Pod", NS) if p["metadata"]["name"].startswith("load-generator-"))
+    res = shop.services.dataplane.http_request(None, f"http://{loadgen['status']['podIP']}:8089/stats/requests")
+    assert res.status == 200 and res.headers["Content-Type"] == "application/json"
+    body = json.loads(res.body)
+    assert {"stats", "errors", "total_rps", "total_fail_per_sec", "fail_ratio", "state", "user_count",
+            "current_response_time_percentiles"} <= set(body)
+    assert body["state"] == "running" and body["user_count"] == 10  # LOCUST_USERS
+    *entries, aggregated = body["stats"]
+    assert aggregated["name"] == "Aggregated" and aggregated["method"] == ""
+    assert aggregated["num_requests"] == sum(e["num_requests"] for e in entries) > 100
+    assert {"num_requests", "num_failures", "avg_response_time", "min_response_time", "max_response_time",
+            "median_response_time", "current_rps", "current_fail_per_sec", "avg_content_length"} <= set(entries[0])
+    assert any(e["name"].startswith("/api/products/") for e in entries)
+    served = sum(s.value for s in Engine(shop.services.tsdb).instant(
+        'traces_span_metrics_calls_total{service_name="frontend-proxy", span_kind="SPAN_KIND_SERVER"}',
+        int(shop.clock.now * 1000)).value)
+    assert served > 0 and abs(aggregated["num_requests"] - served) / served < 0.2
+
+
 def test_frontend_without_endpoints_is_uf_503(shop: Twin) -> None:
     shop.patch("Deployment", NS, "frontend", {"spec": {"replicas": 0}})
     shop.advance(40)
@@ -130,6 +152,11 @@ def test_frontend_service_gone_is_uh_503(shop: Twin) -> None:
     shop.advance(20)
     lines = _access(shop, shop.clock.now - 10)
     assert lines and all(p["RESPONSE_FLAGS"] == "UH" and p["RESPONSE_CODE"] == "503" for p in lines)
+    loadgen = next(p for p in shop.store.scan("Pod", NS) if p["metadata"]["name"].startswith("load-generator-"))
+    stats = json.loads(shop.services.dataplane.http_request(
+        None, f"http://{loadgen['status']['podIP']}:8089/stats/requests").body)
+    assert stats["fail_ratio"] > 0 and any("503 Server Error: Service Unavailable for url: http://frontend-proxy:8080/"
+                                           in e["error"] for e in stats["errors"])
     assert lines[0]["UPSTREAM_HOST"] == "-" and lines[0]["RESPONSE_CODE_DETAILS"] == "no_healthy_upstream"
     prom = _admin(shop, "/stats/prometheus")
     assert _metric(prom, "envoy_cluster_membership_healthy", "frontend") == 0

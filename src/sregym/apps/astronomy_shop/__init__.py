@@ -23,6 +23,7 @@ from sregym.apps.catalog import AppSpec, Slo, app
 from sregym.twin.dataplane.consumer_records import register_record_log
 from sregym.twin.dataplane.envoy import register_envoy
 from sregym.twin.dataplane.envoy_admin import admin_page
+from sregym.twin.dataplane.locust_web import locust_web_page
 from sregym.twin.dataplane.pages import register_pages
 from sregym.twin.dataplane.port_pages import register_port_handler
 from sregym.twin.telemetry.app_rules import register_app_rules
@@ -54,6 +55,7 @@ def astronomy_shop() -> AppSpec:
     register_pages(PREFIX + "frontend-proxy", proxy_page)
     register_envoy(PREFIX + "frontend-proxy", FRONTEND_PROXY)  # its router, access log and stats (envoy.py)
     register_port_handler(PREFIX + "frontend-proxy:admin", admin_page)  # ENVOY_ADMIN_PORT
+    register_port_handler("locust-web", locust_web_page)  # load-generator's web UI API on LOCUST_WEB_PORT
     register_record_log(PREFIX + "accounting", "accounting", accounting_lines)  # what each consumer logs
     register_record_log(PREFIX + "fraud-detection", "fraud-detection", fraud_detection_lines)
     runtime_metrics.register(PREFIX)  # what each service's runtime instrumentation pushes
