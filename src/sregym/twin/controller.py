@@ -16,6 +16,7 @@ CONTROLLER_MODULES = (
     "sregym.twin.chaos.nodeos",
     "sregym.twin.chaos.controller",
     "sregym.twin.dataplane.engine",
+    "sregym.twin.dataplane.envoy",
     "sregym.twin.telemetry.scrape",
     "sregym.twin.telemetry.alerts",
 )

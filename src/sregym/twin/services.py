@@ -78,6 +78,7 @@ class TwinServices:
     images: ImageCatalogue | None = None
     # data plane
     dataplane: DataPlaneEngine | None = None
+    envoy: Any = None  # dataplane.envoy.EnvoyProxies: the Envoy programs' router replay and counters
     router: Router | None = None
     dns: DnsState | None = None
     netpolicy: NetpolicyIndex | None = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sregym.apps.astronomy_shop import loadgen, runtime_metrics
+from sregym.apps.astronomy_shop.envoy_config import FRONTEND_PROXY
 from sregym.apps.astronomy_shop.frontend_api import frontend_page, proxy_page
 from sregym.apps.astronomy_shop.images import demo_images
 from sregym.apps.astronomy_shop.manifests import NAMESPACE, component_port, objects, values
@@ -20,7 +21,11 @@ from sregym.apps.astronomy_shop.order_records import accounting_lines, fraud_det
 from sregym.apps.astronomy_shop.programs import PREFIX, astronomy_programs
 from sregym.apps.catalog import AppSpec, Slo, app
 from sregym.twin.dataplane.consumer_records import register_record_log
+from sregym.twin.dataplane.envoy import register_envoy
+from sregym.twin.dataplane.envoy_admin import admin_page
+from sregym.twin.dataplane.locust_web import locust_web_page
 from sregym.twin.dataplane.pages import register_pages
+from sregym.twin.dataplane.port_pages import register_port_handler
 from sregym.twin.telemetry.app_rules import register_app_rules
 
 SERVICES = ("accounting", "ad", "cart", "checkout", "currency", "email", "flagd", "fraud-detection", "frontend",
@@ -48,6 +53,9 @@ WORKLOAD = loadgen.workload(f"http://frontend-proxy.{NAMESPACE}.svc.cluster.loca
 def astronomy_shop() -> AppSpec:
     register_pages(PREFIX + "frontend", frontend_page)  # the Next.js API routes' bodies
     register_pages(PREFIX + "frontend-proxy", proxy_page)
+    register_envoy(PREFIX + "frontend-proxy", FRONTEND_PROXY)  # its router, access log and stats (envoy.py)
+    register_port_handler(PREFIX + "frontend-proxy:admin", admin_page)  # ENVOY_ADMIN_PORT
+    register_port_handler("locust-web", locust_web_page)  # load-generator's web UI API on LOCUST_WEB_PORT
     register_record_log(PREFIX + "accounting", "accounting", accounting_lines)  # what each consumer logs
     register_record_log(PREFIX + "fraud-detection", "fraud-detection", fraud_detection_lines)
     runtime_metrics.register(PREFIX)  # what each service's runtime instrumentation pushes

@@ -60,7 +60,7 @@ def _load_generator(call: Invocation) -> Program:
             "-H", env.get("LOCUST_HOST") or target]
     port = int(env.get("LOCUST_WEB_PORT") or "8089")
     call.write(f"Starting web interface at http://{env.get('LOCUST_WEB_HOST') or '0.0.0.0'}:{port}\n", "stderr")
-    yield Listen(port, "TCP", http_paths=("/", "/stats/requests", "/stats/report"))
+    yield Listen(port, "TCP", http_paths=("/", "/stats/requests", "/stats/report"), handler="locust-web")
     baked = _Baked(argv=argv, ctx=call.ctx, shell=call.shell, stdin=call.stdin, pending=call.pending,
                    baked={loadgen.LOCUSTFILE_PATH: loadgen.locustfile(loadgen.workload(target))})
     return (yield from locust_command(baked))  # type: ignore[misc]

@@ -101,10 +101,13 @@ def _frontend_proxy() -> ProgramSpec:
             _http("image-provider", "IMAGE_PROVIDER_HOST", port_env="IMAGE_PROVIDER_PORT"),
             Dependency(name="flagd", kind="grpc", address=Setting(env="FLAGD_HOST"),
                        port=Setting(env="FLAGD_PORT"), policy=_GRPC))
-    return _spec("frontend-proxy", port_env="ENVOY_PORT", default_port=8080, ops=(*routes, *extra), deps=deps,
+    spec = _spec("frontend-proxy", port_env="ENVOY_PORT", default_port=8080, ops=(*routes, *extra), deps=deps,
                  protocol="http", memory=24.0,
                  logs=("[info][main] [source/server/server.cc:430] initializing epoch 0 (base id=0, hot restart "
                        "version=11.104)", "[info][main] [source/server/server.cc:970] starting main dispatch loop"))
+    # envoy.tmpl.yaml's admin listener; failed requests show in the access log (envoy.py), not as error lines
+    return spec.model_copy(update={"admin_port": Setting(env="ENVOY_ADMIN_PORT"),
+                                   "log": spec.log.model_copy(update={"error_burst": 0})})
 
 
 def _frontend() -> ProgramSpec:

@@ -30,6 +30,7 @@ This table is the tick order; tests/twin/test_controller_order.py checks it agai
        85  dataplane                  traffic, the fluid model (twin/dataplane)
        85  disruption                 PodDisruptionBudget status
        86  datastores                 backing stores' warm-up and usage
+       86  envoy-proxies              Envoy programs' router replay: access log, stats (dataplane/envoy.py)
        90  resourcequota              ResourceQuota status
        95  telemetry-scraper          scrape every exporter into the TSDB (twin/telemetry)
        96  alerting                   alert rule evaluation (twin/telemetry)

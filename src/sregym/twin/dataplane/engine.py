@@ -833,6 +833,8 @@ class DataPlaneEngine(Controller):
                    rate: float, now: float) -> None:
         """Error lines at the expected rate, at most `error_burst` identical ones per window."""
         spec = proc.inst.spec
+        if spec.log.error_burst <= 0:  # logs no per-request errors (Envoy: its access log tells)
+            return
         key = (proc.inst.key, error)
         window = self._error_budget.get(key)
         if window is None or now - window[0] >= spec.log.error_window_s:

@@ -25,6 +25,7 @@ from sregym.twin.dataplane.app_pages import (
 )
 from sregym.twin.dataplane.connect import ConnectResult
 from sregym.twin.dataplane.pages import Page, PageRequest, pages_for
+from sregym.twin.dataplane.port_pages import port_answer
 from sregym.twin.dataplane.state import match_operation
 
 if TYPE_CHECKING:
@@ -142,6 +143,9 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
                 result = HttpResult(500, text, {"Content-Type": "text/plain; charset=utf-8",
                                                 "X-Content-Type-Options": "nosniff", "Date": date},
                                     latency_ms=latency, connect=conn)
+    elif found is not None and (handled := port_answer(engine, found, PageRequest(
+            method, path, query, dict(headers or {}), body, twin=engine.twin))) is not None:
+        result = _from_page(handled, rtt + 0.3 + delay, timeout_ms, conn, date)
     elif found is not None:
         listen = found[2]
         if listen.http_paths is None:

@@ -32,6 +32,7 @@ from sregym.twin.dataplane.loadgen import (
     resolve_host,
 )
 from sregym.twin.dataplane.locust_flags import LocustFlags, task_flag
+from sregym.twin.dataplane.locust_web import LocustTally
 from sregym.twin.dataplane.workload import RequestMix, WorkloadSpec
 from sregym.twin.node.images import argv_flag
 from sregym.twin.node.shell import FOREVER, Invocation, Program, Sleep, Usage
@@ -151,8 +152,10 @@ class ClosedLoopWorkload(GeneratorWorkload):
     adopts_process_spec = False
 
     def __init__(self, spec: WorkloadSpec, started_at: float, twin: Any, plan: LocustPlan,
-                 spawn_rate: float, flags: LocustFlags | None = None, pod: dict[str, Any] | None = None) -> None:
+                 spawn_rate: float, flags: LocustFlags | None = None, pod: dict[str, Any] | None = None,
+                 base_url: str = "") -> None:
         super().__init__(spec, started_at, twin)
+        self.tally = LocustTally(base_url=base_url.rstrip("/"))  # what the web UI's /stats/requests reports
         self.plan = plan
         self.flags, self.pod = flags or LocustFlags(), pod
         self.spawn_rate = spawn_rate
@@ -211,6 +214,7 @@ class ClosedLoopWorkload(GeneratorWorkload):
                     user.free_at += think
         total = sum(sent.values())
         self.sent += total
+        self.tally.record(self.twin, self, sent, now)
         if total:
             mix = tuple(RequestMix(operation=op, method=method, weight=count)
                         for (method, op), count in sorted(sent.items()))
@@ -281,7 +285,7 @@ def locust_command(call: Invocation) -> Program:
                         source_labels=dict(meta.get("labels") or {}))
     if twin is not None:
         attach_generator(twin, name, key, ctx, spec, amount=float(users), cls=ClosedLoopWorkload, plan=plan,
-                         spawn_rate=spawn_rate, flags=LocustFlags.from_env(dict(ctx.env)), pod=pod)
+                         spawn_rate=spawn_rate, flags=LocustFlags.from_env(dict(ctx.env)), pod=pod, base_url=host)
     try:
         yield Sleep(FOREVER)
     finally:

@@ -265,6 +265,9 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
         yield Listen(port, "TCP", http_paths=paths, grpc_health=spec.grpc_health)
         for extra in extra_listen_ports(spec.flag_server, settings):  # flagd's OFREP port
             yield Listen(extra, "TCP", http_paths=())
+        admin = read_setting(spec.admin_port, call, spec) if spec.admin_port is not None else None
+        if admin and admin.isdigit() and 0 < int(admin) < 65536:
+            yield Listen(int(admin), "TCP", http_paths=(), handler=f"{spec.name}:admin")
     instance = ProgramInstance(
         spec=spec, namespace=((ctx.pod or {}).get("metadata") or {}).get("namespace", "default"),
         pod=((ctx.pod or {}).get("metadata") or {}).get("name", ""), container=ctx.container, ctx=ctx,

@@ -365,6 +365,9 @@ class ProgramSpec(_Frozen):
     # Requests queued beyond this many seconds of capacity are rejected (server overload).
     max_queue_seconds: float = 60.0
     flags: FlagClient | None = None  # feature flags evaluated at run time (dataplane/flag_client.py)
+    # A second HTTP listener (Envoy's admin port) answered by the port handler named `<name>:admin`
+    # (dataplane/port_pages.py).
+    admin_port: Setting | None = None
     flag_server: FlagServer | None = None  # a flagd serving the flags of its `--uri` (dataplane/flagd.py)
     paths: tuple[CodePath, ...] = ()  # process-wide branches (busy threads) a setting switches on
 

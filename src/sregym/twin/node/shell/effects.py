@@ -34,6 +34,7 @@ class Listen:
     protocol: str = "TCP"
     http_paths: tuple[str, ...] | None = ()
     grpc_health: bool = False
+    handler: str = ""  # a registered HTTP handler answers the port (dataplane/port_pages.py)
 
 
 @dataclass(frozen=True)

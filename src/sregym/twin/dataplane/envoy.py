@@ -1,0 +1,369 @@
+"""Envoy as an edge proxy: what its router does with each request, its access log and its stats.
+
+A proxy program registers its Envoy configuration (`register_envoy`: routes by prefix, clusters by
+the env vars the template substitutes). Every tick, after the data plane settled (order 86), the
+requests the workloads sent to that proxy are replayed through Envoy's router the way Envoy
+decides them, so the response flags say what really happened upstream:
+
+* cluster without hosts (its STRICT_DNS name does not resolve)    → 503 `UH`  no healthy upstream
+* connection refused / unreachable / connect timeout               → 503 `UF`  upstream connect error
+* connection reset by the upstream before the response             → 503 `UC`
+* the upstream answered after the route timeout (15 s by default)  → 504 `UT`  upstream request timeout
+* the retry policy's attempts all failed                           → 503 `URX` (only with a retry policy)
+* no route matches the path                                        → 404 `NR`
+* anything the upstream answered                                   → its status, `-`, `via_upstream`
+
+The access log is written in the configured format, one line per request, with fractional rates
+carried over ticks and at most `MAX_LINES_PER_TICK` lines a tick (a flood is sampled, never
+summed). Counters (`cluster.<name>.upstream_rq_total`, `upstream_cx_connect_fail`, ...) are kept
+cumulatively for the admin interface (`envoy_admin.py`). Randomness (request ids, ports,
+durations) comes from the `dataplane-envoy` stream.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from sregym.twin.controller import Controller, controller
+from sregym.twin.dataplane.queueing import exceed
+from sregym.twin.dataplane.state import match_operation
+
+if TYPE_CHECKING:
+    from sregym.twin.dataplane.engine import DataPlaneEngine
+    from sregym.twin.dataplane.state import Proc
+
+MAX_LINES_PER_TICK = 25
+CONNECT_TIMEOUT_MS = 5_000.0  # a cluster's default connect_timeout
+USER_AGENT = "python-requests/2.32.3"  # Locust's HttpSession
+
+
+@dataclass(frozen=True)
+class Route:
+    """One route of the virtual host: `prefix` (or an exact `path` when `exact`), its cluster,
+    `timeout_ms` (0: disabled), `redirect` (an exact-path redirect answers 301 itself)."""
+
+    prefix: str
+    cluster: str = ""
+    exact: bool = False
+    timeout_ms: float = 15_000.0
+    redirect: str = ""
+    retries: int = 0  # retry_policy.num_retries (the router's default: none)
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A STRICT_DNS cluster whose one endpoint is `${host_env}:${port_env}`."""
+
+    name: str
+    host_env: str
+    port_env: str
+
+
+@dataclass(frozen=True)
+class EnvoyConfig:
+    routes: tuple[Route, ...]
+    clusters: tuple[Cluster, ...]
+    log_format: str  # the access log format string (command operators as Envoy documents them)
+    admin_port_env: str = ""
+    stat_prefix: str = "ingress_http"
+    version: str = "1.34.1"
+
+
+_CONFIGS: dict[str, EnvoyConfig] = {}
+
+
+def register_envoy(program: str, config: EnvoyConfig) -> None:
+    """Let the program named `program` (a ProgramSpec name) behave as this Envoy."""
+    _CONFIGS[program] = config
+
+
+def envoy_config(program: str) -> EnvoyConfig | None:
+    return _CONFIGS.get(program)
+
+
+@dataclass
+class Outcome:
+    """How a share of one route's requests ended."""
+
+    status: int
+    flags: str
+    details: str
+    latency_ms: float
+    upstream: str = "-"  # the upstream host ip:port
+    transport: str = "-"  # %UPSTREAM_TRANSPORT_FAILURE_REASON%
+    reached: bool = True  # an upstream answered (upstream_rq_<code> counted as a response)
+
+
+@dataclass
+class EnvoyState:
+    """One Envoy process's counters and the log lines still owed (fractional carry)."""
+
+    counters: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    carry: dict[tuple[str, str, int, str], float] = field(default_factory=lambda: defaultdict(float))
+    healthy: dict[str, list[str]] = field(default_factory=dict)  # cluster -> hosts (ip:port)
+    hostnames: dict[str, str] = field(default_factory=dict)  # cluster -> the name it resolves
+
+
+def route_for(config: EnvoyConfig, path: str) -> Route | None:
+    """The first route matching `path`, as the router walks them in order."""
+    for route in config.routes:
+        if (path == route.prefix) if route.exact else path.startswith(route.prefix):
+            return route
+    return None
+
+
+def outcomes(engine: DataPlaneEngine, proc: Proc, config: EnvoyConfig, route: Route, method: str,
+             path: str) -> list[tuple[float, Outcome]]:
+    """(fraction, outcome) of a request on `route` now."""
+    if route.redirect:
+        return [(1.0, Outcome(301, "-", "direct_response", 0.1, reached=False))]
+    cluster = next((c for c in config.clusters if c.name == route.cluster), None)
+    env = dict(getattr(proc.inst.ctx, "env", {}) or {})
+    host = env.get(cluster.host_env, "") if cluster else ""
+    port_text = env.get(cluster.port_env, "") if cluster else ""
+    if not host or not port_text.isdigit():
+        return [(1.0, Outcome(503, "UH", "no_healthy_upstream", 0.1, reached=False))]
+    conn = engine.route(proc.pod_obj, host, int(port_text), connect_timeout_ms=CONNECT_TIMEOUT_MS)
+    out: list[tuple[float, Outcome]] = []
+    for leg in conn.legs:
+        res = leg.result
+        if res.stage == "dns" or res.error in ("nxdomain", "servfail"):
+            out.append((leg.fraction, Outcome(503, "UH", "no_healthy_upstream", 0.1, reached=False)))
+            continue
+        upstream = f"{res.resolved_ip or res.dst_ip}:{port_text}"
+        if not res.ok:
+            if res.error == "reset":
+                out.append((leg.fraction, Outcome(503, "UC", "upstream_reset_before_response_started"
+                                                  "{connection_termination}", res.latency_ms, upstream)))
+                continue
+            reason = "connection_timeout" if res.error == "timeout" else "remote_connection_failure"
+            transport = "-" if res.error == "timeout" else \
+                "delayed_connect_error:_" + ("No_route_to_host" if res.error in ("unreachable", "no_route")
+                                             else "Connection_refused")
+            flags = "URX,UF" if route.retries else "UF"
+            details = f"upstream_reset_before_response_started{{{reason}" + \
+                (f"|{transport}}}" if transport != "-" else "}")
+            latency = min(res.latency_ms, CONNECT_TIMEOUT_MS) * (route.retries + 1)
+            out.append((leg.fraction, Outcome(503, flags, details, latency, upstream, transport, reached=False)))
+            continue
+        callee = engine.proc_at(res.dst_ip, res.target_port)
+        rtt = 2 * res.latency_ms
+        op = match_operation(callee, _upstream_path(route, path), method) if callee is not None else None
+        result = callee.results.get(op.key) if callee is not None and op is not None else None
+        if result is None:
+            out.append((leg.fraction, Outcome(200 if op is not None or callee is None else 404, "-", "via_upstream",
+                                              rtt + 0.5, upstream)))
+            continue
+        d = result.d + rtt
+        late = exceed(d, result.m, route.timeout_ms) if route.timeout_ms > 0 else 0.0
+        if late > 0:
+            out.append((leg.fraction * late, Outcome(504, "UT", "upstream_response_timeout", route.timeout_ms,
+                                                     upstream, reached=False)))
+        rest = leg.fraction * (1.0 - late)
+        mean = min(result.mean + rtt, route.timeout_ms or result.mean + rtt)
+        if result.success > 0:
+            out.append((rest * result.success, Outcome(200, "-", "via_upstream", mean, upstream)))
+        if result.success < 1.0:
+            out.append((rest * (1.0 - result.success), Outcome(500, "-", "via_upstream", mean, upstream)))
+    return out
+
+
+def _upstream_path(route: Route, path: str) -> str:
+    return path  # prefix_rewrite changes what the upstream sees; the demo's upstreams match either
+
+
+@controller
+class EnvoyProxies(Controller):
+    """Replays the requests sent to registered Envoy programs through their router each tick."""
+
+    name = "envoy-proxies"
+    order = 86
+    user = "system:serviceaccount:sregym-system:dataplane"
+
+    def __init__(self, twin: Any) -> None:
+        super().__init__(twin)
+        self.states: dict[tuple[str, str, str], EnvoyState] = {}
+        self.pending: dict[tuple[str, str, str], list[tuple[float, str]]] = defaultdict(list)  # this tick's lines
+        twin.services.envoy = self
+
+    def reconcile(self) -> None:
+        engine = self.twin.services.dataplane
+        if engine is None or not _CONFIGS:
+            return
+        proxies = {k: p for k, p in engine.procs.items() if p.inst.spec.name in _CONFIGS}
+        for key in [k for k in self.states if k not in proxies]:
+            del self.states[key]
+        if not proxies:
+            return
+        now, dt = self.twin.clock.now, self.twin.clock.tick
+        rng = self.twin.rng.stream("dataplane-envoy")
+        for name in sorted(engine.workloads):
+            workload = engine.workloads[name]
+            runs, src = workload.source_pod(self.twin)
+            rate = workload.rate(now) if runs else 0.0
+            if rate <= 0:
+                continue
+            host, port = workload.spec.host_port
+            total = sum(m.weight for m in workload.spec.mix) or 1.0
+            for leg in engine.route(src, host, port, connect_timeout_ms=workload.spec.timeout_ms).legs:
+                proc = engine.proc_at(leg.result.dst_ip, leg.result.target_port) if leg.result.ok else None
+                if proc is None or proc.inst.key not in proxies:
+                    continue
+                state = self.states.setdefault(proc.inst.key, EnvoyState())
+                budget = [MAX_LINES_PER_TICK]
+                authority = _authority(self.twin, leg.result, host, port)
+                for mix in workload.spec.mix:
+                    share = rate * leg.fraction * mix.weight / total
+                    self._requests(engine, proc, state, src, authority, mix.method, mix.operation, share,
+                                   dt, now, rng, budget)
+        for key in sorted(self.pending):
+            instance = engine.runtime.instance(*key)
+            if instance is not None:
+                for at, text in sorted(self.pending[key]):
+                    engine.logs.append(instance.container_id, at, "stdout", text)
+        self.pending.clear()
+        for key, proc in sorted(proxies.items()):
+            self._membership(engine, proc, self.states.setdefault(key, EnvoyState()))
+
+    def _requests(self, engine: DataPlaneEngine, proc: Proc, state: EnvoyState, src: dict[str, Any] | None,
+                  authority: str, method: str, path: str, rate: float, dt: float, now: float, rng: Any,
+                  budget: list[int]) -> None:
+        config = _CONFIGS[proc.inst.spec.name]
+        counters = state.counters
+        prefix = f"http.{config.stat_prefix}."
+        route = route_for(config, path)
+        parts = [(1.0, Outcome(404, "NR", "route_not_found", 0.1, reached=False))] if route is None else \
+            outcomes(engine, proc, config, route, method, path)
+        for fraction, outcome in parts:
+            n = rate * fraction * dt
+            if n <= 0:
+                continue
+            counters[prefix + "downstream_rq_total"] += n
+            counters[prefix + f"downstream_rq_{outcome.status // 100}xx"] += n
+            cluster = route.cluster if route is not None else ""
+            if cluster and not route.redirect:  # type: ignore[union-attr]
+                base = f"cluster.{cluster}."
+                if outcome.flags == "UH":
+                    counters[base + "upstream_cx_none_healthy"] += n
+                else:
+                    counters[base + "upstream_rq_total"] += n
+                    counters[base + f"upstream_rq_{outcome.status // 100}xx"] += n
+                    counters[base + f"upstream_rq_{outcome.status}"] += n
+                    counters[base + "upstream_rq_completed"] += n
+                    if "UF" in outcome.flags:
+                        counters[base + "upstream_cx_connect_fail"] += n * (1 + route.retries)  # type: ignore[union-attr]
+                        counters[base + "upstream_rq_pending_failure_eject"] += n
+                    elif outcome.flags == "UT":
+                        counters[base + "upstream_rq_timeout"] += n
+                    elif outcome.flags == "UC":
+                        counters[base + "upstream_cx_destroy_remote"] += n
+                    else:
+                        counters[base + "upstream_cx_total"] += n * 0.01  # pooled connections
+            key = (method, path, outcome.status, outcome.flags)
+            state.carry[key] += n
+            lines = int(state.carry[key])
+            state.carry[key] -= lines
+            for _ in range(min(lines, budget[0])):
+                budget[0] -= 1
+                self._write(proc, config, src, authority, method, path, route, outcome, now, rng)
+
+    def _write(self, proc: Proc, config: EnvoyConfig, src: dict[str, Any] | None, authority: str, method: str,
+               path: str, route: Route | None, outcome: Outcome, now: float, rng: Any) -> None:
+        start = now + rng.random() * self.twin.clock.tick
+        duration = max(0, int(outcome.latency_ms * (0.5 + rng.random())))
+        src_ip = ((src or {}).get("status") or {}).get("podIP") or "10.244.0.1"
+        fields = {
+            "START_TIME": _start_time(start),
+            "REQ(:METHOD)": method,
+            "REQ(X-ENVOY-ORIGINAL-PATH?:PATH)": path,
+            "PROTOCOL": "HTTP/1.1",
+            "RESPONSE_CODE": str(outcome.status),
+            "RESPONSE_FLAGS": outcome.flags,
+            "RESPONSE_CODE_DETAILS": outcome.details,
+            "CONNECTION_TERMINATION_DETAILS": "-",
+            "UPSTREAM_TRANSPORT_FAILURE_REASON": outcome.transport,
+            "BYTES_RECEIVED": "0" if method == "GET" else str(40 + rng.randrange(200)),
+            "BYTES_SENT": str(_bytes_sent(outcome, rng)),
+            "DURATION": str(duration),
+            "RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)": str(max(0, duration - 1)) if outcome.reached else "-",
+            "REQ(X-FORWARDED-FOR)": "-",
+            "REQ(USER-AGENT)": USER_AGENT,
+            "REQ(X-REQUEST-ID)": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+            "REQ(:AUTHORITY)": authority,
+            "UPSTREAM_HOST": outcome.upstream,
+            "UPSTREAM_CLUSTER": route.cluster if route is not None and route.cluster else "-",
+            "UPSTREAM_LOCAL_ADDRESS": f"{proc.pod_ip}:{32768 + rng.randrange(28000)}"
+            if outcome.upstream != "-" else "-",
+            "DOWNSTREAM_LOCAL_ADDRESS": f"{proc.pod_ip}:{proc.inst.port}",
+            "DOWNSTREAM_REMOTE_ADDRESS": f"{src_ip}:{32768 + rng.randrange(28000)}",
+            "REQUESTED_SERVER_NAME": "-",
+            "ROUTE_NAME": "-",
+        }
+        self.pending[proc.inst.key].append((start, render_format(config.log_format, fields).rstrip("\n")))
+
+    def _membership(self, engine: DataPlaneEngine, proc: Proc, state: EnvoyState) -> None:
+        """Each cluster's hosts as its STRICT_DNS resolution finds them now."""
+        config = _CONFIGS[proc.inst.spec.name]
+        env = dict(getattr(proc.inst.ctx, "env", {}) or {})
+        dns = engine.router
+        for cluster in config.clusters:
+            host, port = env.get(cluster.host_env, ""), env.get(cluster.port_env, "")
+            hosts: list[str] = []
+            if host and port.isdigit():
+                answer = dns.route(proc.pod_obj, host, int(port), connect_timeout_ms=CONNECT_TIMEOUT_MS)
+                ips = sorted({leg.result.resolved_ip for leg in answer.legs
+                              if leg.result.resolved_ip and leg.result.stage != "dns"})
+                hosts = [f"{ip}:{port}" for ip in ips]
+            state.healthy[cluster.name] = hosts
+            state.hostnames[cluster.name] = f"{host}:{port}" if host else ""
+
+
+def _authority(twin: Any, res: Any, host: str, port: int) -> str:
+    """The Host header the client sent: the Service name it was given (Locust resolved it to an
+    address the twin's workload keeps), else the address itself."""
+    service = res.service
+    if service is None and res.resolved_ip:
+        service = next((s for s in twin.store.scan("Service") if (s.get("spec") or {}).get("clusterIP")
+                        == res.resolved_ip), None)
+    name = ((service or {}).get("metadata") or {}).get("name")
+    return f"{name}:{port}" if name else f"{host}:{port}"
+
+
+def _start_time(at: float) -> str:
+    moment = datetime.fromtimestamp(at, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+_BODIES = {"UH": len("no healthy upstream"), "UT": len("upstream request timeout"), "NR": 0}
+
+
+def _bytes_sent(outcome: Outcome, rng: Any) -> int:
+    if outcome.flags in _BODIES:
+        return _BODIES[outcome.flags]
+    if "UF" in outcome.flags or outcome.flags == "UC":
+        return 91 + len(outcome.transport)
+    return 200 + rng.randrange(6000) if outcome.status == 200 else 21
+
+
+def render_format(fmt: str, fields: dict[str, str]) -> str:
+    """Substitute `%OPERATOR%` command operators; unknown ones print `-` as Envoy's do when unset."""
+    out: list[str] = []
+    i = 0
+    while i < len(fmt):
+        if fmt[i] == "%":
+            end = fmt.find("%", i + 1)
+            if end > i:
+                out.append(fields.get(fmt[i + 1:end], "-"))
+                i = end + 1
+                continue
+        out.append(fmt[i])
+        i += 1
+    return "".join(out)
+
+
+__all__ = ["Cluster", "EnvoyConfig", "EnvoyProxies", "Outcome", "Route", "envoy_config", "outcomes",
+           "register_envoy", "render_format", "route_for"]
