@@ -111,3 +111,31 @@ def test_cli_itbench_lite_layout_needs_a_scenario(tmp_path: Path) -> None:
     bad = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["snapshot", "export", AA["ad-high-cpu"][0], "--out", str(tmp_path / "y"),
                                    "--layout", "itbench"])
     assert bad.exit_code != 0 and "--layout" in bad.output
+
+
+class _Prom:
+    """A cluster whose Prometheus answers each query from a table (no match: no series)."""
+
+    def __init__(self, answers: dict[str, float]) -> None:
+        self.answers = answers
+
+    def promql(self, query: str) -> list[dict]:
+        for needle, value in self.answers.items():
+            if needle in query:
+                return [{"metric": {}, "value": [0, str(value)]}]
+        return []
+
+
+@pytest.mark.parametrize(("check", "params", "answers", "passed"), [
+    ("container_cpu_within", {"container": "ad", "max_cores": 0.1}, {}, False),  # no samples: fail closed
+    ("container_cpu_within", {"container": "ad", "max_cores": 0.1}, {"rate(": 2.5, "container_cpu": 1}, False),
+    ("container_cpu_within", {"container": "ad", "max_cores": 0.1}, {"rate(": 0.01, "container_cpu": 1}, True),
+    ("memory_not_growing", {"container": "email"}, {}, False),
+    ("memory_not_growing", {"container": "email"}, {"deriv(": 90_000.0, "working_set": 1}, False),
+    ("memory_not_growing", {"container": "email"}, {"deriv(": -300.0, "working_set": 1}, True),
+])
+def test_resource_checks(check: str, params: dict, answers: dict[str, float], passed: bool) -> None:
+    from sregym.oracles.checks import CHECKS, CheckContext
+
+    ctx = CheckContext(cluster=_Prom(answers), namespace="astronomy-shop")  # type: ignore[arg-type]
+    assert CHECKS.get(check)(ctx, **params)[0] is passed
