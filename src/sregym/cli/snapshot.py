@@ -63,16 +63,20 @@ def export(problem_id: str = typer.Argument(..., help="Problem id, e.g. hotel-re
            window: str = typer.Option("15m", "--window", help=WINDOW_HELP),
            baseline: str = typer.Option("5m", "--baseline", help=BASELINE_HELP),
            force: bool = typer.Option(False, "--force", help="Write into a non-empty --out (replacing a snapshot)."),
+           layout: str = typer.Option("sregym", "--layout", help="sregym, or itbench-lite (OUT/Scenario-N/ with "
+                                      "ground_truth.yaml; N from the problem's ITBench scenario)."),
            problems_dir: list[Path] = ProblemsDir) -> None:
     """Run a problem up to the end of an observation window and write it as an incident snapshot.
 
-    Writes OUT/snapshot/ (what the agent gets) and OUT/ground_truth.json (never give it to the agent).
+    Writes OUT/snapshot/ (what the agent gets) and OUT/ground_truth.json (never give it to the agent);
+    with `--layout itbench-lite`, OUT/Scenario-N/ and OUT/ground_truth/Scenario-N.json.
     """
     from sregym.snapshot.export import SnapshotError, export_snapshot, resolve_problem
 
     args = Args("snapshot export")
     args.non_negative(seed, "--seed")
     args.choice(noise, "--noise", NOISE_LEVELS)
+    args.choice(layout, "--layout", ("sregym", "itbench-lite"))
     window_s = parse_window(window)
     baseline_s = parse_window(baseline, "--baseline")
     args.out_dir(out)
@@ -86,6 +90,14 @@ def export(problem_id: str = typer.Argument(..., help="Problem id, e.g. hotel-re
     if out.exists() and any(out.iterdir()) and not force:
         raise _fail("export", f"{out} exists and is not empty: choose another --out or pass --force")
     try:
+        if layout == "itbench-lite":
+            from sregym.snapshot.itbench_lite import export_scenario
+
+            snapshot = export_scenario(problem, out, seed=seed, noise=noise, window_s=window_s,
+                                       baseline_s=baseline_s, progress=_progress)
+            typer.echo(f"scenario: {snapshot}")
+            typer.echo(f"ground truth: {out / 'ground_truth' / (snapshot.name + '.json')} (keep it away from the agent)")
+            return
         snapshot = export_snapshot(problem, out, seed=seed, noise=noise, window_s=window_s, baseline_s=baseline_s,
                                    progress=_progress)
     except SnapshotError as err:

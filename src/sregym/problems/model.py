@@ -24,9 +24,13 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*-v\d+$")
 
 
 class Tags(Model):
+    """`sources`: the published scenarios a problem reproduces, as `<benchmark>:<id>`
+    ("itbench:3", "itbench-aa"), so coverage tables and datasets can name them."""
+
     layers: tuple[Layer, ...]
     difficulty: Difficulty = "medium"
     suites: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
 
 
 class FaultSpec(Model):

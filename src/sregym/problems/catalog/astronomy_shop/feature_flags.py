@@ -1,0 +1,168 @@
+"""Astronomy Shop problems from the demo's failure flags, flipped in flagd's ConfigMap.
+
+One builder, one row of data per flag (ITBench scenarios 2–8 and 11) and per ITBench two-flag
+combination (12–15): the fault edits the flag's `defaultVariant` in `flagd-config` and restarts
+flagd, exactly what an operator does to turn a flag on. The root cause is the ConfigMap (ITBench's
+ground truth); the service whose code path the flag opens is the affected entity. The gold fix
+puts the flag definitions back and restarts flagd; the checks read the symptom (errors, latency,
+CPU, memory growth), so any way of turning the flag off passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sregym.apps.astronomy_shop import NAMESPACE
+from sregym.problems.catalog.astronomy_shop.common import (
+    APP,
+    IMPACT,
+    SETTLE_S,
+    SUITE,
+    chart_object,
+    deploy,
+    error_free,
+    mitigation,
+    obj,
+    restart,
+    selector,
+)
+from sregym.problems.model import Action, CheckSpec, Difficulty, FaultSpec, Problem, Tags
+from sregym.problems.registry import problem
+from sregym.types import GroundTruth
+
+CONFIGMAP = "flagd-config"
+KEY = "demo.flagd.json"
+
+
+@dataclass(frozen=True)
+class FlagCase:
+    """One failure flag: the variant turned on, the service whose behaviour changes, what an
+    operator sees, and the check that is green again once the flag is off."""
+
+    flag: str
+    variant: str
+    service: str
+    slug: str
+    title: str
+    symptom: str
+    check: CheckSpec
+    itbench: int
+    difficulty: Difficulty = "medium"
+
+
+def _latency(service: str, max_p95_ms: float) -> CheckSpec:
+    return CheckSpec(check="service_latency_within", params={"service": service, "max_p95_ms": max_p95_ms})
+
+
+def _leak(container: str) -> CheckSpec:
+    return CheckSpec(check="memory_not_growing", params={"container": container})
+
+
+FLAGS: dict[str, FlagCase] = {c.flag: c for c in (
+    FlagCase("adHighCpu", "on", "ad", "ad-high-cpu", "the ad service's CPU use climbs",
+             "ad's JVM starts busy threads that keep several cores spinning; ads get slower",
+             CheckSpec(check="container_cpu_within", params={"container": "ad", "max_cores": 0.1}), 3),
+    FlagCase("adFailure", "on", "ad", "ad-failure", "some ad requests fail",
+             "one GetAds call in ten fails with gRPC UNAVAILABLE (`GetAds Failed with status ...`)",
+             error_free("ad", "GetAds"), 5, "easy"),
+    FlagCase("adManualGc", "on", "ad", "ad-manual-gc", "ad responses are slow",
+             "ad runs full garbage collections inside GetAds: long pauses, p95 latency in the hundreds of ms",
+             _latency("ad", 100.0), 6),
+    FlagCase("cartFailure", "on", "cart", "cart-failure", "checkouts fail at emptying the cart",
+             "every EmptyCart fails with `Can't access cart storage`, so placed orders error",
+             error_free("cart", "EmptyCart"), 2, "easy"),
+    FlagCase("paymentFailure", "50%", "payment", "payment-failure", "half of the payments fail",
+             "half of the Charge calls fail with `Payment request failed. Invalid token.`",
+             error_free("payment", "Charge"), 7, "easy"),
+    FlagCase("paymentUnreachable", "on", "checkout", "payment-unreachable", "every checkout fails",
+             "checkout dials a payment address that does not resolve; every PlaceOrder fails",
+             error_free("checkout", "PlaceOrder"), 8),
+    FlagCase("productCatalogFailure", "on", "product-catalog", "product-catalog-failure",
+             "one product page keeps failing",
+             "GetProduct fails with `Product Catalog Fail Feature Flag Enabled` for product OLJCESPC7Z",
+             error_free("product-catalog", "GetProduct"), 4),
+    FlagCase("recommendationCacheFailure", "on", "recommendation", "recommendation-cache-failure",
+             "recommendation's memory keeps growing",
+             "recommendation's product cache grows on every miss: memory climbs without bound",
+             _leak("recommendation"), 0, "hard"),
+    FlagCase("emailMemoryLeak", "100x", "email", "email-memory-leak", "email's memory keeps growing",
+             "email keeps copies of every order confirmation: its memory climbs with each order",
+             _leak("email"), 0, "hard"),
+    FlagCase("kafkaQueueProblems", "on", "checkout", "kafka-queue-problems", "checkout slows down",
+             "checkout floods the orders topic with extra messages per order; PlaceOrder latency triples",
+             _latency("checkout", 120.0), 11, "hard"),
+)}
+
+COMBOS: tuple[tuple[int, str, str], ...] = (
+    (12, "productCatalogFailure", "recommendationCacheFailure"),
+    (13, "paymentFailure", "paymentUnreachable"),
+    (14, "paymentFailure", "adFailure"),
+    (15, "paymentUnreachable", "adFailure"),
+)
+
+
+def _sources(*cases: FlagCase, itbench: int = 0, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    number = itbench or (cases[0].itbench if len(cases) == 1 else 0)
+    return (f"itbench:{number}",) * bool(number) + extra
+
+
+def flag_problem(cases: tuple[FlagCase, ...], *, slug: str, title: str, difficulty: Difficulty,
+                 itbench: int = 0, extra_suites: tuple[str, ...] = ()) -> Problem:
+    """The problem of turning `cases`' flags on: one ConfigMap edit, the flags' services affected."""
+    flags = {c.flag: c.variant for c in cases}
+    services = tuple(dict.fromkeys(c.service for c in cases))
+    named = " and ".join(f"{c.flag}={c.variant}" for c in cases)
+    original = chart_object("ConfigMap", CONFIGMAP)["data"][KEY]
+    return Problem(
+        id=f"astronomy-shop/{slug}-v1",
+        title=title,
+        app=APP, namespace=NAMESPACE,
+        tags=Tags(layers=("app", "config"), difficulty=difficulty, suites=(SUITE, *extra_suites),
+                  sources=_sources(*cases, itbench=itbench, extra=extra_suites)),
+        faults=(FaultSpec(fault="set_flag_variant", params={
+            "namespace": NAMESPACE, "flags": flags, "configmap": CONFIGMAP, "key": KEY,
+            "restart_selector": selector("flagd")}),),
+        ground_truth=GroundTruth(
+            root_causes=(obj("ConfigMap", CONFIGMAP),), mechanism="feature_flag",
+            detail=f"the defaultVariant of {named} in ConfigMap {CONFIGMAP} ({KEY}); flagd serves it to "
+                   f"{', '.join(services)}",
+            detail_keywords=(*flags, CONFIGMAP, "defaultVariant"),
+            affected=tuple(deploy(s) for s in services), impact_keywords=IMPACT,
+            description="A feature flag was turned on in flagd's ConfigMap and flagd restarted with it: "
+                        + "; ".join(c.symptom for c in cases) + "."),
+        mitigation=mitigation(*(c.check for c in cases)),
+        gold=(Action(op="patch", kind="ConfigMap", namespace=NAMESPACE, name=CONFIGMAP, patch_type="merge",
+                     patch={"data": {KEY: original}}),
+              restart("flagd")),
+        settle_s=SETTLE_S,
+    )
+
+
+@problem
+def failure_flags() -> list[Problem]:
+    """A failure flag of the demo is turned on in `flagd-config` (its `defaultVariant` moved
+    from `off`) and flagd is restarted so it serves the flag.
+
+    The service that evaluates the flag takes the flag's code path: errors (adFailure,
+    cartFailure, paymentFailure, paymentUnreachable, productCatalogFailure), latency (adManualGc,
+    kafkaQueueProblems), CPU (adHighCpu, ITBench-AA's task 3) or memory growth
+    (recommendationCacheFailure, emailMemoryLeak). Every pod stays Running and Ready. Fix: set
+    the flag back to `off` and restart flagd (its init container copies the ConfigMap at start).
+    """
+    return [flag_problem((c,), slug=f"flag-{c.slug}", title=c.title, difficulty=c.difficulty,
+                         extra_suites=("itbench-aa",) if c.flag == "adHighCpu" else ())
+            for c in FLAGS.values()]
+
+
+@problem
+def failure_flag_pairs() -> list[Problem]:
+    """Two failure flags are turned on together in `flagd-config` (ITBench scenarios 12–15),
+    and flagd restarted. Both symptoms show, often in different services; the one root cause is
+    the ConfigMap edit. Fix: both flags back to `off`, flagd restarted.
+    """
+    out = []
+    for number, first, second in COMBOS:
+        a, b = FLAGS[first], FLAGS[second]
+        out.append(flag_problem((a, b), slug=f"flags-{a.slug}-and-{b.slug}", difficulty="hard",
+                                title=f"{a.title}; {b.title}", itbench=number))
+    return out
