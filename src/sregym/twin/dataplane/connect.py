@@ -342,9 +342,9 @@ class Router:
         conntrack_full = bool(nodeos is not None and src_node and hasattr(nodeos, "conntrack_full")
                               and nodeos.conntrack_full(src_node))
         for fraction, dst_pod, dst_ip, target_port, _ in static.targets:
-            base = ConnectResult(ok=False, host=host, port=port, resolved_ip=static.resolved_ip, dst_ip=dst_ip,
-                                 target_port=target_port, service=static.service, dst_pod=dst_pod,
-                                 src_ip=src_ip)
+            where = {"host": host, "port": port, "resolved_ip": static.resolved_ip, "dst_ip": dst_ip,
+                     "target_port": target_port, "service": static.service, "dst_pod": dst_pod, "src_ip": src_ip}
+            base = ConnectResult(ok=False, **where)
             shown = f"{static.resolved_ip or dst_ip}:{port}"
             refused_locally = connect_failure(self.twin, src_pod, shown)
             if refused_locally is not None:  # the source kernel's ENFILE / EADDRNOTAVAIL
@@ -386,8 +386,9 @@ class Router:
                                                         message=f"dial tcp {shown}: connect: connection refused")))
                 continue
             _pod_rt, instance, _listen = found
-            route.legs.append(Leg(fraction, replace(base, ok=True, latency_ms=rtt + retransmit / 2,
-                                                    container=instance.name),
+            # Built directly rather than by `replace(base, ...)`: this is the common leg of every tick.
+            route.legs.append(Leg(fraction, ConnectResult(ok=True, latency_ms=rtt + retransmit / 2,
+                                                          container=instance.name, **where),
                                   loss=loss, delay_ms=delay, effect=effect))
         return route
 
