@@ -8,7 +8,12 @@ Each scenario runs in its own subprocess (so one scenario's heap does not inflat
 peak RSS): it deploys the app exactly as `sregym twin up --app` does, lets it start and warm up
 (not timed), sets the load with `dataplane.set_load` (the wrk2 generator's multiplier), lets the
 new load settle (not timed), then times `--seconds` of simulated time with the full cluster
-running (controllers, kubelet, data plane, scrapers, alert rules). Besides speed it prints what
+running (controllers, kubelet, data plane, scrapers, alert rules). Before the timed window the
+heap is frozen (`gc.freeze`) as the runner's warm prefix does for every attempt
+(`problems.warm_prefix`), so the figure is the speed of an attempt; `--no-freeze` measures a
+plain process, where full garbage collections over the deployed app cost a further ~15%.
+Wall time depends on what else the machine runs; `cpu ms/sim s` (process CPU time per
+simulated second) is the figure to compare across runs on a busy machine. Besides speed it prints what
 the app did over the timed window (entry rate, success ratio, p95), so a fast but broken run is
 visible in the table.
 """
@@ -16,6 +21,7 @@ visible in the table.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import resource
 import subprocess
@@ -64,7 +70,7 @@ def _deploy(scenario: str) -> tuple[Any, str]:
     return twin, "bench"
 
 
-def run(scenario: str, seconds: float) -> dict[str, Any]:
+def run(scenario: str, seconds: float, freeze: bool = True) -> dict[str, Any]:
     setup_start = time.perf_counter()
     twin, workload = _deploy(scenario)
     twin.advance(120)  # pull images, start databases, register, warm caches
@@ -73,14 +79,19 @@ def run(scenario: str, seconds: float) -> dict[str, Any]:
         dataplane.set_load(workload, 5000.0 / HOTEL_BASE_RPS)
     twin.advance(30)
     setup_wall = time.perf_counter() - setup_start
-    start = time.perf_counter()
+    if freeze:
+        gc.collect()
+        gc.freeze()
+    start, cpu_start = time.perf_counter(), time.process_time()
     twin.advance(seconds)
     wall = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     stats = dataplane.entry_stats(seconds)
     pods = sum(1 for _ in twin.store.scan("Pod"))
     tsdb = twin.services.tsdb
     return {"scenario": scenario, "pods": pods, "simulated_s": seconds, "setup_wall_s": round(setup_wall, 2),
             "wall_s": round(wall, 2), "sim_s_per_wall_s": round(seconds / wall, 1),
+            "cpu_ms_per_sim_s": round(1000 * cpu / seconds, 2), "sim_s_per_cpu_s": round(seconds / cpu, 1),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "entry_rps": round(stats.rps, 1), "success_ratio": round(stats.success_ratio, 4),
             "p95_ms": round(stats.p95_ms, 1), "series": len(tsdb) if tsdb is not None else 0}
@@ -88,6 +99,7 @@ def run(scenario: str, seconds: float) -> dict[str, Any]:
 
 COLUMNS = (("scenario", "scenario", "<18"), ("pods", "pods", ">5"), ("sim s", "simulated_s", ">6.0f"),
            ("wall s", "wall_s", ">7.2f"), ("sim s/wall s", "sim_s_per_wall_s", ">12.1f"),
+           ("cpu ms/sim s", "cpu_ms_per_sim_s", ">12.2f"), ("sim s/cpu s", "sim_s_per_cpu_s", ">11.1f"),
            ("peak RSS MB", "peak_rss_mb", ">11.1f"), ("entry rps", "entry_rps", ">9.1f"),
            ("success", "success_ratio", ">7.4f"), ("p95 ms", "p95_ms", ">7.1f"), ("series", "series", ">7"),
            ("setup s", "setup_wall_s", ">7.2f"))
@@ -114,13 +126,15 @@ def main() -> None:
     parser.add_argument("--only", choices=SCENARIOS)
     parser.add_argument("--child", choices=SCENARIOS, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print one JSON object per scenario")
+    parser.add_argument("--no-freeze", action="store_true", help="do not freeze the heap before the timed window")
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(run(args.child, args.seconds)))
+        print(json.dumps(run(args.child, args.seconds, freeze=not args.no_freeze)))
         return
     rows = []
     for scenario in [args.only] if args.only else list(SCENARIOS):
-        proc = subprocess.run([sys.executable, __file__, "--child", scenario, "--seconds", str(args.seconds)],
+        flags = ["--no-freeze"] if args.no_freeze else []
+        proc = subprocess.run([sys.executable, __file__, "--child", scenario, "--seconds", str(args.seconds), *flags],
                               capture_output=True, text=True, check=False)
         out = proc.stdout.strip().splitlines()
         if proc.returncode == 0 and out:

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from sregym.apps import deploy_app, get_app, list_apps
+from sregym.apps import get_app, list_apps
 from sregym.twin import Twin
 from sregym.twin.telemetry.promql import Engine
+from support.astro_twin import warm_astro_twin
 
 NS = "astronomy-shop"
 PROXY = f"http://frontend-proxy.{NS}:8080"
@@ -21,10 +22,7 @@ SERVED = ("ad", "cart", "checkout", "currency", "email", "flagd", "frontend", "f
 
 @pytest.fixture(scope="module")
 def shop() -> Twin:
-    twin = Twin(seed=42)
-    deploy_app(twin, "astronomy-shop")
-    twin.advance(120)
-    return twin
+    return warm_astro_twin(seed=42, advance_s=120)
 
 
 def test_registered_with_the_charts_objects() -> None:

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from sregym.apps import deploy_app
 from sregym.twin import Twin
 from sregym.twin.telemetry.promql import Engine
+from support.astro_twin import warm_astro_twin
 
 pytestmark = pytest.mark.xdist_group("astro_flag_flagd")
 
@@ -23,10 +23,7 @@ SERVER_ERRORS = ('sum(rate(traces_span_metrics_calls_total{{service_name="{svc}"
 
 @pytest.fixture(scope="module")
 def shop() -> Twin:
-    twin = Twin(seed=7)
-    deploy_app(twin, NS)
-    twin.advance(90)
-    return twin
+    return warm_astro_twin(seed=7, advance_s=90)
 
 
 def _flip(twin: Twin, flag: str, variant: str, *, restart: bool = True) -> None:

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 import sregym.twin.userland  # noqa: F401 - registers the kafka tools and psql
-from sregym.apps import deploy_app
 from sregym.apps.astronomy_shop.kafka_programs import FLAG, OVERLOAD
 from sregym.twin import Twin
 from sregym.twin.dataplane.consumer_records import Record
 from sregym.twin.dataplane.spec import Consumer
 from sregym.twin.telemetry.promql import Engine
 from sregym.twin.userland.context import exec_context, run_exec
+from support.astro_twin import warm_astro_twin
 
 NS = "astronomy-shop"
 GROUPS = "/opt/kafka/bin/kafka-consumer-groups.sh"
@@ -26,10 +26,7 @@ GROUPS = "/opt/kafka/bin/kafka-consumer-groups.sh"
 
 @pytest.fixture(scope="module")
 def shop() -> Twin:
-    twin = Twin(seed=7)
-    deploy_app(twin, "astronomy-shop")
-    twin.advance(150)
-    return twin
+    return warm_astro_twin(seed=7, advance_s=150)
 
 
 def _pod(twin: Twin, prefix: str) -> dict[str, Any]:

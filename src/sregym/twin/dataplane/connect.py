@@ -342,11 +342,10 @@ class Router:
         conntrack_full = bool(nodeos is not None and src_node and hasattr(nodeos, "conntrack_full")
                               and nodeos.conntrack_full(src_node))
         for fraction, dst_pod, dst_ip, target_port, _ in static.targets:
-            base = ConnectResult(ok=False, host=host, port=port, resolved_ip=static.resolved_ip, dst_ip=dst_ip,
-                                 target_port=target_port, service=static.service, dst_pod=dst_pod,
-                                 src_ip=src_ip)
+            where = {"host": host, "port": port, "resolved_ip": static.resolved_ip, "dst_ip": dst_ip,
+                     "target_port": target_port, "service": static.service, "dst_pod": dst_pod, "src_ip": src_ip}
+            base = ConnectResult(ok=False, **where)
             shown = f"{static.resolved_ip or dst_ip}:{port}"
-            timeout = replace(base, error="timeout", latency_ms=timeout_ms, message=f"dial tcp {shown}: i/o timeout")
             refused_locally = connect_failure(self.twin, src_pod, shown)
             if refused_locally is not None:  # the source kernel's ENFILE / EADDRNOTAVAIL
                 share, text = refused_locally
@@ -362,17 +361,17 @@ class Router:
                 continue
             if dst_pod is not None and _netpol_allowed is not None and \
                     not _netpol_allowed(self.twin, src_pod, src_ip, dst_pod, target_port, protocol):
-                route.legs.append(Leg(fraction, replace(timeout, stage="policy")))
+                route.legs.append(Leg(fraction, _timed_out(base, timeout_ms, shown, "policy")))
                 continue
             if conntrack_full:
-                route.legs.append(Leg(fraction, replace(timeout, stage="conntrack")))
+                route.legs.append(Leg(fraction, _timed_out(base, timeout_ms, shown, "conntrack")))
                 continue
             loss, delay, retransmit, effect = 0.0, 0.0, 0.0, None
             if chaos is not None and dst_pod is not None and hasattr(chaos, "network"):
                 effect = chaos.network(src_pod, dst_pod)
                 if effect is not None:
                     if getattr(effect, "partition", False):
-                        route.legs.append(Leg(fraction, replace(timeout, stage="chaos")))
+                        route.legs.append(Leg(fraction, _timed_out(base, timeout_ms, shown, "chaos")))
                         continue
                     # TCP retransmits what netem drops: slower exchanges, timeouts only past the caller's limit.
                     loss, retransmit, _ = tcp_path_cost(effect, timeout_ms)
@@ -387,10 +386,18 @@ class Router:
                                                         message=f"dial tcp {shown}: connect: connection refused")))
                 continue
             _pod_rt, instance, _listen = found
-            route.legs.append(Leg(fraction, replace(base, ok=True, latency_ms=rtt + retransmit / 2,
-                                                    container=instance.name),
+            # Built directly rather than by `replace(base, ...)`: this is the common leg of every tick.
+            route.legs.append(Leg(fraction, ConnectResult(ok=True, latency_ms=rtt + retransmit / 2,
+                                                          container=instance.name, **where),
                                   loss=loss, delay_ms=delay, effect=effect))
         return route
+
+
+def _timed_out(base: ConnectResult, timeout_ms: float, shown: str, stage: str) -> ConnectResult:
+    """A leg whose SYNs go unanswered until the caller gives up: built only for the legs that
+    time out (most legs connect, and `dataclasses.replace` is a large share of a tick)."""
+    return replace(base, error="timeout", latency_ms=timeout_ms, message=f"dial tcp {shown}: i/o timeout",
+                   stage=stage)
 
 
 def _is_ip(text: str) -> bool:
