@@ -18,7 +18,9 @@ from sregym.apps.astronomy_shop.images import demo_images
 from sregym.apps.astronomy_shop.manifests import NAMESPACE, component_port, objects, values
 from sregym.apps.astronomy_shop.order_records import accounting_lines, fraud_detection_lines
 from sregym.apps.astronomy_shop.programs import PREFIX, astronomy_programs
+from sregym.apps.astronomy_shop.site import shop_site
 from sregym.apps.catalog import AppSpec, Slo, app
+from sregym.twin.dataplane.browser import register_site
 from sregym.twin.dataplane.consumer_records import register_record_log
 from sregym.twin.dataplane.pages import register_pages
 from sregym.twin.telemetry.app_rules import register_app_rules
@@ -48,6 +50,7 @@ WORKLOAD = loadgen.workload(f"http://frontend-proxy.{NAMESPACE}.svc.cluster.loca
 def astronomy_shop() -> AppSpec:
     register_pages(PREFIX + "frontend", frontend_page)  # the Next.js API routes' bodies
     register_pages(PREFIX + "frontend-proxy", proxy_page)
+    register_site(PREFIX + "frontend-proxy", shop_site)  # what the browser users' pages fetch
     register_record_log(PREFIX + "accounting", "accounting", accounting_lines)  # what each consumer logs
     register_record_log(PREFIX + "fraud-detection", "fraud-detection", fraud_detection_lines)
     runtime_metrics.register(PREFIX)  # what each service's runtime instrumentation pushes

@@ -48,6 +48,11 @@ FLAG_CLIENTS: dict[str, FlagClient] = {
     "product-catalog": FlagClient(flags={"productCatalogFailure": "false"}),
     "recommendation": FlagClient(flags={"recommendationCacheFailure": "false"}),
     "product-reviews": FlagClient(flags={"llmRateLimitError": "false", "llmInaccurateResponse": "false"}),
+    # the llm mock's own FlagdProvider check in generate_response (the answer's text: frontend_api.py)
+    "llm": FlagClient(flags={"llmInaccurateResponse": "false"}),
+    # the browsers' flagd web provider resolves through frontend-proxy's /flagservice route to flagd,
+    # i.e. over frontend-proxy's own flagd connection; Envoy logs nothing when that fails
+    "frontend-proxy": FlagClient(flags={"imageSlowLoad": "0"}, error_log=""),
 }
 
 OPERATION_PATHS: dict[tuple[str, str], tuple[CodePath, ...]] = {
@@ -80,6 +85,11 @@ OPERATION_PATHS: dict[tuple[str, str], tuple[CodePath, ...]] = {
     ),
     ("email", "POST /send_order_confirmation"): (
         CodePath(when="emailMemoryLeak!=0", scale="emailMemoryLeak", leak_kib_per_request=16.0),
+    ),
+    # ProductCard sends `x-envoy-fault-delay-request: <imageSlowLoad>`; the fault filter (header_delay,
+    # percentage 100, max_active_faults 100) holds each such request that many ms
+    ("frontend-proxy", "/images/products/{picture}"): (
+        CodePath(when="imageSlowLoad!=0", scale="imageSlowLoad", delay_per_unit_ms=1.0, max_active=100.0),
     ),
     ("product-reviews", "oteldemo.ProductReviewService/AskProductAIAssistant"): (
         CodePath(when="llmRateLimitError=true", fail=0.5, error_class="server_error",

@@ -95,6 +95,8 @@ def _frontend_proxy() -> ProgramSpec:
                    for op in _frontend().operations)
     extra = (Operation(name="/images/{image}", cpu_ms=0.1, weight=0.0,
                        calls=(Call(dependency="image-provider", operation="GET /images/{image}"),)),
+             Operation(name="/images/products/{picture}", cpu_ms=0.1, weight=0.0,  # ProductCard's fetch
+                       calls=(Call(dependency="image-provider", operation="GET /images/products/{picture}"),)),
              Operation(name="/flagservice/flagd.evaluation.v1.Service/ResolveAll", method="POST", cpu_ms=0.1,
                        weight=0.0, calls=(Call(dependency="flagd", operation="flagd.evaluation.v1.Service/ResolveAll"),)))
     deps = (_http("frontend", "FRONTEND_HOST", port_env="FRONTEND_PORT", timeout="15s"),
@@ -127,6 +129,11 @@ def _frontend() -> ProgramSpec:
             Call(dependency="currency", operation=convert, count=4.0))),
         Operation(name="/api/product-reviews/{productId}", cpu_ms=1.2, weight=2, calls=(
             Call(dependency="product-reviews", operation="oteldemo.ProductReviewService/GetProductReviews"),)),
+        Operation(name="/api/product-reviews-avg-score/{productId}", cpu_ms=1.0, weight=0.0, calls=(
+            Call(dependency="product-reviews",
+                 operation="oteldemo.ProductReviewService/GetAverageProductReviewScore"),)),
+        Operation(name="/cart", cpu_ms=5.0, weight=0.0, response_bytes=20_000),  # the browsers' documents
+        Operation(name="/product/{productId}", cpu_ms=5.0, weight=0.0, response_bytes=20_000),
         Operation(name="/api/product-ask-ai-assistant/{productId}", method="POST", cpu_ms=1.5, weight=1, calls=(
             Call(dependency="product-reviews", operation="oteldemo.ProductReviewService/AskProductAIAssistant"),)),
         Operation(name="/api/data", cpu_ms=1.0, weight=3, calls=(
@@ -256,6 +263,7 @@ def _simple() -> list[ProgramSpec]:
               logs=("INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",)),
         _spec("image-provider", port_env="IMAGE_PROVIDER_PORT", default_port=8081, protocol="http", memory=8.0,
               ops=(Operation(name="/images/{image}", cpu_ms=0.1, response_bytes=150_000),
+                   Operation(name="/images/products/{picture}", cpu_ms=0.1, response_bytes=150_000),
                    Operation(name="/status", cpu_ms=0.05))),
         _spec("flagd", port_env=None, default_port=8013, memory=30.0, style="json", caller="flagd",
               ops=(Operation(name=FLAG_RESOLVE, cpu_ms=0.05),

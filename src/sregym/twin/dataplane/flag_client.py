@@ -130,6 +130,8 @@ class FlagRuntime:
                      f'dialing: {error}"'
 
     def _log(self, engine: Any, inst: ProgramInstance, flag: str, error: str, now: float) -> None:
+        if inst.spec.flags is not None and not inst.spec.flags.error_log:
+            return  # a client that logs nothing (a browser's SDK: its console is not the pod's)
         key = (inst.key, flag)
         last = self.logged.get(key)
         if last is not None and now - last < ERROR_EVERY_S:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from sregym.twin.dataplane.browser import BROWSER_SUFFIX, BrowserWorkload, split_users, user_classes
 from sregym.twin.dataplane.loadgen import (
     APP_ANNOTATION,
     GeneratorWorkload,
@@ -279,14 +280,25 @@ def locust_command(call: Invocation) -> Program:
     spec = WorkloadSpec(name=name, target=f"{parts.scheme}://{ip}:{port}", rps=1.0, mix=mix,
                         timeout_ms=DEFAULT_TIMEOUT_MS, source_namespace=namespace,
                         source_labels=dict(meta.get("labels") or {}))
+    http_users, browsers = users, 0
+    http_weight, browser = user_classes(text, dict(ctx.env))
+    if browser is not None:  # a live PlaywrightUser class takes its share of -u (browser.py)
+        http_users, browsers = split_users(users, (http_weight, browser.weight))
     if twin is not None:
-        attach_generator(twin, name, key, ctx, spec, amount=float(users), cls=ClosedLoopWorkload, plan=plan,
-                         spawn_rate=spawn_rate, flags=LocustFlags.from_env(dict(ctx.env)), pod=pod)
+        attach_generator(twin, name, key, ctx, spec, amount=float(http_users), cls=ClosedLoopWorkload, plan=plan,
+                         spawn_rate=spawn_rate * http_users / max(users, 1),
+                         flags=LocustFlags.from_env(dict(ctx.env)), pod=pod)
+        if browser is not None:
+            attach_generator(twin, name + BROWSER_SUFFIX, key, ctx,
+                             spec.model_copy(update={"name": name + BROWSER_SUFFIX}), amount=float(browsers),
+                             cls=BrowserWorkload, plan=browser, spawn_rate=spawn_rate * browsers / max(users, 1),
+                             http_workload=name, pod=pod)
     try:
         yield Sleep(FOREVER)
     finally:
         if twin is not None:
             detach_generator(twin, name, key, ctx)
+            detach_generator(twin, name + BROWSER_SUFFIX, key, ctx)
     return 0
 
 
