@@ -103,10 +103,12 @@ def _frontend_proxy() -> ProgramSpec:
             _http("image-provider", "IMAGE_PROVIDER_HOST", port_env="IMAGE_PROVIDER_PORT"),
             Dependency(name="flagd", kind="grpc", address=Setting(env="FLAGD_HOST"),
                        port=Setting(env="FLAGD_PORT"), policy=_GRPC))
-    return _spec("frontend-proxy", port_env="ENVOY_PORT", default_port=8080, ops=(*routes, *extra), deps=deps,
+    spec = _spec("frontend-proxy", port_env="ENVOY_PORT", default_port=8080, ops=(*routes, *extra), deps=deps,
                  protocol="http", memory=24.0,
                  logs=("[info][main] [source/server/server.cc:430] initializing epoch 0 (base id=0, hot restart "
                        "version=11.104)", "[info][main] [source/server/server.cc:970] starting main dispatch loop"))
+    # an Envoy stream held by the fault filter keeps only its headers: tens of KiB, not a worker's stack
+    return spec.model_copy(update={"memory": spec.memory.model_copy(update={"per_inflight_mib": 0.02})})
 
 
 def _frontend() -> ProgramSpec:
@@ -258,7 +260,7 @@ def _simple() -> list[ProgramSpec]:
                        Call(dependency="product-catalog", operation="oteldemo.ProductCatalogService/GetProduct"),
                        Call(dependency="llm", operation="POST /v1/chat/completions"), _flag()))),
               logs=("Product reviews service started on port 3551",)),
-        _spec("llm", port_env=None, default_port=8000, protocol="http", memory=60.0,
+        _spec("llm", port_env=None, default_port=8000, protocol="http", memory=60.0, deps=(_flagd(),),
               ops=(Operation(name="/v1/chat/completions", method="POST", cpu_ms=6.0),),
               logs=("INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",)),
         _spec("image-provider", port_env="IMAGE_PROVIDER_PORT", default_port=8081, protocol="http", memory=8.0,

@@ -14,9 +14,9 @@ browser user with `LOCUST_BROWSER_TRAFFIC_ENABLED`); its `@task` methods' `page.
 calls are the steps, in source order. Locust spreads `-u` users over the user classes by their
 `weight` (1 unless set), so enabling browsers halves the HTTP users of a two-class file.
 
-Cost: rates, not request objects. Each tick the users advance through their tasks; a task sends
-all its page loads' requests at once (a browser fetches in parallel) and takes its scripted waits
-plus one round trip per navigation (`wait_until="domcontentloaded"` waits for the document, not
+Cost: rates, not request objects. Each tick the users advance through their tasks; a task's
+requests are spread over its duration (browsers run unsynchronised) and a task takes its
+scripted waits plus one round trip per navigation (`wait_until="domcontentloaded"` waits for the document, not
 for images or XHRs), the round trip being the HTTP users' mean latency of the previous tick.
 """
 
@@ -223,6 +223,7 @@ def split_users(users: int, weights: tuple[int, ...]) -> tuple[int, ...]:
 class _Browser:
     free_at: float
     task: int
+    current: tuple[int, float, float] | None = None  # the task under way: (index, start, end)
 
 
 class BrowserWorkload(GeneratorWorkload):
@@ -317,17 +318,30 @@ class BrowserWorkload(GeneratorWorkload):
         del self.users[wanted:]
         trip = self._round_trip_s()
         sent: Counter[tuple[str, str]] = Counter()
+        end = now + dt
+
+        def spread(index: int, start: float, stop: float) -> None:
+            """A task's requests spread over its duration: the share falling in this tick."""
+            share = (min(stop, end) - max(start, now)) / (stop - start)
+            if share <= 0:
+                return
+            for key, count in tasks[index][0].items():
+                sent[key] += count * share
+
         for user in self.users:
-            user.free_at = max(user.free_at, now - dt)
-            while user.free_at < now + dt:
-                requests, trips, waits = tasks[user.task]
-                sent.update(requests)
-                user.free_at += max(waits + trips * trip, MIN_ROUND_TRIP_S)
+            if user.current is not None and user.current[1] < now < user.current[2]:
+                spread(*user.current)
+            user.free_at = max(user.free_at, now)
+            while user.free_at < end:
+                _, trips, waits = tasks[user.task]
+                start, user.free_at = user.free_at, user.free_at + max(waits + trips * trip, MIN_ROUND_TRIP_S)
+                user.current = (user.task, start, user.free_at)
+                spread(*user.current)
                 user.task = self._next_task()
         total = sum(sent.values())
         if total:
             mix = tuple(RequestMix(operation=op, method=method, weight=count)
-                        for (method, op), count in sorted(sent.items()))
+                        for (method, op), count in sorted(sent.items()) if count > 0)
             self.spec = self.spec.model_copy(update={"mix": mix})
         factor = super(GeneratorWorkload, self).rate(now) / max(self.spec.rps, 1e-9)
         self._rate = total / dt * factor
