@@ -11,10 +11,13 @@ import json
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 
 from sregym.apps import deploy_app
 from sregym.apps.astronomy_shop.ai_assistant import summaries
 from sregym.twin import Twin
+from sregym.twin.api.jaeger import create_jaeger_app
+from sregym.twin.api.kubeconfig import make_tokens, token_for
 from sregym.twin.dataplane.browser import split_users, user_classes
 from sregym.twin.dataplane.pages import PageRequest, pages_for
 from sregym.twin.telemetry.promql import Engine
@@ -121,3 +124,54 @@ def test_llm_inaccurate_response_changes_the_answer_for_one_product(shop: Twin) 
     shop.advance(20)
     assert json.loads(_ask(shop, "L9ECAV7KIM", "Can you summarize the product reviews?")[1])["response"] == \
         summaries(False)["L9ECAV7KIM"]
+
+
+def _event_logs(twin: Twin, service: str, operation: str, since_us: int = 0) -> list[list[dict[str, Any]]]:
+    tokens = make_tokens()
+    client = TestClient(create_jaeger_app(twin, tokens=tokens))
+    params = {"service": service, "operation": operation, "lookback": "1h", "limit": "200"}
+    data = client.get("/api/traces", params=params,
+                      headers={"Authorization": f"Bearer {token_for(tokens, 'admin')}"}).json()["data"]
+    return [[{f["key"]: f["value"] for f in log["fields"]} for log in span["logs"]] for t in data
+            for span in t["spans"] if span["operationName"] == operation and span["startTime"] >= since_us
+            and t["processes"][span["processID"]]["serviceName"] == service]
+
+
+def test_product_catalog_hook_adds_events_for_the_one_product_it_checks(shop: Twin) -> None:
+    seen = _event_logs(shop, "product-catalog", "oteldemo.ProductCatalogService/GetProduct")
+    event = [{"event": "feature_flag.evaluation", "feature_flag.key": "productCatalogFailure",
+              "feature_flag.provider.name": "flagd", "feature_flag.result.variant": "off"}]
+    assert seen and all(entry in (event, []) for entry in seen)
+    assert 0 < seen.count(event) < len(seen) / 2  # only GetProduct("OLJCESPC7Z") evaluates the flag
+
+
+def test_flagd_down_keeps_cart_serving_and_the_hooks_record_exceptions(shop: Twin) -> None:
+    probe = {"grpc": {"port": 8080}, "periodSeconds": 5, "failureThreshold": 3}
+    shop.patch("deployments", NS, "cart", {"spec": {"template": {"spec": {"containers": [
+        {"name": "cart", "readinessProbe": probe}]}}}})
+    _flip(shop, "failedReadinessProbe", "on")
+    shop.advance(60)
+    assert not _ready(_cart_pod(shop))
+    down_at = int(shop.clock.now * 1_000_000)
+    shop.patch("deployments", NS, "flagd", {"spec": {"replicas": 0}})
+    shop.advance(60)
+    assert _ready(_cart_pod(shop))  # HealthCheckService's GetBooleanValueAsync default: false
+    exception = {"event": "exception", "exception.type": "*fmt.wrapError",
+                 "exception.message": "error code: PROVIDER_NOT_READY: connection not made",
+                 "feature_flag.key": "paymentUnreachable", "feature_flag.provider.name": "flagd"}
+    late = [e for e in _event_logs(shop, "checkout", "oteldemo.CheckoutService/PlaceOrder", down_at + 15_000_000) if e]
+    assert late and all(entry[0] == exception and entry[1]["feature_flag.key"] == "kafkaQueueProblems"
+                        for entry in late)
+    _flip(shop, "failedReadinessProbe", "off")
+    shop.patch("deployments", NS, "flagd", {"spec": {"replicas": 1}})
+    shop.advance(30)
+
+
+def _ready(pod: dict[str, Any]) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions") or [])
+
+
+def _cart_pod(twin: Twin) -> dict[str, Any]:
+    pods = [p for p in twin.list("pods", NS) if p["metadata"]["name"].startswith("cart-")
+            and not p["metadata"].get("deletionTimestamp")]
+    return max(pods, key=lambda p: p["metadata"]["creationTimestamp"])

@@ -45,7 +45,11 @@ FLAG_CLIENTS: dict[str, FlagClient] = {
     "fraud-detection": FlagClient(flags={"kafkaQueueProblems": "0"}),
     "email": FlagClient(flags={"emailMemoryLeak": "0"}),
     "payment": FlagClient(flags={"paymentFailure": "0"}),
-    "product-catalog": FlagClient(flags={"productCatalogFailure": "false"}),
+    # main.go: openfeature.AddHooks(otelhooks.NewTracesHook()); checkProductFailure evaluates only for
+    # OLJCESPC7Z, with GetProduct's context
+    "product-catalog": FlagClient(flags={"productCatalogFailure": "false"}, traces_hook=TracesHook(
+        provider="flagd", operations={"oteldemo.ProductCatalogService/GetProduct": ("productCatalogFailure",)},
+        shares={"oteldemo.ProductCatalogService/GetProduct": 1.0 / PRODUCTS})),
     "recommendation": FlagClient(flags={"recommendationCacheFailure": "false"}),
     "product-reviews": FlagClient(flags={"llmRateLimitError": "false", "llmInaccurateResponse": "false"}),
     # the llm mock's own FlagdProvider check in generate_response (the answer's text: frontend_api.py)
