@@ -21,7 +21,12 @@ is what the service's code does (`OPERATION_PATHS`, `PROCESS_PATHS`):
   memory and per-request CPU climb.
 - email: `emailMemoryLeak` (a multiplier) keeps that many copies of each order's data.
 - product-reviews: `llmRateLimitError` gets a 429 from the mock LLM on half the questions;
-  `llmInaccurateResponse` is evaluated (the answer's content is not modelled).
+  `llmInaccurateResponse` is evaluated by product-reviews and by the llm mock itself; with both on
+  the answer for L9ECAV7KIM is the mock's inaccurate summary (ai_assistant.py).
+- frontend-proxy: `imageSlowLoad` is what the browsers' flagd web provider resolves through
+  `/flagservice` (so over frontend-proxy's own flagd connection); ProductCard puts it in
+  `x-envoy-fault-delay-request` and Envoy's fault filter holds each image fetch that many ms, at
+  most 100 at once (max_active_faults), so the mean pause is capped at 100 / (image rate).
 """
 
 from __future__ import annotations

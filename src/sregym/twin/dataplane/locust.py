@@ -12,7 +12,8 @@ latency a request takes is the entry latency the data plane measured on the prev
 refused or timed-out request takes its time too), so when the app gets slower each user gets
 through fewer requests and the offered load falls, as with a real closed-loop client. Users are
 spawned at `-r` per second up to `-u`, and pick tasks by weight in a fixed smooth round-robin
-(deterministic: no random stream is consumed).
+(deterministic: no random stream is consumed). A live `PlaywrightUser` class takes its share of
+the users and runs as a second workload beside them (`browser.py`).
 """
 
 from __future__ import annotations
