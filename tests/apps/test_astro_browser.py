@@ -143,6 +143,11 @@ def test_product_catalog_hook_adds_events_for_the_one_product_it_checks(shop: Tw
               "feature_flag.provider.name": "flagd", "feature_flag.result.variant": "off"}]
     assert seen and all(entry in (event, []) for entry in seen)
     assert 0 < seen.count(event) < len(seen) / 2  # only GetProduct("OLJCESPC7Z") evaluates the flag
+    cart = _event_logs(shop, "cart", "oteldemo.CartService/EmptyCart")  # .NET TraceEnricherHook
+    assert cart and all(entry == [{
+        "event": "feature_flag.evaluation", "feature_flag.key": "cartFailure",
+        "feature_flag.provider.name": "flagd Provider", "feature_flag.result.reason": "static",
+        "feature_flag.result.variant": "off", "feature_flag.result.value": False}] for entry in cart)
 
 
 def test_flagd_down_keeps_cart_serving_and_the_hooks_record_exceptions(shop: Twin) -> None:

@@ -42,7 +42,9 @@ PRODUCTS = 10  # the catalogue the load generator browses (init.sql's products)
 
 FLAG_CLIENTS: dict[str, FlagClient] = {
     "ad": FlagClient(flags={"adFailure": "false", "adHighCpu": "false", "adManualGc": "false"}),
-    "cart": FlagClient(flags={"cartFailure": "false", "failedReadinessProbe": "false"}),
+    # Program.cs: AddOpenFeature(...AddHook<TraceEnricherHook>()); EmptyCart checks cartFailure
+    "cart": FlagClient(flags={"cartFailure": "false", "failedReadinessProbe": "false"}, traces_hook=TracesHook(
+        style="dotnet", provider="flagd Provider", operations={"oteldemo.CartService/EmptyCart": ("cartFailure",)})),
     # openfeature.AddHooks(otelhooks.NewTracesHook()): PlaceOrder's span gets one event per evaluation
     "checkout": FlagClient(flags={"paymentUnreachable": "false", "kafkaQueueProblems": "0"},
                            traces_hook=TracesHook(provider="flagd", operations={
