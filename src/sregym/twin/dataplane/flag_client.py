@@ -33,7 +33,7 @@ ERROR_EVERY_S = 10.0
 class FlagClient(BaseModel):
     """The flags a program evaluates: `flags` maps each name to its code default as JSON
     ("false", "0"); `dependency` is the flagd connection; `error_log` how a failed evaluation is
-    logged (fields: flag, error)."""
+    logged (fields: flag, error; empty: not logged, as for the browsers' provider behind a proxy)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
