@@ -89,7 +89,9 @@ def test_get_and_post_on_one_path_are_two_operations(shop: Twin) -> None:
     posts, gets = calls[("frontend", "HTTP POST /api/cart")], calls[("frontend", "HTTP GET /api/cart")]
     # One AddItem per POST (the callee counts a tick later, so the windows differ by a burst).
     assert posts == pytest.approx(calls[("cart", "oteldemo.CartService/AddItem")], rel=0.25)
-    assert posts > 1.5 * gets > 0  # the flows post to the cart (weight 6) twice as often as they view it (3)
+    # the HTTP flows post to the cart (weight 6) twice as often as they view it (3), but every page a
+    # browser user opens fetches the cart too (CartProvider), so views outnumber posts
+    assert gets > posts > 0
 
 
 def test_checkout_trace_crosses_the_services(shop: Twin) -> None:

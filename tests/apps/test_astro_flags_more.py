@@ -87,7 +87,8 @@ def test_flood_homepage_multiplies_home_requests_and_recovers(shop: Twin) -> Non
     _flip(shop, FLOOD_FLAG, "on")
     shop.advance(60)
     flooded = _value(shop, HOME)
-    assert flooded > 10 * baseline + 5  # 100 GET / per flood_home pick
+    # 100 GET / per flood_home pick of the 5 HTTP users (the browser users, the other 5, open / too)
+    assert flooded > 5 * baseline + 5
     _flip(shop, FLOOD_FLAG, "off")
     shop.advance(60)
     assert _value(shop, HOME) < 2
@@ -151,6 +152,10 @@ def test_checkout_spans_carry_the_otel_hook_flag_events(shop: Twin) -> None:
          "feature_flag.provider.name": "flagd", "feature_flag.result.variant": "off"}]
     seen = [[{f["key"]: f["value"] for f in log["fields"]} for log in entry] for entry in logs]
     assert seen and seen.count(expected) >= len(seen) // 2
-    assert all(entry in (expected, []) for entry in seen)  # none while flagd was down (the error path)
+    failed = [{"event": "exception", "exception.type": "*fmt.wrapError",
+               "exception.message": "error code: PROVIDER_NOT_READY: connection not made",
+               "feature_flag.key": flag, "feature_flag.provider.name": "flagd"}
+              for flag in ("paymentUnreachable", "kafkaQueueProblems")]
+    assert all(entry in (expected, failed, []) for entry in seen)  # while flagd was down: the error path
     ad = _event_logs(shop, "ad", "oteldemo.AdService/GetAds")
     assert ad and not any(ad)  # ad registers no traces hook

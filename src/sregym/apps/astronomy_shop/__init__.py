@@ -19,7 +19,9 @@ from sregym.apps.astronomy_shop.images import demo_images
 from sregym.apps.astronomy_shop.manifests import NAMESPACE, component_port, objects, values
 from sregym.apps.astronomy_shop.order_records import accounting_lines, fraud_detection_lines
 from sregym.apps.astronomy_shop.programs import PREFIX, astronomy_programs
+from sregym.apps.astronomy_shop.site import shop_site
 from sregym.apps.catalog import AppSpec, Slo, app
+from sregym.twin.dataplane.browser import register_site
 from sregym.twin.dataplane.consumer_records import register_record_log
 from sregym.twin.dataplane.envoy import register_envoy
 from sregym.twin.dataplane.envoy_admin import admin_page
@@ -56,6 +58,7 @@ def astronomy_shop() -> AppSpec:
     register_envoy(PREFIX + "frontend-proxy", FRONTEND_PROXY)  # its router, access log and stats (envoy.py)
     register_port_handler(PREFIX + "frontend-proxy:admin", admin_page)  # ENVOY_ADMIN_PORT
     register_port_handler("locust-web", locust_web_page)  # load-generator's web UI API on LOCUST_WEB_PORT
+    register_site(PREFIX + "frontend-proxy", shop_site)  # what the browser users' pages fetch
     register_record_log(PREFIX + "accounting", "accounting", accounting_lines)  # what each consumer logs
     register_record_log(PREFIX + "fraud-detection", "fraud-detection", fraud_detection_lines)
     runtime_metrics.register(PREFIX)  # what each service's runtime instrumentation pushes

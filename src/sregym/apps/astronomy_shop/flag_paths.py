@@ -21,7 +21,12 @@ is what the service's code does (`OPERATION_PATHS`, `PROCESS_PATHS`):
   memory and per-request CPU climb.
 - email: `emailMemoryLeak` (a multiplier) keeps that many copies of each order's data.
 - product-reviews: `llmRateLimitError` gets a 429 from the mock LLM on half the questions;
-  `llmInaccurateResponse` is evaluated (the answer's content is not modelled).
+  `llmInaccurateResponse` is evaluated by product-reviews and by the llm mock itself; with both on
+  the answer for L9ECAV7KIM is the mock's inaccurate summary (ai_assistant.py).
+- frontend-proxy: `imageSlowLoad` is what the browsers' flagd web provider resolves through
+  `/flagservice` (so over frontend-proxy's own flagd connection); ProductCard puts it in
+  `x-envoy-fault-delay-request` and Envoy's fault filter holds each image fetch that many ms, at
+  most 100 at once (max_active_faults), so the mean pause is capped at 100 / (image rate).
 """
 
 from __future__ import annotations
@@ -37,7 +42,9 @@ PRODUCTS = 10  # the catalogue the load generator browses (init.sql's products)
 
 FLAG_CLIENTS: dict[str, FlagClient] = {
     "ad": FlagClient(flags={"adFailure": "false", "adHighCpu": "false", "adManualGc": "false"}),
-    "cart": FlagClient(flags={"cartFailure": "false", "failedReadinessProbe": "false"}),
+    # Program.cs: AddOpenFeature(...AddHook<TraceEnricherHook>()); EmptyCart checks cartFailure
+    "cart": FlagClient(flags={"cartFailure": "false", "failedReadinessProbe": "false"}, traces_hook=TracesHook(
+        style="dotnet", provider="flagd Provider", operations={"oteldemo.CartService/EmptyCart": ("cartFailure",)})),
     # openfeature.AddHooks(otelhooks.NewTracesHook()): PlaceOrder's span gets one event per evaluation
     "checkout": FlagClient(flags={"paymentUnreachable": "false", "kafkaQueueProblems": "0"},
                            traces_hook=TracesHook(provider="flagd", operations={
@@ -45,9 +52,18 @@ FLAG_CLIENTS: dict[str, FlagClient] = {
     "fraud-detection": FlagClient(flags={"kafkaQueueProblems": "0"}),
     "email": FlagClient(flags={"emailMemoryLeak": "0"}),
     "payment": FlagClient(flags={"paymentFailure": "0"}),
-    "product-catalog": FlagClient(flags={"productCatalogFailure": "false"}),
+    # main.go: openfeature.AddHooks(otelhooks.NewTracesHook()); checkProductFailure evaluates only for
+    # OLJCESPC7Z, with GetProduct's context
+    "product-catalog": FlagClient(flags={"productCatalogFailure": "false"}, traces_hook=TracesHook(
+        provider="flagd", operations={"oteldemo.ProductCatalogService/GetProduct": ("productCatalogFailure",)},
+        shares={"oteldemo.ProductCatalogService/GetProduct": 1.0 / PRODUCTS})),
     "recommendation": FlagClient(flags={"recommendationCacheFailure": "false"}),
     "product-reviews": FlagClient(flags={"llmRateLimitError": "false", "llmInaccurateResponse": "false"}),
+    # the llm mock's own FlagdProvider check in generate_response (the answer's text: frontend_api.py)
+    "llm": FlagClient(flags={"llmInaccurateResponse": "false"}),
+    # the browsers' flagd web provider resolves through frontend-proxy's /flagservice route to flagd,
+    # i.e. over frontend-proxy's own flagd connection; Envoy logs nothing when that fails
+    "frontend-proxy": FlagClient(flags={"imageSlowLoad": "0"}, error_log=""),
 }
 
 OPERATION_PATHS: dict[tuple[str, str], tuple[CodePath, ...]] = {
@@ -80,6 +96,11 @@ OPERATION_PATHS: dict[tuple[str, str], tuple[CodePath, ...]] = {
     ),
     ("email", "POST /send_order_confirmation"): (
         CodePath(when="emailMemoryLeak!=0", scale="emailMemoryLeak", leak_kib_per_request=16.0),
+    ),
+    # ProductCard sends `x-envoy-fault-delay-request: <imageSlowLoad>`; the fault filter (header_delay,
+    # percentage 100, max_active_faults 100) holds each such request that many ms
+    ("frontend-proxy", "/images/products/{picture}"): (
+        CodePath(when="imageSlowLoad!=0", scale="imageSlowLoad", delay_per_unit_ms=1.0, max_active=100.0),
     ),
     ("product-reviews", "oteldemo.ProductReviewService/AskProductAIAssistant"): (
         CodePath(when="llmRateLimitError=true", fail=0.5, error_class="server_error",

@@ -8,7 +8,8 @@ gateway throws (a failed backend, an unknown product id: product-catalog's NotFo
 of a missing query parameter, a card the payment service refuses) ends as Next's own
 `500 Internal Server Error`. Bodies are `res.json` of the ts-proto objects: compact JSON, keys in
 proto field order, int64 as numbers. Carts live in Valkey for 60 minutes, keyed by user id.
-Not yet here: `/api/product-ask-ai-assistant` (the llm's answers) and the pages (`/`, `/product/...`).
+`/api/product-ask-ai-assistant` answers what the llm mock would (ai_assistant.py). Not yet here: the
+pages (`/`, `/product/...`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
-from sregym.apps.astronomy_shop import catalogue
+from sregym.apps.astronomy_shop import ai_assistant, catalogue
 from sregym.twin.dataplane.pages import Page, PageRequest
 
 JSON = {"Content-Type": "application/json; charset=utf-8"}
@@ -30,7 +31,7 @@ CART_TTL_S = 3600.0
 ROUTE_TIMEOUT_MS = 15_000.0
 ADDRESS_FIELDS = ("streetAddress", "city", "state", "country", "zipCode")  # Envoy's default route timeout (the frontend route sets none)
 _PRODUCT = re.compile(r"^/api/products/([^/]+)/?$")
-_BY_PRODUCT = re.compile(r"^/api/(product-reviews|product-reviews-avg-score)/[^/]+/?$")
+_BY_PRODUCT = re.compile(r"^/api/(product-reviews|product-reviews-avg-score|product-ask-ai-assistant)/[^/]+/?$")
 
 
 class HandlerError(Exception):
@@ -243,6 +244,16 @@ def _checkout(req: PageRequest) -> Page:
     return _json({**order, "items": listed})
 
 
+def _ask_ai(req: PageRequest) -> Page:
+    """`{ question } = body` (undefined unless a JSON/form body has it: the mock refuses it)."""
+    body = _body(req)
+    question = body.get("question") if isinstance(body, dict) else None
+    text = ai_assistant.answer(req.twin, _path_id(req.path), question if isinstance(question, str) else "")
+    if text is None:  # no summary: product-reviews' `response = None` raises, the gateway throws
+        raise HandlerError("AskProductAIAssistant failed")
+    return _json({"response": text})
+
+
 def _int32(value: Any) -> int:
     """protobufjs' int32 writer on a JSON value (`value | 0`)."""
     try:
@@ -286,6 +297,7 @@ ROUTES: dict[str, tuple[dict[str, Handler], bool]] = {
     "/api/currency": ({"GET": _currency}, False),
     "/api/cart": ({"GET": _cart_get, "POST": _cart_post, "DELETE": _cart_delete}, False),
     "/api/checkout": ({"POST": _checkout}, True),
+    "/api/product-ask-ai-assistant/{productId}": ({"POST": _ask_ai}, True),
     "/api/shipping": ({"GET": _shipping}, False),
 }
 

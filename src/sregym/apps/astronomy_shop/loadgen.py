@@ -6,7 +6,8 @@ ask_product_ai_assistant 1, get_ads 3, view_cart 3, add_to_cart 2, checkout 1, c
 flood_home 5. flood_home asks flagd (OFREP, `get_integer_value("loadGeneratorFloodHomepage", 0)`)
 and sends that many `GET /` (the flag's `on` is 100); while it is 0 the pick sends nothing and
 the user just thinks again, as in the demo. The chart starts 10 users at a
-spawn rate of 1/s against `frontend-proxy:8080`; browser traffic is disabled as in the benchmark.
+spawn rate of 1/s against `frontend-proxy:8080`. The chart also sets LOCUST_BROWSER_TRAFFIC_ENABLED=true, so
+the file's `WebsiteBrowserUser` (Playwright) is live and Locust gives it half of the 10 users.
 Product ids and categories are fixed picks from the demo's lists (the generator's paths are literal).
 
 These flows are the chart's own `load-generator` Deployment's: `locustfile()` is the file its image
@@ -55,6 +56,7 @@ def locustfile(load: ClosedLoop) -> str:
     """The load generator's locustfile: the demo's user class and task names, literal paths."""
     lines = ["#!/usr/bin/python", "", "# Copyright The OpenTelemetry Authors", "# SPDX-License-Identifier: Apache-2.0",
              "", "import os", "", "from locust import HttpUser, between, task",
+             "from locust_plugins.users.playwright import PlaywrightUser, pw, PageWithRetry, event",
              "from openfeature import api", "from openfeature.contrib.provider.ofrep import OFREPProvider", "",
              "base_url = f\"http://{os.environ.get('FLAGD_HOST', 'localhost')}:"
              "{os.environ.get('FLAGD_OFREP_PORT', 8016)}\"",
@@ -68,7 +70,44 @@ def locustfile(load: ClosedLoop) -> str:
     lines += ["", f"    @task({FLOOD_WEIGHT})", "    def flood_home(self):",
               f"        flood_count = get_flagd_value({json.dumps(FLOOD_FLAG)})",
               "        for _ in range(0, flood_count):", '            self.client.get("/")']
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + BROWSER_USER
+
+
+# The demo's Playwright user, defined only when LOCUST_BROWSER_TRAFFIC_ENABLED is true/yes/on
+# (the chart sets "true"); the twin replays its page steps (twin/dataplane/browser.py, site.py).
+BROWSER_USER = '''
+
+browser_traffic_enabled = os.environ.get("LOCUST_BROWSER_TRAFFIC_ENABLED", "").lower() in ("true", "yes", "on")
+
+if browser_traffic_enabled:
+    class WebsiteBrowserUser(PlaywrightUser):
+        headless = True  # to use a headless browser, without a GUI
+
+        @task
+        @pw
+        async def open_cart_page_and_change_currency(self, page: PageWithRetry):
+            try:
+                page.on("console", lambda msg: print(msg.text))
+                await page.goto("/cart", wait_until="domcontentloaded")
+                await page.select_option('[name="currency_code"]', 'CHF')
+                await page.wait_for_timeout(2000)  # giving the browser time to export the traces
+            except Exception as e:
+                print(f"Error in change currency task: {str(e)}")
+
+        @task
+        @pw
+        async def add_product_to_cart(self, page: PageWithRetry):
+            try:
+                page.on("console", lambda msg: print(msg.text))
+                await page.goto("/", wait_until="domcontentloaded")
+                await page.click('p:has-text("Roof Binoculars")')
+                await page.wait_for_load_state("domcontentloaded")
+                await page.click('button:has-text("Add To Cart")')
+                await page.wait_for_load_state("domcontentloaded")
+                await page.wait_for_timeout(2000)  # giving the browser time to export the traces
+            except Exception as e:
+                print(f"Error in add to cart task: {str(e)}")
+'''
 
 
 __all__ = ["FLOOD_FLAG", "LOCUSTFILE_PATH", "SPAWN_RATE", "USERS", "locustfile", "workload"]

@@ -95,6 +95,8 @@ def _frontend_proxy() -> ProgramSpec:
                    for op in _frontend().operations)
     extra = (Operation(name="/images/{image}", cpu_ms=0.1, weight=0.0,
                        calls=(Call(dependency="image-provider", operation="GET /images/{image}"),)),
+             Operation(name="/images/products/{picture}", cpu_ms=0.1, weight=0.0,  # ProductCard's fetch
+                       calls=(Call(dependency="image-provider", operation="GET /images/products/{picture}"),)),
              Operation(name="/flagservice/flagd.evaluation.v1.Service/ResolveAll", method="POST", cpu_ms=0.1,
                        weight=0.0, calls=(Call(dependency="flagd", operation="flagd.evaluation.v1.Service/ResolveAll"),)))
     deps = (_http("frontend", "FRONTEND_HOST", port_env="FRONTEND_PORT", timeout="15s"),
@@ -105,9 +107,11 @@ def _frontend_proxy() -> ProgramSpec:
                  protocol="http", memory=24.0,
                  logs=("[info][main] [source/server/server.cc:430] initializing epoch 0 (base id=0, hot restart "
                        "version=11.104)", "[info][main] [source/server/server.cc:970] starting main dispatch loop"))
-    # envoy.tmpl.yaml's admin listener; failed requests show in the access log (envoy.py), not as error lines
+    # envoy.tmpl.yaml's admin listener; failed requests show in the access log (envoy.py), not as error lines;
+    # an Envoy stream held by the fault filter keeps only its headers: tens of KiB, not a worker's stack
     return spec.model_copy(update={"admin_port": Setting(env="ENVOY_ADMIN_PORT"),
-                                   "log": spec.log.model_copy(update={"error_burst": 0})})
+                                   "log": spec.log.model_copy(update={"error_burst": 0}),
+                                   "memory": spec.memory.model_copy(update={"per_inflight_mib": 0.02})})
 
 
 def _frontend() -> ProgramSpec:
@@ -130,6 +134,11 @@ def _frontend() -> ProgramSpec:
             Call(dependency="currency", operation=convert, count=4.0))),
         Operation(name="/api/product-reviews/{productId}", cpu_ms=1.2, weight=2, calls=(
             Call(dependency="product-reviews", operation="oteldemo.ProductReviewService/GetProductReviews"),)),
+        Operation(name="/api/product-reviews-avg-score/{productId}", cpu_ms=1.0, weight=0.0, calls=(
+            Call(dependency="product-reviews",
+                 operation="oteldemo.ProductReviewService/GetAverageProductReviewScore"),)),
+        Operation(name="/cart", cpu_ms=5.0, weight=0.0, response_bytes=20_000),  # the browsers' documents
+        Operation(name="/product/{productId}", cpu_ms=5.0, weight=0.0, response_bytes=20_000),
         Operation(name="/api/product-ask-ai-assistant/{productId}", method="POST", cpu_ms=1.5, weight=1, calls=(
             Call(dependency="product-reviews", operation="oteldemo.ProductReviewService/AskProductAIAssistant"),)),
         Operation(name="/api/data", cpu_ms=1.0, weight=3, calls=(
@@ -254,11 +263,12 @@ def _simple() -> list[ProgramSpec]:
                        Call(dependency="product-catalog", operation="oteldemo.ProductCatalogService/GetProduct"),
                        Call(dependency="llm", operation="POST /v1/chat/completions"), _flag()))),
               logs=("Product reviews service started on port 3551",)),
-        _spec("llm", port_env=None, default_port=8000, protocol="http", memory=60.0,
+        _spec("llm", port_env=None, default_port=8000, protocol="http", memory=60.0, deps=(_flagd(),),
               ops=(Operation(name="/v1/chat/completions", method="POST", cpu_ms=6.0),),
               logs=("INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",)),
         _spec("image-provider", port_env="IMAGE_PROVIDER_PORT", default_port=8081, protocol="http", memory=8.0,
               ops=(Operation(name="/images/{image}", cpu_ms=0.1, response_bytes=150_000),
+                   Operation(name="/images/products/{picture}", cpu_ms=0.1, response_bytes=150_000),
                    Operation(name="/status", cpu_ms=0.05))),
         _spec("flagd", port_env=None, default_port=8013, memory=30.0, style="json", caller="flagd",
               ops=(Operation(name=FLAG_RESOLVE, cpu_ms=0.05),

@@ -34,6 +34,8 @@ class CodePath(BaseModel):
     log: str = ""  # what the program logs per request taking the branch (`log_level`)
     log_level: str = "error"
     delay_ms: float = 0.0  # pause per request (a forced GC, a sleep)
+    delay_per_unit_ms: float = 0.0  # a pause of this many ms per unit of the scale setting (a fault-delay header)
+    max_active: float = 0.0  # at most this many requests paused at once (Envoy's max_active_faults); 0: no cap
     cpu_ms: float = 0.0  # extra CPU per request
     busy_cores: float = 0.0  # background threads spinning while the branch is on
     leak_kib_per_request: float = 0.0  # memory each request keeps
@@ -71,8 +73,10 @@ class Branch:
     logs: list[tuple[str, str, float]] = field(default_factory=list)  # (level, line, share of requests)
 
 
-def branch(paths: tuple[CodePath, ...], settings: dict[str, str]) -> Branch | None:
-    """The combined effect of an operation's branches, or None when none is on."""
+def branch(paths: tuple[CodePath, ...], settings: dict[str, str], rate: float = 0.0) -> Branch | None:
+    """The combined effect of an operation's branches, or None when none is on. `rate` (requests/s)
+    caps a `max_active` pause: by Little's law rate × pause requests wait at once, and those beyond
+    the cap pass undelayed, so the mean pause is the cap's share of it."""
     out: Branch | None = None
     for path in paths:
         factor = path.factor(settings)
@@ -84,6 +88,10 @@ def branch(paths: tuple[CodePath, ...], settings: dict[str, str]) -> Branch | No
             out.error, out.error_class = path.error, path.error_class
         out.fail = 1.0 - (1.0 - out.fail) * (1.0 - fail)
         out.delay_ms += path.delay_ms
+        if path.delay_per_unit_ms:
+            pause = path.delay_per_unit_ms * factor
+            share = min(1.0, path.max_active / (rate * pause / 1000.0)) if path.max_active and rate > 0 else 1.0
+            out.delay_ms += pause * share
         if path.log:
             out.logs.append((path.log_level, path.log, fail if path.fail else 1.0))
     return out

@@ -614,7 +614,7 @@ class DataPlaneEngine(Controller):
                     seq_d, seq_m2 = seq_d + d, seq_m2 + m2
             result.d += seq_d + par_d
             result.m = math.sqrt(result.m ** 2 + seq_m2 + par_m2)
-            taken = branch(op.paths, proc.inst.settings) if op.paths else None
+            taken = branch(op.paths, proc.inst.settings, arrivals) if op.paths else None
             if taken is not None:
                 self._take_branch(proc, op, taken, result, arrivals, now)
             for call in op.calls:

@@ -33,7 +33,7 @@ ERROR_EVERY_S = 10.0
 class FlagClient(BaseModel):
     """The flags a program evaluates: `flags` maps each name to its code default as JSON
     ("false", "0"); `dependency` is the flagd connection; `error_log` how a failed evaluation is
-    logged (fields: flag, error)."""
+    logged (fields: flag, error; empty: not logged, as for the browsers' provider behind a proxy)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -77,6 +77,7 @@ class FlagRuntime:
     branch_logs: BranchLogs = field(default_factory=BranchLogs)
     # per program: flag → (value, variant) of this tick's successful evaluations
     evaluated: dict[tuple[str, str, str], dict[str, tuple[str, str]]] = field(default_factory=dict)
+    failed: dict[tuple[str, str, str], dict[str, str]] = field(default_factory=dict)  # flag → error code
 
     def update(self, engine: Any) -> None:
         """Reload flagd processes, then evaluate every client's flags into its settings."""
@@ -92,22 +93,26 @@ class FlagRuntime:
                 continue
             flags, error = self._reach(engine, proc, client)
             good: dict[str, tuple[str, str]] = {}
+            bad: dict[str, str] = {}
             for name, default in client.flags.items():
                 value, code = resolve(flags, name, default)
                 proc.inst.settings[name] = value
                 if code is None:
                     good[name] = (value, str(((flags or {}).get(name) or {}).get("defaultVariant") or ""))
-                elif code != "FLAG_DISABLED":
-                    self._log(engine, proc.inst, name, error or code, now)
+                else:
+                    bad[name] = code
+                    if code != "FLAG_DISABLED":
+                        self._log(engine, proc.inst, name, error or code, now)
             if client.traces_hook is not None:
-                self.evaluated[proc.inst.key] = good
+                self.evaluated[proc.inst.key], self.failed[proc.inst.key] = good, bad
 
     def span_events(self, inst: ProgramInstance, op_key: str, at_us: int) -> list[tuple[int, str, dict[str, Any]]]:
         """The flag-evaluation events of a handler's server span (exemplar traces)."""
         client = inst.spec.flags
         if client is None or client.traces_hook is None:
             return []
-        return server_span_events(client.traces_hook, op_key, self.evaluated.get(inst.key, {}), at_us)
+        return server_span_events(client.traces_hook, op_key, self.evaluated.get(inst.key, {}), at_us,
+                                  self.failed.get(inst.key))
 
     def _reach(self, engine: Any, proc: Any, client: FlagClient) -> tuple[dict[str, Any] | None, str]:
         dep = proc.inst.deps.get(client.dependency)
@@ -130,6 +135,8 @@ class FlagRuntime:
                      f'dialing: {error}"'
 
     def _log(self, engine: Any, inst: ProgramInstance, flag: str, error: str, now: float) -> None:
+        if inst.spec.flags is not None and not inst.spec.flags.error_log:
+            return  # a client that logs nothing (a browser's SDK: its console is not the pod's)
         key = (inst.key, flag)
         last = self.logged.get(key)
         if last is not None and now - last < ERROR_EVERY_S:

@@ -12,7 +12,8 @@ latency a request takes is the entry latency the data plane measured on the prev
 refused or timed-out request takes its time too), so when the app gets slower each user gets
 through fewer requests and the offered load falls, as with a real closed-loop client. Users are
 spawned at `-r` per second up to `-u`, and pick tasks by weight in a fixed smooth round-robin
-(deterministic: no random stream is consumed).
+(deterministic: no random stream is consumed). A live `PlaywrightUser` class takes its share of
+the users and runs as a second workload beside them (`browser.py`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from sregym.twin.dataplane.browser import BROWSER_SUFFIX, BrowserWorkload, split_users, user_classes
 from sregym.twin.dataplane.loadgen import (
     APP_ANNOTATION,
     GeneratorWorkload,
@@ -283,14 +285,25 @@ def locust_command(call: Invocation) -> Program:
     spec = WorkloadSpec(name=name, target=f"{parts.scheme}://{ip}:{port}", rps=1.0, mix=mix,
                         timeout_ms=DEFAULT_TIMEOUT_MS, source_namespace=namespace,
                         source_labels=dict(meta.get("labels") or {}))
+    http_users, browsers = users, 0
+    http_weight, browser = user_classes(text, dict(ctx.env))
+    if browser is not None:  # a live PlaywrightUser class takes its share of -u (browser.py)
+        http_users, browsers = split_users(users, (http_weight, browser.weight))
     if twin is not None:
-        attach_generator(twin, name, key, ctx, spec, amount=float(users), cls=ClosedLoopWorkload, plan=plan,
-                         spawn_rate=spawn_rate, flags=LocustFlags.from_env(dict(ctx.env)), pod=pod, base_url=host)
+        attach_generator(twin, name, key, ctx, spec, amount=float(http_users), cls=ClosedLoopWorkload, plan=plan,
+                         spawn_rate=spawn_rate * http_users / max(users, 1),
+                         flags=LocustFlags.from_env(dict(ctx.env)), pod=pod, base_url=host)
+        if browser is not None:
+            attach_generator(twin, name + BROWSER_SUFFIX, key, ctx,
+                             spec.model_copy(update={"name": name + BROWSER_SUFFIX}), amount=float(browsers),
+                             cls=BrowserWorkload, plan=browser, spawn_rate=spawn_rate * browsers / max(users, 1),
+                             http_workload=name, pod=pod)
     try:
         yield Sleep(FOREVER)
     finally:
         if twin is not None:
             detach_generator(twin, name, key, ctx)
+            detach_generator(twin, name + BROWSER_SUFFIX, key, ctx)
     return 0
 
 
