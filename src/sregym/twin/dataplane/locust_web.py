@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from sregym.twin.dataplane.browser import BROWSER_SUFFIX
 from sregym.twin.dataplane.envoy import envoy_config, outcomes, route_for
 from sregym.twin.dataplane.pages import Page, PageRequest
 from sregym.twin.dataplane.state import match_operation
@@ -158,7 +159,10 @@ def locust_web_page(engine: Any, found: tuple[Any, Any, Any], req: PageRequest) 
         tally = getattr(workload, "tally", None)
         if tally is None or ((pod or {}).get("metadata") or {}).get("name") != runtime.name:
             continue
-        body = json.dumps(stats_requests(tally, len(workload.users), engine.twin.clock.now))
+        # Locust counts every user class: the browser users run as a workload of their own (browser.py)
+        browsers = engine.workloads.get(name + BROWSER_SUFFIX)
+        users = len(workload.users) + (len(browsers.users) if browsers is not None else 0)
+        body = json.dumps(stats_requests(tally, users, engine.twin.clock.now))
         return Page(200, body, {"Content-Type": "application/json", "Server": "Werkzeug/3.1.3 Python/3.12.10"})
     return None
 
