@@ -1,5 +1,5 @@
 """The first Astronomy Shop problems: the flag table, the three ITBench-AA ground truths, the
-flag edit, and task (a) exported as a snapshot and scored on the baseline agent's answer. The
+flag edit, and the three tasks exported as snapshots and scored on the baseline agent's answer. The
 check protocol of every problem runs in the registry-wide batch (`support/problem_batch.py`)."""
 
 from __future__ import annotations
@@ -77,27 +77,32 @@ def test_flag_edit_changes_only_the_variant() -> None:
         set_default_variant(text, "noSuchFlag", "on")
 
 
-def test_task_a_exports_in_itbench_lite_layout_and_the_baseline_answer_is_scored(tmp_path: Path) -> None:
-    """ITBench-AA task (a) as `Scenario-3/` with ITBench's ground_truth.yaml; the baseline agent's
-    answer over it through the offline scorer."""
+@pytest.mark.parametrize("task", sorted(AA))
+def test_itbench_aa_task_exports_in_itbench_lite_layout_and_the_baseline_answer_is_scored(
+        task: str, tmp_path: Path) -> None:
+    """Each ITBench-AA task as `Scenario-N/` with ITBench's ground_truth.yaml; the baseline agent's
+    answer over it through the offline scorer (precision at full recall: positive exactly when every
+    ground-truth entity was named)."""
     from sregym.snapshot.index import load_ground_truth
     from sregym.snapshot.itbench_lite import export_scenario
     from sregym.snapshot.replay import run_baseline
     from sregym.snapshot.score import score_repeat
 
-    scenario = export_scenario(AA["ad-high-cpu"][0], tmp_path, seed=0, window_s=60.0, baseline_s=120.0)
-    assert scenario == tmp_path / "Scenario-3" and (scenario / "k8s_objects.tsv").is_file()
+    problem_id, number, entities = AA[task]
+    scenario = export_scenario(problem_id, tmp_path, seed=0, window_s=60.0, baseline_s=120.0)
+    assert scenario == tmp_path / f"Scenario-{number}" and (scenario / "k8s_objects.tsv").is_file()
     itbench = yaml.safe_load((scenario / "ground_truth.yaml").read_text())
     assert (itbench["apiVersion"], itbench["kind"]) == ("itbench.io/v2", "GroundTruth")
-    assert itbench["spec"]["entities"] == [{"apiVersion": "v1", "kind": "ConfigMap",
-                                            "metadata": {"name": "flagd-config", "namespace": "astronomy-shop"}}]
+    assert [(e["kind"], e["metadata"]["name"], e["metadata"]["namespace"]) for e in itbench["spec"]["entities"]] \
+        == [(kind, name, "astronomy-shop") for kind, name in entities]
     repeat = tmp_path / "run" / "repeat-1"
     status = run_baseline(scenario, repeat / "output.json", repeat / "trajectory.jsonl")
-    scored = score_repeat(load_ground_truth(tmp_path / "ground_truth" / "Scenario-3.json"), repeat, 1)
+    scored = score_repeat(load_ground_truth(tmp_path / "ground_truth" / f"Scenario-{number}.json"), repeat, 1)
     assert scored.valid, (scored.reason, status)
     assert scored.entities, "the baseline named no root cause"
-    found = any("flagd-config" in e for e in scored.entities)
+    found = all(any(name in e for e in scored.entities) for _kind, name in entities)
     assert (scored.score > 0) == found and 0.0 <= scored.score <= 1.0, (scored.score, scored.entities)
+    print(f"ITBench-AA {task}: baseline named {scored.entities}, score {scored.score:.3f}")
 
 
 def test_cli_itbench_lite_layout_needs_a_scenario(tmp_path: Path) -> None:
