@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.dataplane import log_channel
+
 if TYPE_CHECKING:
     from sregym.twin.dataplane.engine import DataPlaneEngine
     from sregym.twin.dataplane.spec import Consumer
@@ -79,7 +81,7 @@ def log_records(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, broker:
     for n, (index, offset) in enumerate(shown):
         record = Record(topic, index, offset, now, first_total + n, consumer.group, slowed)
         for line in render(record):
-            logs.append(instance.container_id, now, "stdout", line)
+            log_channel.write(engine.twin, proc.inst, now, line)
 
 
 __all__ = ["MAX_LINES_PER_TICK", "Record", "RecordLog", "log_records", "positions", "register_record_log"]

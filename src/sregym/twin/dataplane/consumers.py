@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.dataplane import log_channel
 from sregym.twin.dataplane.consumer_records import log_records, positions
 from sregym.twin.dataplane.spec import Consumer, Setting
 
@@ -163,7 +164,7 @@ def _log(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, dep: Dependenc
     text = consumer.error_log.format(error=error, host=dep.host, port=dep.port, group=consumer.group,
                                      client_id=consumer.client_id, time=moment.strftime("%Y-%m-%d %H:%M:%S"),
                                      epoch=f"{now:.3f}")
-    logs.append(instance.container_id, now, "stdout", text)
+    log_channel.write(engine.twin, proc.inst, now, text, level="error")
 
 
 __all__ = ["consumer_metrics", "poll_consumers"]
