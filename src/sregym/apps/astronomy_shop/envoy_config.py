@@ -60,4 +60,4 @@ CLUSTERS = (
 FRONTEND_PROXY = EnvoyConfig(routes=ROUTES, clusters=CLUSTERS, log_format=ACCESS_LOG_FORMAT,
                              admin_port_env="ENVOY_ADMIN_PORT", access_log="otlp", log_attributes=LOG_ATTRIBUTES)
 
-__all__ = ["ACCESS_LOG_FORMAT", "CLUSTERS", "LOG_ATTRIBUTES", "FRONTEND_PROXY", "ROUTES"]
+__all__ = ["ACCESS_LOG_FORMAT", "CLUSTERS", "FRONTEND_PROXY", "LOG_ATTRIBUTES", "ROUTES"]
