@@ -78,9 +78,14 @@ def _member_key(inst: Any) -> str:
 
 def _broker(engine: DataPlaneEngine, proc: Proc, consumer: Consumer) -> tuple[Any, str]:
     """The broker this consumer's bootstrap address reaches, or (None, the client's error)."""
+    return broker_of(engine, proc, consumer.dependency)
+
+
+def broker_of(engine: DataPlaneEngine, proc: Proc, dependency: str) -> tuple[Any, str]:
+    """The broker the `kind="kafka"` dependency's bootstrap address reaches, or (None, the error)."""
     from sregym.twin.datastores.kafka import KafkaBroker
 
-    dep = proc.inst.deps.get(consumer.dependency)
+    dep = proc.inst.deps.get(dependency)
     if dep is None:
         return None, ""
     route = engine.router.route(proc.pod_obj, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)
@@ -167,4 +172,4 @@ def _log(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, dep: Dependenc
     log_channel.write(engine.twin, proc.inst, now, text, level="error")
 
 
-__all__ = ["consumer_metrics", "poll_consumers"]
+__all__ = ["broker_of", "consumer_metrics", "poll_consumers"]

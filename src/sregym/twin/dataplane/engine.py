@@ -44,6 +44,7 @@ from sregym.twin.dataplane.flag_client import FlagRuntime
 from sregym.twin.dataplane.grpc_health import probe_status
 from sregym.twin.dataplane.http import http_request
 from sregym.twin.dataplane.logformat import format_log
+from sregym.twin.dataplane.producer_records import log_publishes
 from sregym.twin.dataplane.programs import DependencyConfig, ProgramInstance, render
 from sregym.twin.dataplane.queueing import (
     exceed,
@@ -255,6 +256,7 @@ class DataPlaneEngine(Controller):
             self._outcomes(self.procs[key], dt, now)
         self._entry_outcomes(entry_flows, now, dt)
         sample_exemplars(self, entry_flows, now)
+        log_publishes(self)
 
     # ---------------------------------------------------------------- bookkeeping
     def _alive(self, inst: ProgramInstance) -> bool:

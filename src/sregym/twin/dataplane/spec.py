@@ -33,7 +33,7 @@ from sregym.twin.dataplane.flagd import FlagServer
 
 Protocol = Literal["grpc", "http"]
 DependencyKind = Literal["grpc", "http", "mongodb", "memcached", "redis", "postgres", "kafka"]
-LogStyle = Literal["zerolog", "logfmt", "json", "plain", "raw"]
+LogStyle = Literal["zerolog", "logfmt", "json", "plain", "raw", "envoy"]
 # Where a program's own log lines go: the container's stdout (`kubectl logs`), the OpenTelemetry
 # SDK's OTLP exporter to the collector and the log backend (dataplane/log_channel.py), or both.
 LogSinks = Literal["stdout", "otlp", "both"]  # raw: lines as the program prints them
