@@ -119,3 +119,23 @@ def test_kafka_image_is_alpine_with_bash(shop: tuple[Twin, TestClient]) -> None:
     assert bash.exit_code == 0 and bash.stdout.startswith("GNU bash, version 5.2.37(1)-release "
                                                           "(x86_64-alpine-linux-musl)\n")
     assert _exec(twin, "which", "bash").stdout == "/bin/bash\n"
+
+
+def test_snapshot_rows_carry_the_records_back_to_the_backend(shop: tuple[Twin, TestClient], tmp_path: Any) -> None:
+    from sregym.snapshot import layout
+    from sregym.snapshot.collect import log_rows
+    from sregym.snapshot.replay_load import SnapshotRuntime, _load_logs
+    from sregym.snapshot.tsv import write_tsv
+    from sregym.twin.telemetry.logindex import LogIndex
+    from sregym.twin.telemetry.tsdb import TSDB
+
+    twin, _client = shop
+    rows = log_rows(twin, 0, twin.clock.now)
+    placed = [r for r in rows if r[1] == "otlp" and r[4] == "checkout" and r[-1] == "order placed"]
+    assert placed and placed[0][3].startswith("checkout-")
+    write_tsv(tmp_path / layout.LOGS_TSV, layout.LOG_COLUMNS, rows)
+    replay = Twin(seed=11)
+    _load_logs(replay, SnapshotRuntime(TSDB(), twin.clock.now), tmp_path)
+    streams = {labels["k8s_pod_name"]: entries() for labels, entries in LogIndex(replay).streams(lambda _l: True)
+               if labels.get("service_name") == "checkout"}
+    assert [line for _ts, line in streams[placed[0][3]]].count("order placed") == len(placed)
