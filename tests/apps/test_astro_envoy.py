@@ -1,5 +1,6 @@
-"""frontend-proxy as the demo's Envoy: access-log lines in envoy.tmpl.yaml's format with the
-response flags of what happened upstream, and the admin interface's stats (ENVOY_ADMIN_PORT)."""
+"""frontend-proxy as the demo's Envoy: access-log records (the OpenTelemetry access logger's, in
+the log backend) in envoy.tmpl.yaml's format with the response flags of what happened upstream,
+and the admin interface's stats (ENVOY_ADMIN_PORT)."""
 
 from __future__ import annotations
 
@@ -53,12 +54,14 @@ def _proxy(twin: Twin) -> dict:
 
 
 def _access(twin: Twin, since: float) -> list[dict[str, str]]:
+    """The access log records the proxy exported (bodies parsed by the format); none on stdout."""
     pod = _proxy(twin)["metadata"]["name"]
-    inst = twin.services.dataplane.runtime.instance(NS, pod, "frontend-proxy")
-    from sregym.twin.node.logs import log_store
+    from sregym.twin.telemetry.otlp_logs import otlp_logs
 
-    parsed = [_parse(line.text) for line in log_store(twin).lines(inst.container_id)
-              if line.at >= since and line.text.startswith("[20")]
+    bodies = [r.body for res, records in otlp_logs(twin).resources() if res.get("k8s.pod.name") == pod
+              for r in records if r.at >= since]
+    assert "HTTP/1.1\"" not in twin.logs(NS, pod, "frontend-proxy")
+    parsed = [_parse(body) for body in bodies]
     assert all(p is not None for p in parsed)
     return [p for p in parsed if p is not None]
 

@@ -47,8 +47,13 @@ def _settings(twin: Twin, service: str) -> dict[str, str]:
 
 
 def _logs(twin: Twin, prefix: str, container: str) -> str:
+    """What the pod logged: its stdout and what it sent over OTLP to the log backend (checkout)."""
+    from sregym.twin.telemetry.otlp_logs import otlp_logs
+
     pod = next(p["metadata"]["name"] for p in twin.list("pods", NS) if p["metadata"]["name"].startswith(prefix))
-    return twin.logs(NS, pod, container)
+    exported = "".join(r.body + "\n" for res, records in otlp_logs(twin).resources()
+                       if res.get("k8s.pod.name") == pod for r in records)
+    return twin.logs(NS, pod, container) + exported
 
 
 def test_a_configmap_edit_alone_does_not_reach_flagd(shop: Twin) -> None:

@@ -38,6 +38,14 @@ def _logs(twin: Twin, name: str) -> str:
     return twin.logs(NS, _pod(twin, name)["metadata"]["name"], name)
 
 
+def _exported(twin: Twin, name: str) -> str:
+    """The bodies a service sent over OTLP (checkout logs only there: slog → otelslog)."""
+    from sregym.twin.telemetry.otlp_logs import otlp_logs
+
+    return "".join(r.body + "\n" for res, records in otlp_logs(twin).resources()
+                   if res.get("service.name") == name for r in records)
+
+
 def _describe(twin: Twin, group: str) -> tuple[str, list[str]]:
     """kafka-consumer-groups.sh --describe in the kafka pod: its output and the group's row."""
     result = run_exec(exec_context(twin, _pod(twin, "kafka"), "kafka"),
@@ -80,7 +88,9 @@ def _check_orders_flow(twin: Twin) -> None:
     order_id = details[-1].split('"')[3]
     assert (f" - fraud-detection - Consumed record with orderId: {order_id}, and updated total count to: "
             in fraud)  # the same record, the same order in both consumers
-    assert "Failed to write message" not in _logs(twin, "checkout")
+    assert "Failed to write message" not in _exported(twin, "checkout")
+    assert _logs(twin, "checkout") == ""  # nothing on stdout
+    assert "order placed" in _exported(twin, "checkout")
     publish = [s for s in twin.services.traces.spans() if s.operation == "orders publish"]
     assert publish and not any(s.error for s in publish) and publish[-1].tags["messaging.destination.name"] == "orders"
     lag = _metric(twin, "kafka_consumer_records_lag_max")
@@ -106,7 +116,7 @@ def _check_dead_consumer(twin: Twin) -> None:
 def _check_broker_down(twin: Twin) -> None:
     _scale(twin, "kafka", 0)
     twin.advance(90)
-    checkout = _logs(twin, "checkout")
+    checkout = _exported(twin, "checkout")
     assert "Failed to write message: kafka: client has run out of available brokers to talk to: dial tcp " \
         in checkout
     recent = [s for s in twin.services.traces.spans() if s.start_us >= (twin.clock.now - 60) * 1e6]

@@ -191,6 +191,9 @@ def log_rows(twin: Twin, start: float, end: float) -> list[tuple[str, ...]]:
         if "pod" in labels:
             head = ("pod", labels.get("namespace", ""), labels.get("pod", ""), labels.get("container", ""),
                     labels.get("node", ""))
+        elif "service_name" in labels:  # a record sent over OTLP (twin/telemetry/otlp_logs.py)
+            head = ("otlp", labels.get("k8s_namespace_name", ""), labels.get("k8s_pod_name", ""),
+                    labels["service_name"], "")
         else:
             head = (labels.get("source", "node"), "", "", "", labels.get("node", ""))
         for index, (ts, line) in enumerate(entries()):

@@ -246,8 +246,9 @@ return `\\r`. JSON values (`body`, `labels`, `attributes`) are compact JSON with
   was evaluated over the whole cluster; the file holds the series whose labels name this entity,
   `labels` the series' labels. `value` is Prometheus' text form (`NaN` when a ratio has no
   data). Sorted by family (table order below), labels, timestamp.
-- `logs.tsv`: {", ".join(LOG_COLUMNS)}. `source` is `pod` for container logs, else the node log
-  (`kernel`, `kubelet`, ...); the columns that do not apply are empty. Sorted by timestamp.
+- `logs.tsv`: {", ".join(LOG_COLUMNS)}. `source` is `pod` for container logs, `otlp` for records a
+  service sent over OTLP (`container` holds its service name), else the node log (`kernel`,
+  `kubelet`, ...); the columns that do not apply are empty. Sorted by timestamp.
 - `traces.tsv`: {", ".join(TRACE_COLUMNS)}. `kind` is `SPAN_KIND_SERVER`, `SPAN_KIND_CLIENT` ...;
   `status_code` is `STATUS_CODE_ERROR` for a failed span, else `STATUS_CODE_UNSET`;
   `parent_span_id` is empty for a root span; `attributes` holds the span and resource attributes

@@ -35,6 +35,7 @@ from sregym.errors import ApiError, Forbidden
 from sregym.snapshot import layout
 from sregym.snapshot.tsv import read_tsv
 from sregym.twin.clock import parse_time
+from sregym.twin.dataplane.log_channel import export
 from sregym.twin.machinery.store import Operation
 from sregym.twin.node.logs import LogStore
 from sregym.twin.telemetry.traces import Span, TraceStore
@@ -249,7 +250,10 @@ def _load_logs(twin: Twin, runtime: SnapshotRuntime, root: Path) -> LogStore:
     lines: dict[tuple[str, str, str], list[tuple[float, str, str]]] = {}
     for row in _rows(root / layout.LOGS_TSV):
         at = parse_time(row["timestamp"])
-        if row.get("source") == "pod" or row.get("pod"):
+        if row.get("source") == "otlp":  # the service's OTLP records, with the resource its pod gives
+            export(twin, row.get("namespace", ""), row.get("pod", ""), "", row.get("container", ""), at, row["body"],
+                   resource={"service.name": row.get("container", "")})
+        elif row.get("source") == "pod" or row.get("pod"):
             key = (row.get("namespace", ""), row.get("pod", ""), row.get("container", ""))
             lines.setdefault(key, []).append((at, row.get("node", ""), row["body"]))
         else:

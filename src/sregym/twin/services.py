@@ -91,6 +91,7 @@ class TwinServices:
     # telemetry
     tsdb: TSDB | None = None
     traces: TraceStore | None = None
+    otlp_logs: Any = None  # telemetry.otlp_logs.OtlpLogStore: records sent over OTLP, not stdout
     scraper: TelemetryScraper | None = None
     alerts: RuleManager | AlertSource | None = None
     metrics: PodMetrics | None = None

@@ -13,11 +13,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from sregym.apps.astronomy_shop import loadgen, runtime_metrics
+from sregym.apps.astronomy_shop.checkout_logs import checkout_lines
 from sregym.apps.astronomy_shop.envoy_config import FRONTEND_PROXY
 from sregym.apps.astronomy_shop.frontend_api import frontend_page, proxy_page
 from sregym.apps.astronomy_shop.images import demo_images
+from sregym.apps.astronomy_shop.kafka_programs import TOPIC
 from sregym.apps.astronomy_shop.manifests import NAMESPACE, component_port, objects, values
-from sregym.apps.astronomy_shop.order_records import accounting_lines, fraud_detection_lines
+from sregym.apps.astronomy_shop.order_records import (
+    accounting_lines,
+    accounting_records,
+    fraud_detection_lines,
+    fraud_detection_records,
+)
 from sregym.apps.astronomy_shop.programs import PREFIX, astronomy_programs
 from sregym.apps.astronomy_shop.site import shop_site
 from sregym.apps.catalog import AppSpec, Slo, app
@@ -28,6 +35,7 @@ from sregym.twin.dataplane.envoy_admin import admin_page
 from sregym.twin.dataplane.locust_web import locust_web_page
 from sregym.twin.dataplane.pages import register_pages
 from sregym.twin.dataplane.port_pages import register_port_handler
+from sregym.twin.dataplane.producer_records import register_publish_log
 from sregym.twin.telemetry.app_rules import register_app_rules
 
 SERVICES = ("accounting", "ad", "cart", "checkout", "currency", "email", "flagd", "fraud-detection", "frontend",
@@ -59,8 +67,10 @@ def astronomy_shop() -> AppSpec:
     register_port_handler(PREFIX + "frontend-proxy:admin", admin_page)  # ENVOY_ADMIN_PORT
     register_port_handler("locust-web", locust_web_page)  # load-generator's web UI API on LOCUST_WEB_PORT
     register_site(PREFIX + "frontend-proxy", shop_site)  # what the browser users' pages fetch
-    register_record_log(PREFIX + "accounting", "accounting", accounting_lines)  # what each consumer logs
-    register_record_log(PREFIX + "fraud-detection", "fraud-detection", fraud_detection_lines)
+    # what each consumer prints and exports per record
+    register_record_log(PREFIX + "accounting", "accounting", accounting_lines, accounting_records)
+    register_record_log(PREFIX + "fraud-detection", "fraud-detection", fraud_detection_lines, fraud_detection_records)
+    register_publish_log(PREFIX + "checkout", "kafka", TOPIC, checkout_lines)  # its OTLP lines per order
     runtime_metrics.register(PREFIX)  # what each service's runtime instrumentation pushes
     register_app_rules(NAMESPACE, RULES)  # the alerts this app's operators run
     # No hidden generator: the chart's load-generator Deployment runs these flows (loadgen.py).

@@ -2,8 +2,10 @@
 renders it: the routes in their order (exact-path redirects for `/loadgen`, `/jaeger`, `/grafana`,
 prefix routes, the catch-all to `frontend`), `/flagservice/` with its route timeout disabled
 (`timeout: 0s`), every other route on Envoy's default 15 s, no retry policy (so no `URX`), the
-STRICT_DNS clusters named by the env vars the chart sets, the access log's format string, and the
-admin listener on `${ENVOY_ADMIN_PORT}`."""
+STRICT_DNS clusters named by the env vars the chart sets, the admin listener on
+`${ENVOY_ADMIN_PORT}`, and the access log: only the OpenTelemetry access logger
+(`envoy.access_loggers.open_telemetry` to the collector's gRPC cluster), whose body is the format
+string and whose attributes are the template's, so its lines reach the log backend, not stdout."""
 
 from __future__ import annotations
 
@@ -16,6 +18,20 @@ ACCESS_LOG_FORMAT = (
     '%RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)% "%REQ(X-FORWARDED-FOR)%" "%REQ(USER-AGENT)%" "%REQ(X-REQUEST-ID)%" '
     '"%REQ(:AUTHORITY)%" "%UPSTREAM_HOST%" %UPSTREAM_CLUSTER% %UPSTREAM_LOCAL_ADDRESS% %DOWNSTREAM_LOCAL_ADDRESS% '
     '%DOWNSTREAM_REMOTE_ADDRESS% %REQUESTED_SERVER_NAME% %ROUTE_NAME%\n')
+
+LOG_ATTRIBUTES = (
+    ("destination.address", "%UPSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%"),
+    ("event.name", "proxy.access"),
+    ("server.address", "%DOWNSTREAM_LOCAL_ADDRESS%"),
+    ("source.address", "%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%"),
+    ("upstream.cluster", "%UPSTREAM_CLUSTER%"),
+    ("upstream.host", "%UPSTREAM_HOST%"),
+    ("user_agent.original", "%REQ(USER-AGENT)%"),
+    ("url.full", "%REQ(:SCHEME)%://%REQ(:AUTHORITY)%%REQ(:PATH)%"),
+    ("url.path", "%REQ(:PATH)%"),
+    ("url.query", "%REQ(:QUERY)%"),
+    ("url.template", "%ROUTE_NAME%"),
+)
 
 ROUTES = (
     Route("/loadgen", exact=True, redirect="/loadgen/"),
@@ -42,6 +58,6 @@ CLUSTERS = (
     Cluster("jaeger", "JAEGER_HOST", "JAEGER_UI_PORT"),
 )
 FRONTEND_PROXY = EnvoyConfig(routes=ROUTES, clusters=CLUSTERS, log_format=ACCESS_LOG_FORMAT,
-                             admin_port_env="ENVOY_ADMIN_PORT")
+                             admin_port_env="ENVOY_ADMIN_PORT", access_log="otlp", log_attributes=LOG_ATTRIBUTES)
 
-__all__ = ["ACCESS_LOG_FORMAT", "CLUSTERS", "FRONTEND_PROXY", "ROUTES"]
+__all__ = ["ACCESS_LOG_FORMAT", "CLUSTERS", "FRONTEND_PROXY", "LOG_ATTRIBUTES", "ROUTES"]

@@ -16,6 +16,7 @@ when off or unresolvable, the OpenFeature SDK's default), so a flag layer can se
 
 from __future__ import annotations
 
+from sregym.apps.astronomy_shop.log_channels import sinks as log_sinks
 from sregym.twin.dataplane.spec import (
     Call,
     Consumer,
@@ -70,7 +71,8 @@ def accounting(prefix: str) -> ProgramSpec:
         memory=MemoryModel(base_mib=75.0, per_inflight_mib=0.1, per_rps_mib=0.05),
         startup=Startup(seconds=2.0, logs=("Accounting service started", "info: Accounting.Consumer[0]",
                                            "      Connecting to Kafka: {addr[kafka]}")),
-        log=LogFormat(style="raw", main_caller="Accounting.Consumer", handler_caller="Accounting.Consumer"))
+        log=LogFormat(style="raw", main_caller="Accounting.Consumer", handler_caller="Accounting.Consumer",
+                      sinks=log_sinks("accounting")))  # type: ignore[arg-type]
 
 
 def fraud_detection(prefix: str, flagd: Dependency, flag_call: Call) -> ProgramSpec:
@@ -86,7 +88,8 @@ def fraud_detection(prefix: str, flagd: Dependency, flag_call: Call) -> ProgramS
                                       "trace_id= span_id= trace_flags= "),),
         memory=MemoryModel(base_mib=160.0, per_inflight_mib=0.1, per_rps_mib=0.05),
         startup=Startup(seconds=4.0),
-        log=LogFormat(style="raw", main_caller="frauddetection", handler_caller="frauddetection"))
+        log=LogFormat(style="raw", main_caller="frauddetection", handler_caller="frauddetection",
+                      sinks=log_sinks("fraud-detection")))  # type: ignore[arg-type]
 
 
 __all__ = ["FLAG", "OVERLOAD", "TOPIC", "accounting", "checkout_kafka", "flag_setting", "fraud_detection"]

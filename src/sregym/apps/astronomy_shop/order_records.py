@@ -83,6 +83,21 @@ def order_json(record: Record) -> str:
             f'"items": [ {", ".join(items)} ] }}')
 
 
+def order_totals(record: Record) -> tuple[int, float, float]:
+    """(item lines, shipping USD, order total USD with shipping) of the order `order_json` prints,
+    the amounts checkout's "order placed" record carries."""
+    seed = _digest(record, "content")
+    catalogue = products()
+    count = 1 + seed[0] % 2
+    total = 0.0
+    for n in range(count):
+        price = catalogue[seed[1 + n] % len(catalogue)]["priceUsd"]
+        total += (price["units"] + price["nanos"] / 1e9) * (1 + seed[4 + n] % 3)
+    shipping = quote_usd(count)
+    shipping_usd = shipping["units"] + shipping["nanos"] / 1e9
+    return count, shipping_usd, round(total + shipping_usd, 2)
+
+
 def accounting_lines(record: Record) -> list[str]:
     return ["info: Accounting.Consumer[0]", f"      Order details: {order_json(record)}."]
 
@@ -96,4 +111,19 @@ def fraud_detection_lines(record: Record) -> list[str]:
             f"count to: {record.total} {ids}"]
 
 
-__all__ = ["ADDRESSES", "accounting_lines", "fraud_detection_lines", "order_id", "order_json", "tracking_id"]
+def accounting_records(record: Record) -> list[tuple[str, str, dict[str, Any]]]:
+    """The OTLP record of `Log.OrderReceivedMessage`: .NET exports the message template as the
+    body (formatted messages are off by default) and the argument as an attribute."""
+    return [("info", "Order details: {@OrderResult}.", {"OrderResult": order_json(record)})]
+
+
+def fraud_detection_records(record: Record) -> list[tuple[str, str, dict[str, Any]]]:
+    """What the Java agent's log4j capture exports: the formatted message, without the pattern."""
+    sleeping = [("info", "FeatureFlag 'kafkaQueueProblems' is enabled, sleeping 1 second", {})]
+    return [*(sleeping if record.slowed else []),
+            ("info", f"Consumed record with orderId: {order_id(record)}, and updated total count to: {record.total}",
+             {})]
+
+
+__all__ = ["ADDRESSES", "accounting_lines", "accounting_records", "fraud_detection_lines", "fraud_detection_records",
+           "order_id", "order_json", "order_totals", "tracking_id"]

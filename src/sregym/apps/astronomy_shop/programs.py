@@ -32,6 +32,7 @@ from sregym.apps.astronomy_shop.kafka_programs import (
     flag_setting,
     fraud_detection,
 )
+from sregym.apps.astronomy_shop.log_channels import sinks as log_sinks
 from sregym.twin.dataplane.spec import (
     Call,
     Dependency,
@@ -85,7 +86,8 @@ def _spec(name: str, *, port_env: str | None, default_port: int, ops: tuple[Oper
         operations=ops, dependencies=deps,
         memory=MemoryModel(base_mib=memory, per_inflight_mib=0.1, per_rps_mib=0.05),
         startup=Startup(seconds=startup_s, logs=logs),
-        log=LogFormat(style=style, main_caller=caller or name, handler_caller=caller or name),  # type: ignore[arg-type]
+        log=LogFormat(style=style, main_caller=caller or name, handler_caller=caller or name,  # type: ignore[arg-type]
+                      sinks=log_sinks(name)),  # type: ignore[arg-type]
         grpc_health=protocol == "grpc")
 
 
@@ -104,9 +106,9 @@ def _frontend_proxy() -> ProgramSpec:
             Dependency(name="flagd", kind="grpc", address=Setting(env="FLAGD_HOST"),
                        port=Setting(env="FLAGD_PORT"), policy=_GRPC))
     spec = _spec("frontend-proxy", port_env="ENVOY_PORT", default_port=8080, ops=(*routes, *extra), deps=deps,
-                 protocol="http", memory=24.0,
-                 logs=("[info][main] [source/server/server.cc:430] initializing epoch 0 (base id=0, hot restart "
-                       "version=11.104)", "[info][main] [source/server/server.cc:970] starting main dispatch loop"))
+                 protocol="http", memory=24.0, style="envoy", caller="main",
+                 logs=("[source/server/server.cc:430] initializing epoch 0 (base id=0, hot restart version=11.104)",
+                       "[source/server/server.cc:970] starting main dispatch loop"))
     # envoy.tmpl.yaml's admin listener; failed requests show in the access log (envoy.py), not as error lines;
     # an Envoy stream held by the fault filter keeps only its headers: tens of KiB, not a worker's stack
     return spec.model_copy(update={"admin_port": Setting(env="ENVOY_ADMIN_PORT"),
@@ -190,8 +192,9 @@ def _checkout() -> ProgramSpec:
                  style="json",
                  caller="main.go", ops=(Operation(name="oteldemo.CheckoutService/PlaceOrder", cpu_ms=1.2,
                                                   calls=calls),),
-                 logs=('{"time":"","level":"INFO","msg":"service config: &{productCatalogSvcAddr:product-catalog:8080 '
-                       'cartSvcAddr:cart:8080}"}',))
+                 # main.go's otelslog messages (the OTLP record bodies; nothing reaches stdout)
+                 logs=("service config: &{{productCatalogSvcAddr:{addr[product-catalog]} cartSvcAddr:{addr[cart]}}}",
+                       'starting to listen on tcp: "[::]:{port}"'))
 
 
 def _simple() -> list[ProgramSpec]:
@@ -234,8 +237,7 @@ def _simple() -> list[ProgramSpec]:
               logs=('{"level":30,"msg":"payment gRPC server started on port 8080"}',)),
         _spec("product-catalog", port_env="PRODUCT_CATALOG_PORT", default_port=8080, memory=9.0, style="json",
               caller="main.go", deps=(_postgres(), _flagd()), ops=catalog_ops,
-              logs=('{"level":"info","msg":"Loaded 10 products"}',
-                    '{"level":"info","msg":"Product Catalog gRPC server started on port: 8080"}')),
+              logs=("Product Catalog gRPC server started on port: {port}",)),
         _spec("quote", port_env="QUOTE_PORT", default_port=8080, protocol="http", memory=20.0,
               ops=(Operation(name="/getquote", method="POST", cpu_ms=2.5),),
               logs=("[INFO] Starting server on 0.0.0.0:8080",)),

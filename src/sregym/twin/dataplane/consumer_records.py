@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.dataplane import log_channel
+
 if TYPE_CHECKING:
     from sregym.twin.dataplane.engine import DataPlaneEngine
     from sregym.twin.dataplane.spec import Consumer
@@ -39,12 +41,19 @@ class Record:
 
 
 RecordLog = Callable[[Record], list[str]]
+# (level, body, attributes) of the OTLP records a consumer's SDK logger sends per record.
+RecordOtlp = Callable[[Record], list[tuple[str, str, dict[str, Any]]]]
 _RENDERERS: dict[tuple[str, str], RecordLog] = {}
+_OTLP: dict[tuple[str, str], RecordOtlp] = {}
 
 
-def register_record_log(program: str, group: str, render: RecordLog) -> None:
-    """What `program`'s consumer of `group` logs per record (lines written to stdout as is)."""
+def register_record_log(program: str, group: str, render: RecordLog, otlp: RecordOtlp | None = None) -> None:
+    """What `program`'s consumer of `group` logs per record: `render` the lines as printed, `otlp`
+    the records its OpenTelemetry logger sends when they differ from the printed lines (a console
+    format spreading one message over lines); both follow the program's log channel."""
     _RENDERERS[(program, group)] = render
+    if otlp is not None:
+        _OTLP[(program, group)] = otlp
 
 
 def positions(broker: Any, group: str, topic: str) -> dict[int, float]:
@@ -78,8 +87,14 @@ def log_records(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, broker:
     first_total = total - len(shown) + 1
     for n, (index, offset) in enumerate(shown):
         record = Record(topic, index, offset, now, first_total + n, consumer.group, slowed)
-        for line in render(record):
-            logs.append(instance.container_id, now, "stdout", line)
+        otlp = _OTLP.get((proc.inst.spec.name, consumer.group))
+        channel = proc.inst.spec.log.sinks
+        printed = "stdout" if otlp is not None and log_channel.to_stdout(channel) else None
+        for line in render(record) if otlp is None or printed else ():
+            log_channel.write(engine.twin, proc.inst, now, line, sinks=printed)
+        if otlp is not None and log_channel.to_otlp(channel):
+            for level, body, attributes in otlp(record):
+                log_channel.write(engine.twin, proc.inst, now, body, level=level, attributes=attributes, sinks="otlp")
 
 
-__all__ = ["MAX_LINES_PER_TICK", "Record", "RecordLog", "log_records", "positions", "register_record_log"]
+__all__ = ["MAX_LINES_PER_TICK", "Record", "RecordLog", "RecordOtlp", "log_records", "positions", "register_record_log"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.dataplane import log_channel
 from sregym.twin.dataplane.consumer_records import log_records, positions
 from sregym.twin.dataplane.spec import Consumer, Setting
 
@@ -77,9 +78,14 @@ def _member_key(inst: Any) -> str:
 
 def _broker(engine: DataPlaneEngine, proc: Proc, consumer: Consumer) -> tuple[Any, str]:
     """The broker this consumer's bootstrap address reaches, or (None, the client's error)."""
+    return broker_of(engine, proc, consumer.dependency)
+
+
+def broker_of(engine: DataPlaneEngine, proc: Proc, dependency: str) -> tuple[Any, str]:
+    """The broker the `kind="kafka"` dependency's bootstrap address reaches, or (None, the error)."""
     from sregym.twin.datastores.kafka import KafkaBroker
 
-    dep = proc.inst.deps.get(consumer.dependency)
+    dep = proc.inst.deps.get(dependency)
     if dep is None:
         return None, ""
     route = engine.router.route(proc.pod_obj, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)
@@ -163,7 +169,7 @@ def _log(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, dep: Dependenc
     text = consumer.error_log.format(error=error, host=dep.host, port=dep.port, group=consumer.group,
                                      client_id=consumer.client_id, time=moment.strftime("%Y-%m-%d %H:%M:%S"),
                                      epoch=f"{now:.3f}")
-    logs.append(instance.container_id, now, "stdout", text)
+    log_channel.write(engine.twin, proc.inst, now, text, level="error")
 
 
-__all__ = ["consumer_metrics", "poll_consumers"]
+__all__ = ["broker_of", "consumer_metrics", "poll_consumers"]

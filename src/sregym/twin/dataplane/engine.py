@@ -26,6 +26,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.controller import Controller, controller
+from sregym.twin.dataplane import log_channel
 from sregym.twin.dataplane.backends import StoreRequest, ask
 from sregym.twin.dataplane.codepaths import Branch, branch, busy_cores, extra_cpu_ms
 from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
@@ -43,6 +44,7 @@ from sregym.twin.dataplane.flag_client import FlagRuntime
 from sregym.twin.dataplane.grpc_health import probe_status
 from sregym.twin.dataplane.http import http_request
 from sregym.twin.dataplane.logformat import format_log
+from sregym.twin.dataplane.producer_records import log_publishes
 from sregym.twin.dataplane.programs import DependencyConfig, ProgramInstance, render
 from sregym.twin.dataplane.queueing import (
     exceed,
@@ -254,6 +256,7 @@ class DataPlaneEngine(Controller):
             self._outcomes(self.procs[key], dt, now)
         self._entry_outcomes(entry_flows, now, dt)
         sample_exemplars(self, entry_flows, now)
+        log_publishes(self)
 
     # ---------------------------------------------------------------- bookkeeping
     def _alive(self, inst: ProgramInstance) -> bool:
@@ -859,12 +862,9 @@ class DataPlaneEngine(Controller):
                 window[2] += 1
 
     def _write(self, proc: Proc, now: float, level: str, message: str) -> None:
-        instance = self.runtime.instance(proc.inst.namespace, proc.inst.pod, proc.inst.container)
-        if instance is None:
-            return
         spec = proc.inst.spec
         text = format_log(spec.log.style, now, level, spec.log.handler_caller, message)
-        self.logs.append(instance.container_id, now, "stdout", text)
+        log_channel.write(self.twin, proc.inst, now, text, message=message, level=level)
 
     # ---------------------------------------------------------------- usage
     def _usage(self, namespace: str, pod: str, container: str, instance: Any) -> tuple[float, float]:

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.controller import Controller, controller
+from sregym.twin.dataplane import log_channel
 from sregym.twin.dataplane.queueing import exceed
 from sregym.twin.dataplane.state import match_operation
 
@@ -71,6 +72,10 @@ class EnvoyConfig:
     admin_port_env: str = ""
     stat_prefix: str = "ingress_http"
     version: str = "1.34.1"
+    # The access logger: "stdout" (a file logger on /dev/stdout) or "otlp" (the OpenTelemetry access
+    # logger: the format is the record's body, `log_attributes` its attributes, each a format string).
+    access_log: str = "stdout"
+    log_attributes: tuple[tuple[str, str], ...] = ()
 
 
 _CONFIGS: dict[str, EnvoyConfig] = {}
@@ -187,7 +192,8 @@ class EnvoyProxies(Controller):
     def __init__(self, twin: Any) -> None:
         super().__init__(twin)
         self.states: dict[tuple[str, str, str], EnvoyState] = {}
-        self.pending: dict[tuple[str, str, str], list[tuple[float, str]]] = defaultdict(list)  # this tick's lines
+        # this tick's access log entries: (start, body, attributes)
+        self.pending: dict[tuple[str, str, str], list[tuple[float, str, dict[str, str]]]] = defaultdict(list)
         twin.services.envoy = self
 
     def reconcile(self) -> None:
@@ -221,10 +227,12 @@ class EnvoyProxies(Controller):
                     self._requests(engine, proc, state, src, authority, mix.method, mix.operation, share,
                                    dt, now, rng, budget)
         for key in sorted(self.pending):
-            instance = engine.runtime.instance(*key)
-            if instance is not None:
-                for at, text in sorted(self.pending[key]):
-                    engine.logs.append(instance.container_id, at, "stdout", text)
+            proc = engine.procs.get(key)
+            config = _CONFIGS.get(proc.inst.spec.name) if proc is not None else None
+            if proc is None or config is None:
+                continue
+            for at, text, attributes in sorted(self.pending[key], key=lambda entry: entry[:2]):
+                log_channel.write(self.twin, proc.inst, at, text, attributes=attributes, sinks=config.access_log)
         self.pending.clear()
         for key, proc in sorted(proxies.items()):
             self._membership(engine, proc, self.states.setdefault(key, EnvoyState()))
@@ -303,7 +311,15 @@ class EnvoyProxies(Controller):
             "REQUESTED_SERVER_NAME": "-",
             "ROUTE_NAME": "-",
         }
-        self.pending[proc.inst.key].append((start, render_format(config.log_format, fields).rstrip("\n")))
+        attributes: dict[str, str] = {}
+        if config.log_attributes:
+            upstream_ip = outcome.upstream.rsplit(":", 1)[0] if outcome.upstream != "-" else "-"
+            fields.update({"UPSTREAM_REMOTE_ADDRESS_WITHOUT_PORT": upstream_ip, "REQ(:SCHEME)": "http",
+                           "DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT": src_ip, "REQ(:PATH)": path,
+                           "REQ(:QUERY)": "-"})
+            attributes = {k: render_format(v, fields) for k, v in config.log_attributes}
+        self.pending[proc.inst.key].append((start, render_format(config.log_format, fields).rstrip("\n"),
+                                            attributes))
 
     def _membership(self, engine: DataPlaneEngine, proc: Proc, state: EnvoyState) -> None:
         """Each cluster's hosts as its STRICT_DNS resolution finds them now."""

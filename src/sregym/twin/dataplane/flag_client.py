@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from sregym.twin.dataplane import log_channel
 from sregym.twin.dataplane.codepaths import BranchLogs, Leaks
 from sregym.twin.dataplane.flag_events import TracesHook, server_span_events
 from sregym.twin.dataplane.flagd import FlagdProcesses, evaluate, flagd_log_line
@@ -145,13 +146,13 @@ class FlagRuntime:
         client = inst.spec.flags
         message = (client.error_log if client else "{error}").replace("{flag}", flag).replace("{error}", error)
         spec = inst.spec
-        _append(engine, inst, format_log(spec.log.style, now, "error", spec.log.handler_caller, message))
+        log_channel.write(engine.twin, inst, engine.twin.clock.now,
+                          format_log(spec.log.style, now, "error", spec.log.handler_caller, message),
+                          message=message, level="error")
 
 
 def _append(engine: Any, inst: ProgramInstance, line: str) -> None:
-    instance = engine.runtime.instance(inst.namespace, inst.pod, inst.container)
-    if instance is not None:
-        engine.logs.append(instance.container_id, engine.twin.clock.now, "stdout", line)
+    log_channel.write(engine.twin, inst, engine.twin.clock.now, line)
 
 
 __all__ = ["ERROR_EVERY_S", "FlagClient", "FlagRuntime", "resolve"]

@@ -21,6 +21,7 @@ from urllib.parse import unquote
 from sregym.twin.chaos.node_tasks import GO_EXTRA, GO_HTTP_PORT, GO_THREADS, go_thread_failure
 from sregym.twin.chaos.node_tasks import exhausted as node_exhausted
 from sregym.twin.dataplane.flagd import extra_listen_ports
+from sregym.twin.dataplane.log_channel import export, to_stdout
 from sregym.twin.dataplane.logformat import format_log
 from sregym.twin.dataplane.spec import (
     DEFAULT_PORTS,
@@ -201,7 +202,15 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
     style, main_caller = spec.log.style, spec.log.main_caller
 
     def log(level: str, message: str) -> None:
-        call.write(format_log(style, call.now, level, main_caller, message) + "\n")
+        # A fatal exit prints before any SDK exporter could flush. A program that only exports sends
+        # its startup messages as records; one that prints too keeps them on stdout, in its console
+        # format (its OTLP copies are left out: those formats spread one message over lines).
+        if level == "fatal" or to_stdout(spec.log.sinks):
+            call.write(format_log(style, call.now, level, main_caller, message) + "\n")
+        pod_meta = (ctx.pod or {}).get("metadata") or {}
+        if level != "fatal" and spec.log.sinks == "otlp" and twin is not None:
+            export(twin, pod_meta.get("namespace", "default"), pod_meta.get("name", ""), ctx.container,
+                   spec.trace_name, call.now, message, level=level, scope=spec.trace_name)
 
     if spec.log.style == "zerolog":  # a Go binary: its runtime needs OS threads from the node
         ctx.extras[GO_EXTRA] = GO_THREADS

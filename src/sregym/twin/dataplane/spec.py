@@ -33,7 +33,10 @@ from sregym.twin.dataplane.flagd import FlagServer
 
 Protocol = Literal["grpc", "http"]
 DependencyKind = Literal["grpc", "http", "mongodb", "memcached", "redis", "postgres", "kafka"]
-LogStyle = Literal["zerolog", "logfmt", "json", "plain", "raw"]  # raw: lines as the program prints them
+LogStyle = Literal["zerolog", "logfmt", "json", "plain", "raw", "envoy"]
+# Where a program's own log lines go: the container's stdout (`kubectl logs`), the OpenTelemetry
+# SDK's OTLP exporter to the collector and the log backend (dataplane/log_channel.py), or both.
+LogSinks = Literal["stdout", "otlp", "both"]  # raw: lines as the program prints them
 # Error classes a caller may retry on (see RetryPolicy.retry_on).
 ErrorClass = Literal["refused", "timeout", "unavailable", "reset", "nxdomain", "server_error", "auth"]
 
@@ -313,6 +316,9 @@ class LogFormat(_Frozen):
     # Identical error lines per window before a "suppressed" summary (rate-limited logging).
     error_burst: int = 5
     error_window_s: float = 10.0
+    # Which channel the request-time lines (errors, per-record lines, access logs) take; startup
+    # lines stay on stdout (the runtime prints them before any SDK is configured).
+    sinks: LogSinks = "stdout"
 
 
 class Consumer(_Frozen):

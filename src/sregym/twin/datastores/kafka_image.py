@@ -117,7 +117,8 @@ def kafka_image(repository: str, tags: tuple[str, ...], **extras: Any) -> ImageS
     return ImageSpec(repository, tags, size_mb=390.0, description="Apache Kafka", ports=(9092, 9093),
                      memory_mb=560, entrypoint=("/__cacert_entrypoint.sh",), cmd=("/etc/kafka/docker/run",),
                      shell="ash", commands={"run": _broker, "__cacert_entrypoint.sh": _cacert_entrypoint},
-                     extras={"datastore": "kafka", "add_binaries": BINARIES, **extras})
+                     # FROM eclipse-temurin:21-jre-alpine, `apk add bash`: BusyBox ash as sh, bash beside it
+                     extras={"datastore": "kafka", "family": "alpine", "add_binaries": BINARIES, **extras})
 
 
 def register_demo_kafka(catalogue: Any, repository: str, tags: tuple[str, ...]) -> ImageSpec:

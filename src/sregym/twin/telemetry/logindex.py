@@ -1,5 +1,7 @@
 """The container and node logs as Loki streams: label sets (namespace, pod, container, job, node,
-app) over time-ordered entries, read lazily; served by the Loki API and exported by snapshots."""
+app) over time-ordered entries, read lazily; served by the Loki API and exported by snapshots.
+Records programs sent over OTLP join them as the streams Loki's OTLP ingestion makes
+(`otlp_logs.py`: `service_name`, `k8s_namespace_name`, `k8s_pod_name` ...)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.node.logs import log_store
 from sregym.twin.telemetry import logql
+from sregym.twin.telemetry.otlp_logs import otlp_logs
 from sregym.twin.telemetry.tsdb import Matcher
 
 if TYPE_CHECKING:
@@ -69,6 +72,7 @@ class LogIndex:
             labels = {"node": node, "source": source}
             if visible(labels):
                 out.append((labels, _node_entries(store, node, source)))
+        out.extend(otlp_streams(self.twin, visible))
         out.sort(key=lambda s: tuple(sorted(s[0].items())))
         return out
 
@@ -91,3 +95,16 @@ def _container_entries(store: Any, cids: list[str]) -> Callable[[], list[logql.E
 
 def _node_entries(store: Any, node: str, source: str) -> Callable[[], list[logql.Entry]]:
     return lambda: [(round(line.at * 1e9), line.text) for line in store.node_lines(node, source)]
+
+
+def otlp_streams(twin: Twin, visible: Callable[[dict[str, str]], bool]) -> list[
+        tuple[dict[str, str], Callable[[], list[logql.Entry]]]]:
+    """The OTLP log backend's streams the user may see (bodies as lines)."""
+    if getattr(twin.services, "otlp_logs", None) is None:
+        return []
+    out: list[tuple[dict[str, str], Callable[[], list[logql.Entry]]]] = []
+    for labels, records in otlp_logs(twin).streams():
+        if visible(labels):
+            entries = [(round(r.at * 1e9), r.body) for r in records]
+            out.append((labels, lambda entries=entries: entries))
+    return out

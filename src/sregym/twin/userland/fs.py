@@ -664,14 +664,17 @@ def build_fs(twin: Twin, pod: dict[str, Any], container: dict[str, Any]) -> Cont
     """The tree `kubectl exec` shows in `container` of `pod`."""
     started = get_path(pod, "status", "startTime") or get_path(pod, "metadata", "creationTimestamp")
     fs = ContainerFS(parse_time(started) if started else twin.clock.now)
-    family = image_family(str(container.get("image") or ""))
-    _base_tree(fs, family)
     from sregym.twin.node.images import lookup
 
     try:
         spec, _ref = lookup(str(container.get("image") or ""), twin)
     except Exception:  # an unparsable reference simply has no extra files
         spec = None
+    # an image entry may name its base (apache/kafka is eclipse-temurin's Alpine whatever its tag)
+    declared = spec.extras.get("family") if spec is not None else None
+    family = declared if declared in _OS_RELEASE or declared == BUSYBOX else \
+        image_family(str(container.get("image") or ""))
+    _base_tree(fs, family)
     _executables(fs, str(container.get("image") or ""), spec)
     extra_files = spec.extras.get("files") if spec is not None else None
     if isinstance(extra_files, dict):
