@@ -66,9 +66,8 @@ def test_quota_pair_restarts_flagd_before_the_quota_lands() -> None:
     """The quota admits no new pod, flagd's restart included: the flag edit and flagd's return
     come first, then the quota and the checkout pod it keeps out; the fix removes the quota first."""
     p = get_problem("astronomy-shop/checkout-quota-and-homepage-flood-v1")
-    assert [f.fault for f in p.faults] == ["set_flag_variant", "create_objects_recreate_pods",
-                                           "create_objects_recreate_pods"]
-    assert p.faults[1].params == {"objects": [], "wait_ready": ["astronomy-shop/flagd"], "recreate": []}
+    assert [f.fault for f in p.faults] == ["set_flag_variant", "wait_pod_turnover", "create_objects_recreate_pods"]
+    assert p.faults[1].params["label_selector"] == "opentelemetry.io/name=flagd"
     assert [o["kind"] for o in p.faults[2].params["objects"]] == ["ResourceQuota"]
     assert (p.gold[0].op, p.gold[0].kind) == ("delete", "ResourceQuota")
     assert p.tags.layers == ("concurrent",)

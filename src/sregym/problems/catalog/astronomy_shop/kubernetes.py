@@ -292,8 +292,7 @@ def _together(slug: str, title: str, cases: tuple[WorkloadCase, ...], *, itbench
 
 
 # Time between two writes: flagd's restart must finish before the quota admits no new pod.
-FLAGD_BACK = FaultSpec(fault="create_objects_recreate_pods", params={
-    "objects": [], "wait_ready": [f"{NAMESPACE}/flagd"], "recreate": []})
+FLAGD_BACK = FaultSpec(fault="wait_pod_turnover", params={"namespace": NAMESPACE, "label_selector": selector("flagd")})
 
 
 def _flood_case() -> WorkloadCase:
