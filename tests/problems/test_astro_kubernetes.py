@@ -83,3 +83,16 @@ def test_lite_gains_astronomy_problems_across_layers() -> None:
     astro = [p for p in select(suite="lite") if p.app == "astronomy-shop"]
     assert 3 <= len(astro) <= 4
     assert len({layer for p in astro for layer in p.tags.layers}) >= 3
+
+
+def test_missing_env_removes_only_the_cart_address() -> None:
+    """SREGym's missing_env_variable scenario: the JSON patch removes CART_ADDR and nothing else."""
+    from sregym.problems.catalog.astronomy_shop.common import chart_object
+
+    p = get_problem("astronomy-shop/frontend-cart-address-missing-v1")
+    assert "sregym:missing_env_variable_astronomy_shop" in p.tags.sources
+    (op,) = p.faults[0].params["patches"][0]["patch"]
+    index = int(op["path"].rsplit("/", 1)[1])
+    env = chart_object("Deployment", "frontend")["spec"]["template"]["spec"]["containers"][0]["env"]
+    assert (op["op"], env[index]["name"]) == ("remove", "CART_ADDR")
+    assert [(rc.entity.kind, rc.entity.name) for rc in p.ground_truth.root_causes] == [("Deployment", "frontend")]

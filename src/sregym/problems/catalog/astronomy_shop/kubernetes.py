@@ -2,7 +2,8 @@
 matches, ITBench 33; a pod anti-affinity no node satisfies, 44), admission (a ResourceQuota too
 small for the pods, 102 and 52), pod start (an arm64-only image, 23; an init container that
 hangs, 45, or crashes on its ConfigMap, 59; a readiness probe that can never pass, 49), scale
-(accounting at zero, 58) and an env var pointing at the wrong port (24); plus two at once (60, 52).
+(accounting at zero, 58) and env vars (one pointing at the wrong port, 24; one removed, SREGym's
+missing_env_variable); plus two at once (60, 52).
 
 One builder per family, one row per scenario. Root causes are ITBench's v2 ground-truth entities
 (a scenario that also names the edited Deployment keeps it). Checks read the symptom — the
@@ -61,6 +62,14 @@ def _container(name: str) -> dict[str, Any]:
     return chart_object("Deployment", name)["spec"]["template"]["spec"]["containers"][0]
 
 
+def _env_index(name: str, variable: str) -> int:
+    return next(i for i, e in enumerate(_container(name).get("env") or []) if e["name"] == variable)
+
+
+def _env_value(name: str, variable: str) -> str:
+    return _container(name)["env"][_env_index(name, variable)]["value"]
+
+
 def _template_patch(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "Deployment", "namespace": NAMESPACE, "name": name, "patch_type": "strategic",
             "patch": {"spec": {"template": {"spec": spec}}}}
@@ -94,6 +103,7 @@ class WorkloadCase:
     # A replaced pod comes back after the ReplicaSet's create back-off; must_keep samples the
     # second half of the window, so admission problems get a longer one.
     window_s: float = WINDOW_S
+    sources: tuple[str, ...] = ()  # scenarios of benchmarks other than ITBench
 
 
 # ------------------------------------------------------------------------------ data
@@ -250,6 +260,21 @@ def _cases() -> dict[str, WorkloadCase]:
                 "spec": {"template": {"spec": {"containers": [{"name": "checkout", "env": [
                     {"name": "PRODUCT_CATALOG_ADDR", "value": f"product-catalog:{catalog_port}"}]}]}}}}),),
             itbench=24, layers=("config",), suites=(AA,)),
+        WorkloadCase(
+            "frontend-cart-address-missing", "carts fail to load while every pod is running",
+            (FaultSpec(fault="patch_objects", params={"patches": [{
+                "kind": "Deployment", "namespace": NAMESPACE, "name": "frontend", "patch_type": "json",
+                "patch": [{"op": "remove", "path": f"/spec/template/spec/containers/0/env/{_env_index('frontend', 'CART_ADDR')}"}]}]}),),
+            (deploy("frontend"),), "missing_config",
+            "frontend's CART_ADDR environment variable was removed from its Deployment",
+            ("CART_ADDR", "environment variable", "env var", "missing"), (deploy("frontend-proxy"),),
+            "The frontend builds its cart client from CART_ADDR; without it every cart request fails "
+            "(viewing, adding to and emptying carts), and so do checkouts.",
+            (CheckSpec(check="service_error_free", params={"service": "frontend", "window_s": 60.0}),),
+            (Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="frontend", patch={
+                "spec": {"template": {"spec": {"containers": [{"name": "frontend", "env": [
+                    {"name": "CART_ADDR", "value": _env_value("frontend", "CART_ADDR")}]}]}}}}),),
+            layers=("config",), sources=("sregym:missing_env_variable_astronomy_shop",)),
     )
     return {c.slug: c for c in rows}
 
@@ -259,7 +284,8 @@ CASES = _cases()
 
 def workload_problem(case: WorkloadCase) -> Problem:
     """The problem of one workload Kubernetes no longer runs as it should."""
-    sources = (f"itbench:{case.itbench}",) * bool(case.itbench) + tuple(s for s in case.suites if s == AA)
+    sources = ((f"itbench:{case.itbench}",) * bool(case.itbench) + case.sources
+               + tuple(s for s in case.suites if s == AA))
     return Problem(
         id=f"astronomy-shop/{case.slug}-v1",
         title=case.title,
@@ -317,7 +343,7 @@ def workload_scheduling_and_start() -> list[Problem]:
     (a nodeSelector naming no node, ITBench 33; an anti-affinity no node satisfies, 44), are not
     admitted (a ResourceQuota below the namespace's use, 102), or cannot start or get ready (an
     arm64-only image, 23; a hanging or crashing init container, 45 and 59; a readiness probe on the wrong port, 49); or it was scaled to zero (58); or an env
-    var points it at the wrong port (24).
+    var points it at the wrong port (24) or is gone (frontend's CART_ADDR).
 
     Old pods keep serving during a stuck rollout where there is one; events, pod status and the
     rollout say why the new ones do not run. Fix: undo the write (or any equivalent change) so the
