@@ -22,6 +22,7 @@ SCENARIOS = {
     30: ("ad-service-target-port-v1", [("Service", "ad")]),
     31: ("frontend-ingress-policy-v1", [("Deployment", "frontend"), ("NetworkPolicy", "frontend-ingress")]),
     33: ("ad-cart-node-selector-v1", [("Deployment", "ad"), ("Deployment", "cart")]),
+    39: ("payment-pinned-node-cordoned-v1", [("Deployment", "payment")]),
     43: ("frontend-dns-policy-v1", [("Deployment", "frontend")]),
     44: ("payment-anti-affinity-v1", [("Deployment", "payment")]),
     45: ("email-init-hang-v1", [("Deployment", "email")]),

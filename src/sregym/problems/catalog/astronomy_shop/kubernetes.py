@@ -1,6 +1,6 @@
 """Astronomy Shop problems in how Kubernetes runs a workload: scheduling (a nodeSelector no node
-matches, ITBench 33; a pod anti-affinity no node satisfies, 44), admission (a ResourceQuota too
-small for the pods, 102 and 52), pod start (an arm64-only image, 23; an init container that
+matches, ITBench 33; a pod anti-affinity no node satisfies, 44; a pinned pod whose node is
+cordoned, 39), admission (a ResourceQuota too small for the pods, 102 and 52), pod start (an arm64-only image, 23; an init container that
 hangs, 45, or crashes on its ConfigMap, 59; a readiness probe that can never pass, 49), scale
 (accounting at zero, 58) and env vars (one pointing at the wrong port, 24; one removed, SREGym's
 missing_env_variable); plus two at once (60, 52).
@@ -163,6 +163,20 @@ def _cases() -> dict[str, WorkloadCase]:
             (_workloads("payment"),),
             (_json_patch("payment", {"op": "remove", "path": "/spec/template/spec/affinity"}),),
             itbench=44, suites=("lite",)),
+        WorkloadCase(
+            "payment-pinned-node-cordoned", "payments fail after node maintenance started",
+            (FaultSpec(fault="pinned_node_cordoned", params={
+                "namespace": NAMESPACE, "name": "payment", "labels": {"opentelemetry.io/name": "payment"}}),),
+            (deploy("payment"),), "node_selector",
+            "payment pod template pins it with nodeSelector kubernetes.io/hostname to one worker, and that "
+            "worker is cordoned (SchedulingDisabled) and was drained",
+            ("nodeSelector", "kubernetes.io/hostname", "cordon", "unschedulable", "SchedulingDisabled"),
+            (deploy("checkout"),),
+            "The drained payment pod cannot be replaced: its only allowed node is cordoned, so the new pod "
+            "stays Pending and every Charge from checkout fails.",
+            (_workloads("payment"), _serves("payment")),
+            (_json_patch("payment", {"op": "remove", "path": "/spec/template/spec/nodeSelector"}),),
+            itbench=39),
         WorkloadCase(
             "email-init-hang", "the email rollout does not finish",
             (FaultSpec(fault="patch_objects", params={"patches": [_template_patch("email", {"initContainers": [HANG_INIT]})]}),),
@@ -340,7 +354,8 @@ def _flood_case() -> WorkloadCase:
 @problem
 def workload_scheduling_and_start() -> list[Problem]:
     """A workload of the shop stops being run as it should: its new pods cannot be scheduled
-    (a nodeSelector naming no node, ITBench 33; an anti-affinity no node satisfies, 44), are not
+    (a nodeSelector naming no node, ITBench 33; an anti-affinity no node satisfies, 44; a pin
+    to a cordoned node, 39), are not
     admitted (a ResourceQuota below the namespace's use, 102), or cannot start or get ready (an
     arm64-only image, 23; a hanging or crashing init container, 45 and 59; a readiness probe on the wrong port, 49); or it was scaled to zero (58); or an env
     var points it at the wrong port (24) or is gone (frontend's CART_ADDR).
