@@ -38,13 +38,12 @@ def test_itbench_aa_ground_truth(task: str) -> None:
     assert {"astronomy-shop", "itbench-aa"} <= set(problem.suites)
 
 
-def test_itbench_aa_suite_is_the_three_tasks_and_lite_is_unchanged() -> None:
-    assert sorted(p.id for p in select(suite="itbench-aa")) == sorted(v[0] for v in AA.values())
-    assert not [p.id for p in select(suite="lite") if p.app == "astronomy-shop"]
+def test_itbench_aa_suite_holds_the_three_tasks() -> None:
+    assert {v[0] for v in AA.values()} <= {p.id for p in select(suite="itbench-aa")}
 
 
 def test_every_flag_and_combo_is_a_problem_rooted_in_flagd_config() -> None:
-    flag_problems = [p for p in select(suite="astronomy-shop") if p.faults[0].fault == "set_flag_variant"]
+    flag_problems = [p for p in select(suite="astronomy-shop") if [f.fault for f in p.faults] == ["set_flag_variant"]]
     turned_on = sorted(tuple(sorted(p.faults[0].params["flags"])) for p in flag_problems)
     expected = sorted([(f,) for f in FLAGS] + [tuple(sorted((a, b))) for _, a, b in COMBOS])
     assert turned_on == expected

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sregym.faults.foreign_arch import foreign_arch_builds
 from sregym.twin.node.images import ImageSpec
 from sregym.twin.node.shell import Invocation, Program, Sleep, Usage
 
@@ -65,7 +66,7 @@ def _faulty_builds() -> list[ImageSpec]:
                       commands={name: _nil_dereference(name) for name in HR_BINARIES})]
 
 
-FAULTY_BUILDS: dict[str, ImageSpec] = {spec.repository: spec for spec in _faulty_builds()}
+FAULTY_BUILDS: dict[str, ImageSpec] = {spec.repository: spec for spec in (*_faulty_builds(), *foreign_arch_builds())}
 
 
 def push_faulty_build(cluster: Cluster, image: str) -> None:

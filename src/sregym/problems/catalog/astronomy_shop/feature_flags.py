@@ -91,7 +91,15 @@ FLAGS: dict[str, FlagCase] = {c.flag: c for c in (
     FlagCase("kafkaQueueProblems", "on", "checkout", "kafka-queue-problems", "checkout slows down",
              "checkout floods the orders topic with extra messages per order; PlaceOrder latency triples",
              _latency("checkout", 120.0), 11, "hard"),
+    FlagCase("loadGeneratorFloodHomepage", "on", "frontend", "load-generator-flood-homepage",
+             "the frontend is overloaded",
+             "the load generator's users each send a hundred homepage requests per pick: the frontend's "
+             "request rate and CPU jump",
+             CheckSpec(check="container_cpu_within", params={"container": "frontend", "max_cores": 0.05}), 1),
 )}
+
+# ITBench scenarios ITBench-AA released (benchmarks-facts §4): their problems join suite itbench-aa.
+AA_RELEASED = frozenset({2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15})
 
 COMBOS: tuple[tuple[int, str, str], ...] = (
     (12, "productCatalogFailure", "recommendationCacheFailure"),
@@ -145,12 +153,13 @@ def failure_flags() -> list[Problem]:
 
     The service that evaluates the flag takes the flag's code path: errors (adFailure,
     cartFailure, paymentFailure, paymentUnreachable, productCatalogFailure), latency (adManualGc,
-    kafkaQueueProblems), CPU (adHighCpu, ITBench-AA's task 3) or memory growth
+    kafkaQueueProblems), CPU (adHighCpu, ITBench-AA's task 3), load (loadGeneratorFloodHomepage,
+    ITBench 1: the load generator's users flood the homepage) or memory growth
     (recommendationCacheFailure, emailMemoryLeak). Every pod stays Running and Ready. Fix: set
     the flag back to `off` and restart flagd (its init container copies the ConfigMap at start).
     """
     return [flag_problem((c,), slug=f"flag-{c.slug}", title=c.title, difficulty=c.difficulty,
-                         extra_suites=("itbench-aa",) if c.flag == "adHighCpu" else ())
+                         extra_suites=("itbench-aa",) if c.itbench in AA_RELEASED else ())
             for c in FLAGS.values()]
 
 
@@ -164,5 +173,6 @@ def failure_flag_pairs() -> list[Problem]:
     for number, first, second in COMBOS:
         a, b = FLAGS[first], FLAGS[second]
         out.append(flag_problem((a, b), slug=f"flags-{a.slug}-and-{b.slug}", difficulty="hard",
-                                title=f"{a.title}; {b.title}", itbench=number))
+                                title=f"{a.title}; {b.title}", itbench=number,
+                                extra_suites=("itbench-aa",) if number in AA_RELEASED else ()))
     return out
