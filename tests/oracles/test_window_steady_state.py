@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from sregym.oracles.steady_state import JudgedPart
 from tests.support.problem_runs import deployed
+
+from sregym.oracles.mitigation import verify
+from sregym.oracles.steady_state import JudgedPart
 
 
 @pytest.mark.parametrize(("window", "converged_at", "start", "end"), [
@@ -59,7 +60,7 @@ class _BreaksAgain:
 def test_a_fix_that_holds_only_briefly_fails() -> None:
     """Gold fixes the Service selector; 120 s into the window it is broken again (a controller
     reverting the fix, say). Converged at once, judged from 90 s: the break must be caught."""
-    from sregym.oracles.mitigation import verify
+
 
     cluster, run = deployed("hotel-reservation/service-selector-nothing-v1")
     run.inject()
