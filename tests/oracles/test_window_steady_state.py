@@ -60,8 +60,6 @@ class _BreaksAgain:
 def test_a_fix_that_holds_only_briefly_fails() -> None:
     """Gold fixes the Service selector; 120 s into the window it is broken again (a controller
     reverting the fix, say). Converged at once, judged from 90 s: the break must be caught."""
-
-
     cluster, run = deployed("hotel-reservation/service-selector-nothing-v1")
     run.inject()
     run.advance(run.problem.settle_s)
