@@ -12,6 +12,20 @@ two kinds at once sometimes). Disturbances, as an operator would see them in a b
 - `log-chatter`: a few transient error lines in an uninvolved container's log, written the way an
   operator's script would (`kubectl exec ... -- sh -c 'echo ... > /proc/1/fd/2'`).
 
+- `container-kill`: a Chaos Mesh container kill on one pod of an uninvolved workload (the
+  container restarts, so `kubectl get pods` shows a restart).
+
+A busy cluster is never quiet when the pager goes off, so noise starts with the healthy baseline,
+not with the incident: every profile but `none` opens with a burst (`OPENING`) — unrelated
+Warning events, a container restart, transient error lines — in its first `OPENING_S` seconds,
+the first of them at once (`ProblemRun.start_noise` applies it before the fault is injected), so
+an agent's first reads of events, pods and logs already hold noise. The opening is drawn from its
+own seeded stream, so the periodic plan after it is the one the seed always gave.
+
+Noise never touches the root-cause path in a way that changes the ground truth: targets are the
+namespace's Deployments minus `protected` (every entity the ground truth involves, and the load
+generator), for the opening as for the rest.
+
 The plan is drawn once from the seed; `tick()` applies what is due. `pause()` (during the
 verification window) deletes running experiments and stops applying; `resume()` continues.
 Everything is written through `Cluster`, so noise runs the same on the twin and a real cluster.
@@ -38,6 +52,18 @@ PROFILES: dict[str, dict[str, Any]] = {
                                             "warning-event", "rollout", "log-chatter")},
 }
 HORIZON_S = 3600.0
+# The opening burst per profile (kinds, in order) and how long it lasts: the first at 0 s, the
+# others spread over the first minute. Warnings, a restart and error lines for `low`; more of
+# each, and a replaced pod, for `high`.
+OPENING_S = 60.0
+OPENING: dict[str, tuple[str, ...]] = {
+    "none": (),
+    "low": ("warning-event", "container-kill", "log-chatter"),
+    "high": ("warning-event", "container-kill", "log-chatter", "warning-event", "pod-kill", "log-chatter",
+             "container-kill"),
+}
+# Opening disturbances are numbered from here, so their chaos object names never meet the plan's.
+OPENING_INDEX = 10_000
 # Benign, self-healing error lines (no component names, nothing that points at a fault).
 CHATTER = (
     "level=warn msg=\"slow request\" duration=1.2s",
@@ -70,6 +96,8 @@ class NoiseScheduler:
         self.protected = frozenset(protected)
         digest = hashlib.sha256(f"{seed}:noise:{namespace}".encode()).digest()
         self._rng = random.Random(int.from_bytes(digest[:8], "big"))
+        opening = hashlib.sha256(f"{seed}:noise-opening:{namespace}".encode()).digest()
+        self._opening_rng = random.Random(int.from_bytes(opening[:8], "big"))
         self._start = cluster.now()
         self._plan: list[Disturbance] = []
         self._next = 0
@@ -99,7 +127,24 @@ class NoiseScheduler:
             kind = self._rng.choice(config["kinds"])
             self._plan.append(Disturbance(round(t), kind, self._rng.choice(targets), index))
             index += 1
+        # Stable: at equal times the opening goes first, then the periodic plan in its order.
+        self._plan = sorted([*self.opening(targets), *self._plan], key=lambda d: d.at_s)
         return self._plan
+
+    def opening(self, targets: list[str]) -> list[Disturbance]:
+        """The profile's opening burst over `targets`: the first at 0 s, the others at seeded
+        instants of the first `OPENING_S` seconds, on targets drawn without repeats while they last."""
+        kinds = OPENING[self.profile]
+        rng = self._opening_rng
+        times = [0.0, *sorted(round(rng.uniform(1.0, OPENING_S)) for _ in kinds[1:])]
+        pool: list[str] = []
+        burst = []
+        for index, (at, kind) in enumerate(zip(times, kinds, strict=True)):
+            if not pool:
+                pool = list(targets)
+            target = pool.pop(rng.randrange(len(pool)))
+            burst.append(Disturbance(at, kind, target, OPENING_INDEX + index))
+        return burst
 
     # ------------------------------------------------------------------ run
     def tick(self) -> list[Disturbance]:
@@ -166,6 +211,11 @@ class NoiseScheduler:
         if item.kind == "pod-kill":
             self._chaos("PodChaos", f"pod-kill-{suffix}",
                         {"action": "pod-kill", "mode": "one", "selector": selector, "gracePeriod": 0})
+        elif item.kind == "container-kill":
+            container = pods[0]["spec"]["containers"][0]["name"]
+            self._chaos("PodChaos", f"container-kill-{suffix}",
+                        {"action": "container-kill", "mode": "one", "selector": selector,
+                         "containerNames": [container]})
         elif item.kind == "pod-failure":
             self._chaos("PodChaos", f"pod-failure-{suffix}",
                         {"action": "pod-failure", "mode": "one", "selector": selector, "duration": "30s"})

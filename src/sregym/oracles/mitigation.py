@@ -1,10 +1,13 @@
 """The mitigation oracle: run the workload for a verification window, then judge with checks.
 
 After the agent says it is done, the cluster keeps running (noise paused) for `window_s`
-simulated seconds. `must_keep` checks are sampled through the second half of the window and must
-hold at every sample (a fix that flaps, or an SLO that recovers only at the last second, fails);
-`must_fix` checks are evaluated at the end. Durability checks then disturb the cluster (recreate
-a pod, replay a trigger) and the `must_fix` checks must still pass afterwards.
+simulated seconds. `must_keep` checks are sampled through the judged part of the window — its
+second half, moved later (by at most the SLO window) when the system converges late, so a valid
+fix whose own transient (a retrying ReplicaSet, a restarted database) lasts a while is judged on
+the steady state after it (`oracles.steady_state`) — and must hold at every sample (a fix that
+flaps, or an SLO that recovers only at the last second, fails); `must_fix` checks are evaluated
+at the end. Durability checks then disturb the cluster (recreate a pod, replay a trigger) and
+the `must_fix` checks must still pass afterwards.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sregym.oracles.checks import CHECKS, CheckContext
+from sregym.oracles.steady_state import JudgedPart, converged
 from sregym.types import CheckResult, CheckRole, MitigationScore
 
 if TYPE_CHECKING:
@@ -38,15 +42,22 @@ def evaluate(ctx: CheckContext, specs: Sequence[CheckSpec], role: CheckRole) -> 
 
 def verify(ctx: CheckContext, *, must_fix: Sequence[CheckSpec], must_keep: Sequence[CheckSpec],
            durability: Sequence[CheckSpec] = (), window_s: float = 300.0) -> MitigationScore:
-    """Advance through the window, sample, then run durability and re-check must_fix."""
+    """Advance through the window (watching for convergence), sample the judged part, then run
+    durability and re-check must_fix."""
     elapsed = 0.0
     keep_failures: dict[int, CheckResult] = {}
     last_keep: list[CheckResult] = []
-    while elapsed < window_s:
-        step = min(SAMPLE_EVERY_S, window_s - elapsed)
+    converged_at = 0.0 if converged(ctx)[0] else None
+    part = JudgedPart.plan(window_s, ctx.slo_window_s, converged_at)
+    while elapsed < part.end_s:
+        step = min(SAMPLE_EVERY_S, part.end_s - elapsed)
         ctx.cluster.advance(step)
         elapsed += step
-        if elapsed >= window_s / 2:
+        if converged_at is None and elapsed <= part.converge_by_s:
+            if converged(ctx)[0]:
+                converged_at = elapsed
+            part = JudgedPart.plan(window_s, ctx.slo_window_s, converged_at)
+        if elapsed >= part.start_s:
             last_keep = evaluate(ctx, must_keep, "must_keep")
             for index, result in enumerate(last_keep):
                 if not result.passed and index not in keep_failures:
@@ -61,4 +72,4 @@ def verify(ctx: CheckContext, *, must_fix: Sequence[CheckSpec], must_keep: Seque
         again = evaluate(ctx, must_fix, "must_fix")
         results.extend(CheckResult(name=f"{r.name} (after durability)", role="durability", passed=r.passed,
                                    detail=r.detail) for r in again)
-    return MitigationScore(passed=all(r.passed for r in results), checks=tuple(results), window_s=window_s)
+    return MitigationScore(passed=all(r.passed for r in results), checks=tuple(results), window_s=part.end_s)

@@ -83,6 +83,7 @@ class ProblemRun:
         protected = {rc.entity.name for rc in self.problem.ground_truth.involved} | {"loadgenerator"}
         self.noise = NoiseScheduler(self.cluster, profile=self.noise_profile, seed=self.seed,
                                     namespace=self.app.namespace, protected=protected)
+        self.noise.tick()  # the opening's first disturbance lands now, before any fault
 
     def setup(self) -> None:
         """Deploy, warm up, record the baseline, inject and let the fault take hold (with noise)."""
