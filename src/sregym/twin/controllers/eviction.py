@@ -280,6 +280,7 @@ class EvictionManager(Controller):
                 instance.process.close()
                 instance.finished_at, instance.exit_code, instance.reason = now, 137, "Error"
                 instance.listening.clear()
+                runtime_of(self.twin).changed()
                 instance.ready = False
                 record.done = True
                 finished[record.name] = {"terminated": {

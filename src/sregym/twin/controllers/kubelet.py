@@ -554,6 +554,7 @@ class Kubelet(Controller):
                                      ctx=ctx, image=image.ref.canonical, image_id=image.image_id,
                                      argv=argv, spec_image=container.get("image", ""))
         record.current = instance
+        self.runtime.changed()
         record.waiting_reason, record.waiting_message = "", ""
         self.logs.open(container_id, {"namespace": runtime.namespace, "pod": runtime.name,
                                       "container": record.name, "node": runtime.node,
@@ -599,9 +600,12 @@ class Kubelet(Controller):
             if isinstance(effect, Output):
                 self._log(instance, timed.at, effect.stream, effect.text)
             elif isinstance(effect, Listen):
+                if instance.listening.get((effect.port, effect.protocol)) is not effect:
+                    self.runtime.changed()
                 instance.listening[(effect.port, effect.protocol)] = effect
             elif isinstance(effect, Unlisten):
-                instance.listening.pop((effect.port, effect.protocol), None)
+                if instance.listening.pop((effect.port, effect.protocol), None) is not None:
+                    self.runtime.changed()
             elif isinstance(effect, Usage):
                 if effect.memory_bytes is not None:
                     instance.memory_bytes = effect.memory_bytes
@@ -661,6 +665,7 @@ class Kubelet(Controller):
         instance.exit_code = code
         instance.reason = reason or ("Completed" if code == 0 else "Error")
         instance.listening.clear()
+        self.runtime.changed()
         instance.ready = False
         instance.message = self._termination_message(record, instance, code)
         record.waiting_reason, record.waiting_message = "", ""

@@ -19,7 +19,8 @@ The pipeline, in order, each stage with the failure a real client sees:
 `Router.route()` returns every endpoint leg with its share of traffic (the fluid engine uses the
 fractions); `connect()` draws one leg from the `dataplane-connect` random stream (exec tools).
 The static part (DNS, Service, endpoints, policy) is cached until a relevant object changes; the
-dynamic part (who listens now, chaos) is evaluated per tick.
+dynamic part (who listens now, chaos, the source node's kernel) is evaluated at most once per tick
+and kept across ticks while the generations of its inputs (`route_inputs.stamp`) are unchanged.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.chaos.node_kernel import connect_failure
+from sregym.twin.dataplane import route_inputs
 from sregym.twin.dataplane.tcp_loss import path_cost as tcp_path_cost
 from sregym.twin.node.runtime import runtime_of
 
@@ -125,7 +127,8 @@ class Router:
         self._pod_ips: dict[str, dict[str, Any]] = {}
         self._node_ips: dict[str, str] = {}
         self._static: dict[tuple[Any, ...], _Static] = {}
-        self._dynamic: dict[tuple[Any, ...], tuple[float, int, Route]] = {}
+        # key -> (tick, store version, route, input stamp when evaluated): see `route_inputs`.
+        self._dynamic: dict[tuple[Any, ...], tuple[float, int, Route, tuple[Any, ...] | None]] = {}
         twin.store.add_listener(self._on_change)
 
     # ------------------------------------------------------------------ caching
@@ -168,16 +171,23 @@ class Router:
         src_uid = (src_pod or {}).get("metadata", {}).get("uid", "")
         key = (src_uid, host, int(port), protocol, connect_timeout_ms)
         cached = self._dynamic.get(key)
-        if cached is not None and cached[0] == now and cached[1] == self.version:
-            return cached[2]
+        if cached is not None and cached[1] == self.version:
+            if cached[0] == now:  # the first evaluation in a tick holds for the rest of it
+                return cached[2]
+            if route_inputs.CROSS_TICK:  # a later tick: reuse while no input changed since
+                stamp = route_inputs.stamp(self.twin, self.version, src_pod)
+                if cached[3] == stamp:
+                    self._dynamic[key] = (now, self.version, cached[2], stamp)
+                    return cached[2]
         static = self._static.get(key)
         if static is None:
             static = self._resolve_static(src_pod, host, int(port), protocol, connect_timeout_ms)
             self._static[key] = static
         route = self._evaluate(src_pod, host, int(port), protocol, static, connect_timeout_ms)
+        stamp = route_inputs.stamp(self.twin, self.version, src_pod) if route_inputs.CROSS_TICK else None
         if len(self._dynamic) > 50_000:
             self._dynamic.clear()
-        self._dynamic[key] = (now, self.version, route)
+        self._dynamic[key] = (now, self.version, route, stamp)
         return route
 
     def connect(self, src_pod: dict[str, Any] | None, host: str, port: int, *, protocol: str = "TCP",

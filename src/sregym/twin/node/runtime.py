@@ -145,9 +145,18 @@ class Runtime:
         self._by_name: dict[tuple[str, str], str] = {}
         self._by_ip: dict[str, str] = {}
         self.usage_hooks: list[UsageHook] = []
+        # Bumped whenever what `listener()` answers may change (a pod's runtime added or removed, a
+        # container started or finished, a port opened or closed): routes cached across ticks
+        # (`dataplane.route_inputs`) are re-evaluated when it moves.
+        self.generation = 0
+
+    def changed(self) -> None:
+        """Record that listeners may have changed (see `generation`)."""
+        self.generation += 1
 
     # ------------------------------------------------------------ bookkeeping
     def add(self, pod: PodRuntime) -> None:
+        self.generation += 1
         self.pods[pod.uid] = pod
         self._by_name[(pod.namespace, pod.name)] = pod.uid
         if pod.ip != pod.host_ip:
@@ -156,6 +165,7 @@ class Runtime:
     def remove(self, uid: str) -> PodRuntime | None:
         pod = self.pods.pop(uid, None)
         if pod is not None:
+            self.generation += 1
             if self._by_name.get((pod.namespace, pod.name)) == uid:
                 del self._by_name[(pod.namespace, pod.name)]
             if self._by_ip.get(pod.ip) == uid:

@@ -37,6 +37,9 @@ class Series:
     labels: dict[str, str]
     timestamps: list[int] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
+    # `label_key(labels)`, kept by the TSDB so `select` does not rebuild it to sort (alert rules
+    # select over a thousand span-metric buckets every evaluation).
+    key: LabelKey | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -83,6 +86,10 @@ class MetricMetadata:
     unit: str = ""
 
 
+def _sort_key(series: Series) -> LabelKey:
+    return series.key if series.key is not None else label_key(series.labels)
+
+
 class TSDB:
     """Series storage with a metric-name index. Appends must be in time order per series."""
 
@@ -108,6 +115,7 @@ class TSDB:
         series = self._series.get(key)
         if series is None:
             series = Series(dict(key))
+            series.key = label_key(series.labels)
             self._series[key] = series
             self._by_name.setdefault(series.name, []).append(series)
         return series
@@ -130,7 +138,7 @@ class TSDB:
         pool: Iterable[Series] = self._by_name.get(name_eq, []) if name_eq is not None else \
             self._series.values()
         out = [s for s in pool if all(m.matches(s.labels) for m in ms)]
-        out.sort(key=lambda s: label_key(s.labels))
+        out.sort(key=_sort_key)
         return out
 
     def all_series(self) -> Iterator[Series]:

@@ -283,7 +283,8 @@ class Engine:
                     per_step.append(_EMPTY_WINDOW)  # shared: a sparse series costs a pointer a step
                     continue
                 ts, vs = times[lo:hi], vals[lo:hi]
-                if drop_stale and any(is_stale(v) for v in vs):
+                # `v != v` only for NaN: the common window holds none, and is_stale unpacks bits.
+                if drop_stale and any(v != v for v in vs) and any(is_stale(v) for v in vs):
                     keep = [i for i, v in enumerate(vs) if not is_stale(v)]
                     ts = [ts[i] for i in keep]
                     vs = [vs[i] for i in keep]
