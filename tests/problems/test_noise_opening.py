@@ -79,3 +79,25 @@ def test_same_seed_same_opening_and_none_stays_quiet(opened: Any, profile: str) 
     assert plans[0][0].at_s == 0 and [d.kind for d in plans[0][:1]] == [OPENING[profile][0]]
     assert sum(d.at_s <= OPENING_S for d in plans[0]) >= len(OPENING[profile])
     assert NoiseScheduler(cluster, profile="none", seed=11, namespace=NS).plan() == []
+
+
+def test_pod_replacing_noise_restarts_a_container_once_admission_changed() -> None:
+    """An incident's LimitRange would reshape any pod noise makes the ReplicaSet re-create: once
+    what admits pods changed since noise started, a pod kill or rollout restarts a container."""
+    from sregym.noise.schedule import CHAOS_NAMESPACE, Disturbance
+
+    cluster = TwinCluster.new(3)
+    for name in ("api", "cache"):
+        cluster.apply(_deployment(name))
+    cluster.advance(20)
+    noise = NoiseScheduler(cluster, profile="high", seed=3, namespace=NS)
+    assert noise._apply(Disturbance(0, "pod-kill", "api", 1))  # before: a real pod kill
+    cluster.apply({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "limits", "namespace": NS},
+                   "spec": {"limits": [{"type": "Container", "default": {"memory": "8Mi"}}]}})
+    assert noise._apply(Disturbance(0, "pod-kill", "cache", 2))
+    assert noise._apply(Disturbance(0, "rollout", "cache", 3))
+    actions = {o["metadata"]["name"]: o["spec"]["action"] for o in cluster.list("PodChaos", CHAOS_NAMESPACE)}
+    assert actions == {"pod-kill-api-1": "pod-kill", "container-kill-cache-2": "container-kill",
+                       "container-kill-cache-3": "container-kill"}
+    restarted = cluster.get("Deployment", NS, "cache")["spec"]["template"]["metadata"].get("annotations") or {}
+    assert "kubectl.kubernetes.io/restartedAt" not in restarted

@@ -24,7 +24,8 @@ own seeded stream, so the periodic plan after it is the one the seed always gave
 
 Noise never touches the root-cause path in a way that changes the ground truth: targets are the
 namespace's Deployments minus `protected` (every entity the ground truth involves, and the load
-generator), for the opening as for the rest.
+generator), for the opening as for the rest; and once what admits new pods has changed (a LimitRange,
+quota or webhook), disturbances that would replace pods restart a container instead.
 
 The plan is drawn once from the seed; `tick()` applies what is due. `pause()` (during the
 verification window) deletes running experiments and stops applying; `resume()` continues.
@@ -34,6 +35,7 @@ Everything is written through `Cluster`, so noise runs the same on the twin and 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -105,6 +107,7 @@ class NoiseScheduler:
         self._active: list[tuple[str, str]] = []  # (kind, name) of chaos objects created
         self.applied: list[Disturbance] = []
         self._installed = False
+        self._admission_at_start: str | None = None  # `_admission()` when the first disturbance ran
 
     # ------------------------------------------------------------------ plan
     def targets(self) -> list[str]:
@@ -200,7 +203,34 @@ class NoiseScheduler:
                              "metadata": {"name": name, "namespace": CHAOS_NAMESPACE}, "spec": spec})
         self._active.append((kind, name))
 
+    def _admission(self) -> str:
+        """What shapes a new pod on its way in: the namespace's LimitRanges and ResourceQuotas and
+        the cluster's admission webhooks (their specs, not their status)."""
+        parts = []
+        for kind, namespace in (("LimitRange", self.namespace), ("ResourceQuota", self.namespace),
+                                ("MutatingWebhookConfiguration", None), ("ValidatingWebhookConfiguration", None)):
+            for obj in self.cluster.list(kind, namespace):
+                body = obj.get("spec", obj.get("webhooks"))
+                parts.append(f"{kind}/{obj['metadata']['name']}={json.dumps(body, sort_keys=True)}")
+        return "\n".join(sorted(parts))
+
+    def _spares_admission(self, kind: str) -> str:
+        """A disturbance that replaces pods sends the new ones through admission; once what admits
+        them has changed since noise started (an incident's LimitRange, quota or webhook), a
+        replaced pod of an uninvolved workload would be reshaped by it — the incident reaching past
+        its ground truth. Such a disturbance becomes a container restart (no new pod)."""
+        if kind not in ("pod-kill", "rollout"):
+            return kind
+        if self._admission_at_start is None:
+            return kind
+        return kind if self._admission() == self._admission_at_start else "container-kill"
+
     def _apply(self, item: Disturbance) -> bool:
+        if self._admission_at_start is None:
+            self._admission_at_start = self._admission()
+        kind = self._spares_admission(item.kind)
+        if kind != item.kind:
+            item = Disturbance(item.at_s, kind, item.target, item.index)
         pods = self._pods_of(item.target)
         if not pods:
             return False
