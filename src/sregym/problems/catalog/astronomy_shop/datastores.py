@@ -29,7 +29,7 @@ from sregym.problems.catalog.astronomy_shop.common import (
     error_free,
     mitigation,
 )
-from sregym.problems.model import CheckSpec, Difficulty, FaultSpec, Problem, Tags
+from sregym.problems.model import Action, CheckSpec, Difficulty, FaultSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import GroundTruth
 
@@ -143,3 +143,36 @@ def store_changes() -> list[Problem]:
     stalls with the old pod still serving. Fix: the store's server arguments or memory limit back to what the clients need.
     """
     return [store_problem(c) for c in CASES]
+
+
+@problem
+def catalog_select_revoked() -> Problem:
+    """The shop's PostgreSQL role `otelu` loses `SELECT` on the `catalog.products` table (a DBA's
+    `REVOKE` run in the `postgresql` pod): product-catalog still connects and authenticates, but
+    every product query fails with `permission denied for table products`.
+
+    Product listings, product pages, recommendations and checkouts that price items fail; every
+    pod is Running and Ready. Fix: grant `SELECT` on the table back to `otelu` (in psql).
+    """
+    grant = "GRANT SELECT ON catalog.products TO otelu"
+    return Problem(
+        id="astronomy-shop/catalog-select-revoked-v1",
+        title="product pages fail while every pod is running",
+        app=APP, namespace=NAMESPACE,
+        tags=Tags(layers=("app", "config"), difficulty="medium", suites=(SUITE,)),
+        faults=(FaultSpec(fault="postgres_sql", params={
+            "namespace": NAMESPACE, "deployment": "postgresql", "database": "otel",
+            "statement": "REVOKE SELECT ON catalog.products FROM otelu", "undo": grant}),),
+        ground_truth=GroundTruth(
+            root_causes=(deploy("postgresql"),), mechanism="db_auth",
+            detail="SELECT on table catalog.products was revoked from role otelu in PostgreSQL: product-catalog's "
+                   "queries fail with permission denied for table products",
+            detail_keywords=("REVOKE", "SELECT", "otelu", "catalog.products", "permission denied", "privilege"),
+            affected=(deploy("product-catalog"),), impact_keywords=IMPACT,
+            description="The application role lost read access to the products table; product-catalog fails "
+                        "every query and with it product pages and checkouts."),
+        mitigation=mitigation(error_free("product-catalog")),
+        gold=(Action(op="exec", kind="Deployment", namespace=NAMESPACE, name="postgresql",
+                     command=("psql", "-U", "root", "-d", "otel", "-c", grant)),),
+        settle_s=SETTLE_S,
+    )
