@@ -145,34 +145,62 @@ def store_changes() -> list[Problem]:
     return [store_problem(c) for c in CASES]
 
 
-@problem
-def catalog_select_revoked() -> Problem:
-    """The shop's PostgreSQL role `otelu` loses `SELECT` on the `catalog.products` table (a DBA's
-    `REVOKE` run in the `postgresql` pod): product-catalog still connects and authenticates, but
-    every product query fails with `permission denied for table products`.
 
-    Product listings, product pages, recommendations and checkouts that price items fail; every
-    pod is Running and Ready. Fix: grant `SELECT` on the table back to `otelu` (in psql).
-    """
-    grant = "GRANT SELECT ON catalog.products TO otelu"
+@dataclass(frozen=True)
+class GrantCase:
+    """One privilege a DBA revokes from the application role `otelu`: on which table, who queries
+    it, and the check that is green once the privilege is back."""
+
+    slug: str
+    title: str
+    privilege: str
+    table: str
+    client: str
+    symptom: str
+
+
+GRANTS: tuple[GrantCase, ...] = (
+    GrantCase("catalog-select-revoked", "product pages fail while every pod is running", "SELECT",
+              "catalog.products", "product-catalog",
+              "product-catalog fails every query, and with it product pages and checkouts"),
+    GrantCase("accounting-insert-revoked", "placed orders are not recorded", "INSERT", "accounting.order",
+              "accounting", "accounting cannot record any order it consumes from Kafka"),
+)
+
+
+def grant_problem(case: GrantCase) -> Problem:
+    """The problem of one revoked privilege: a psql REVOKE in the postgresql pod, one client affected."""
+    grant = f"GRANT {case.privilege} ON {case.table} TO otelu"
+    short = case.table.split(".", 1)[1]
     return Problem(
-        id="astronomy-shop/catalog-select-revoked-v1",
-        title="product pages fail while every pod is running",
+        id=f"astronomy-shop/{case.slug}-v1",
+        title=case.title,
         app=APP, namespace=NAMESPACE,
         tags=Tags(layers=("app", "config"), difficulty="medium", suites=(SUITE,)),
         faults=(FaultSpec(fault="postgres_sql", params={
             "namespace": NAMESPACE, "deployment": "postgresql", "database": "otel",
-            "statement": "REVOKE SELECT ON catalog.products FROM otelu", "undo": grant}),),
+            "statement": f"REVOKE {case.privilege} ON {case.table} FROM otelu", "undo": grant}),),
         ground_truth=GroundTruth(
             root_causes=(deploy("postgresql"),), mechanism="db_auth",
-            detail="SELECT on table catalog.products was revoked from role otelu in PostgreSQL: product-catalog's "
-                   "queries fail with permission denied for table products",
-            detail_keywords=("REVOKE", "SELECT", "otelu", "catalog.products", "permission denied", "privilege"),
-            affected=(deploy("product-catalog"),), impact_keywords=IMPACT,
-            description="The application role lost read access to the products table; product-catalog fails "
-                        "every query and with it product pages and checkouts."),
-        mitigation=mitigation(error_free("product-catalog")),
+            detail=f"{case.privilege} on table {case.table} was revoked from role otelu in PostgreSQL: "
+                   f"{case.client}'s queries fail with permission denied for table {short}",
+            detail_keywords=("REVOKE", case.privilege, "otelu", case.table, "permission denied", "privilege"),
+            affected=(deploy(case.client),), impact_keywords=IMPACT,
+            description=f"The application role lost {case.privilege} on {case.table}; {case.symptom}."),
+        mitigation=mitigation(error_free(case.client)),
         gold=(Action(op="exec", kind="Deployment", namespace=NAMESPACE, name="postgresql",
                      command=("psql", "-U", "root", "-d", "otel", "-c", grant)),),
         settle_s=SETTLE_S,
     )
+
+
+@problem
+def revoked_privileges() -> list[Problem]:
+    """The shop's PostgreSQL role `otelu` loses a privilege on one table (a DBA's `REVOKE` run
+    in the `postgresql` pod): `SELECT` on `catalog.products` (product-catalog) or `INSERT` on
+    `accounting.order` (accounting, which consumes orders from Kafka).
+
+    The client still connects and authenticates, but its queries fail with `permission denied
+    for table ...`; every pod is Running and Ready. Fix: grant the privilege back to `otelu`.
+    """
+    return [grant_problem(c) for c in GRANTS]
