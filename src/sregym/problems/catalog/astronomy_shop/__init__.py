@@ -1,3 +1,4 @@
 """Astronomy Shop (OpenTelemetry demo) problems: failure flags flipped in flagd's ConfigMap
-(`feature_flags`), and bad changes to a workload's env or image (`workload_changes`). The three
+(`feature_flags`), bad changes to a workload's env or image (`workload_changes`), and changes
+to the backing stores Valkey, PostgreSQL and Kafka (`datastores`). The three
 ITBench-AA tasks are ITBench scenarios 3, 16 and 20 among them (tag `sources`)."""
