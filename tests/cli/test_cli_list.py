@@ -35,7 +35,7 @@ def test_list_problems_has_a_header_and_filters_by_suite_and_tag() -> None:
 def test_an_unknown_suite_or_tag_lists_the_known_ones() -> None:
     result = runner.invoke(app, ["list", "problems", "--suite", "lightweight"])
     assert result.exit_code == 2
-    assert result.stderr.strip() == "sregym list problems: --suite: unknown suite 'lightweight'; known: demo, lite"
+    assert result.stderr.strip() == "sregym list problems: --suite: unknown suite 'lightweight'; known: astronomy-shop, demo, itbench-aa, lite"
     result = runner.invoke(app, ["list", "problems", "--tag", "dns"])
     assert result.exit_code == 2
     line = result.stderr.strip()
@@ -46,7 +46,8 @@ def test_list_suites_counts_problems() -> None:
     rows = _rows(["list", "suites"])
     assert rows[0] == ["SUITE", "PROBLEMS"]
     counts = {name: int(n) for name, n in rows[1:]}
-    assert counts["lite"] == len(select(suite="lite")) == 22
+    assert counts["lite"] == len(select(suite="lite")) == 26
+    assert counts["itbench-aa"] == len(select(suite="itbench-aa")) >= 3
     assert counts["demo"] == len(select(suite="demo"))
 
 

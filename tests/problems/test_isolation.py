@@ -1,8 +1,8 @@
 """Nothing the agent credential can reach names a fault or a problem.
 
 The sweep itself (high noise, the fault taking hold, then every readable kind and the app's logs
-read with the agent credential) runs in the problem group's child process: see
-`tests/support/problem_batch.py`.
+read with the agent credential) runs in the problem group's child process, once per app and set of
+fault mechanisms (`isolation_sample`): see `tests/support/problem_batch.py`.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 
 from sregym.problems import all_problem_ids, get_problem
-from support.problem_batch import batch_result, group_of
+from support.problem_batch import batch_result, group_of, isolation_sample
 
 
 @pytest.mark.parametrize("problem_id", [pytest.param(pid, marks=pytest.mark.xdist_group(group_of(pid)))
-                                        for pid in all_problem_ids()])
+                                        for pid in all_problem_ids() if pid in isolation_sample()])
 def test_agent_view_has_no_fault_or_problem_identifier(problem_id: str) -> None:
     view = batch_result(problem_id)["isolation"]
     assert "error" not in view, view.get("error")

@@ -38,7 +38,7 @@ from sregym.twin.node.runtime import (
 )
 from sregym.twin.node.shell import Listen, Output, Process, ShellContext, Unlisten, Usage
 from sregym.twin.node.stdin import idle_on_stdin, waits_for_stdin
-from sregym.twin.topology import KUBERNETES_VERSION
+from sregym.twin.topology import HIDDEN_NAMESPACES, KUBERNETES_VERSION
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -445,7 +445,9 @@ class Kubelet(Controller):
                 return None
             record.pull_backoff_seconds = 0
             record.pull_error = ""
-            self._remember_image(runtime.node, result)
+            if (pod.get("metadata") or {}).get("namespace") not in HIDDEN_NAMESPACES:
+                # The benchmark's own machinery (Chaos Mesh's daemons) leaves no image on a node's list.
+                self._remember_image(runtime.node, result)
             return result
         if present and policy != "Always":
             if record.pulled_image != image:

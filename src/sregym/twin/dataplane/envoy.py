@@ -198,9 +198,10 @@ class EnvoyProxies(Controller):
 
     def reconcile(self) -> None:
         engine = self.twin.services.dataplane
-        if engine is None or not _CONFIGS:
+        procs = getattr(engine, "procs", None)  # a stand-in data plane may have no processes
+        if not procs or not _CONFIGS:
             return
-        proxies = {k: p for k, p in engine.procs.items() if p.inst.spec.name in _CONFIGS}
+        proxies = {k: p for k, p in procs.items() if p.inst.spec.name in _CONFIGS}
         for key in [k for k in self.states if k not in proxies]:
             del self.states[key]
         if not proxies:

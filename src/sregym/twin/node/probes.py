@@ -65,7 +65,7 @@ def server_latency_ms(twin: Twin, probe: dict[str, Any], container: dict[str, An
 def _grpc_status(instance: ContainerInstance, pod_ip: str, port: int) -> str | None:
     """What the server's grpc.health.v1 Check answers (the data plane's `grpc_health_status`
     hook, when it offers one); None when nothing models it (SERVING)."""
-    twin = getattr(instance.ctx, "twin", None)
+    twin = getattr(getattr(instance, "ctx", None), "twin", None)
     dataplane = twin.services.dataplane if twin is not None else None
     hook = getattr(dataplane, "grpc_health_status", None)
     return hook(pod_ip, port) if hook is not None else None

@@ -131,7 +131,8 @@ def _cases() -> tuple[PathCase, ...]:
             "requests to the frontend time out and users get errors.",
             _serves("frontend"),
             (Action(op="delete", kind="NetworkPolicy", namespace=NAMESPACE, name="frontend-ingress"),),
-            ("itbench:31",), "medium"),
+            # the users' requests held by the dropped packets time out before the load returns
+            ("itbench:31",), "medium", window_s=WINDOW_S + 60.0),
         PathCase(
             "frontend-dns-policy", "every page fails while the frontend is running",
             (FaultSpec(fault="set_dns_policy", params={
