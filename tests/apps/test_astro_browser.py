@@ -21,6 +21,7 @@ from sregym.twin.api.kubeconfig import make_tokens, token_for
 from sregym.twin.dataplane.browser import split_users, user_classes
 from sregym.twin.dataplane.pages import PageRequest, pages_for
 from sregym.twin.telemetry.promql import Engine
+from support.astro_twin import flip_flag
 
 pytestmark = pytest.mark.xdist_group("astro_browser")
 
@@ -37,13 +38,6 @@ def shop() -> Twin:
     return twin
 
 
-def _flip(twin: Twin, flag: str, variant: str) -> None:
-    cm = twin.get("configmaps", NS, "flagd-config")
-    data = json.loads(cm["data"]["demo.flagd.json"])
-    data["flags"][flag]["defaultVariant"] = variant
-    twin.patch("configmaps", NS, "flagd-config", {"data": {"demo.flagd.json": json.dumps(data, indent=2)}})
-    twin.patch("deployments", NS, "flagd", {"spec": {"template": {"metadata": {"annotations": {
-        "kubectl.kubernetes.io/restartedAt": str(twin.clock.now)}}}}})
 
 
 def _value(twin: Twin, expr: str) -> float:
@@ -88,7 +82,7 @@ def test_the_chart_enables_browser_users_who_fetch_product_images(shop: Twin) ->
 
 def test_image_slow_load_delays_image_fetches_and_recovers(shop: Twin) -> None:
     before, api_before = _mean_ms(shop, IMAGES), _mean_ms(shop, 'span_name="HTTP GET /api/products"')
-    _flip(shop, "imageSlowLoad", "10sec")
+    flip_flag(shop, "imageSlowLoad", "10sec")
     shop.advance(60)
     rate = _rate(shop, IMAGES)
     # Little's law: rate × 10 s requests would wait at once; Envoy delays at most 100 (max_active_faults)
@@ -96,7 +90,7 @@ def test_image_slow_load_delays_image_fetches_and_recovers(shop: Twin) -> None:
     rise = _mean_ms(shop, IMAGES) - before
     assert expected * 0.8 < rise < expected * 1.2
     assert _mean_ms(shop, 'span_name="HTTP GET /api/products"') < api_before + 50.0  # only the header's requests
-    _flip(shop, "imageSlowLoad", "off")
+    flip_flag(shop, "imageSlowLoad", "off")
     shop.advance(60)
     assert _mean_ms(shop, IMAGES) < before + 50.0
 
@@ -114,13 +108,13 @@ def test_ai_assistant_answers_like_the_llm_mock(shop: Twin) -> None:
 
 
 def test_llm_inaccurate_response_changes_the_answer_for_one_product(shop: Twin) -> None:
-    _flip(shop, "llmInaccurateResponse", "on")
+    flip_flag(shop, "llmInaccurateResponse", "on")
     shop.advance(20)
     inaccurate = json.loads(_ask(shop, "L9ECAV7KIM", "Can you summarize the product reviews?")[1])["response"]
     assert inaccurate == summaries(True)["L9ECAV7KIM"] and "damaged their equipment" in inaccurate
     assert json.loads(_ask(shop, "OLJCESPC7Z", "Can you summarize the product reviews?")[1])["response"] == \
         summaries(False)["OLJCESPC7Z"]
-    _flip(shop, "llmInaccurateResponse", "off")
+    flip_flag(shop, "llmInaccurateResponse", "off")
     shop.advance(20)
     assert json.loads(_ask(shop, "L9ECAV7KIM", "Can you summarize the product reviews?")[1])["response"] == \
         summaries(False)["L9ECAV7KIM"]
@@ -154,7 +148,7 @@ def test_flagd_down_keeps_cart_serving_and_the_hooks_record_exceptions(shop: Twi
     probe = {"grpc": {"port": 8080}, "periodSeconds": 5, "failureThreshold": 3}
     shop.patch("deployments", NS, "cart", {"spec": {"template": {"spec": {"containers": [
         {"name": "cart", "readinessProbe": probe}]}}}})
-    _flip(shop, "failedReadinessProbe", "on")
+    flip_flag(shop, "failedReadinessProbe", "on")
     shop.advance(60)
     assert not _ready(_cart_pod(shop))
     down_at = int(shop.clock.now * 1_000_000)
@@ -167,7 +161,7 @@ def test_flagd_down_keeps_cart_serving_and_the_hooks_record_exceptions(shop: Twi
     late = [e for e in _event_logs(shop, "checkout", "oteldemo.CheckoutService/PlaceOrder", down_at + 15_000_000) if e]
     assert late and all(entry[0] == exception and entry[1]["feature_flag.key"] == "kafkaQueueProblems"
                         for entry in late)
-    _flip(shop, "failedReadinessProbe", "off")
+    flip_flag(shop, "failedReadinessProbe", "off")
     shop.patch("deployments", NS, "flagd", {"spec": {"replicas": 1}})
     shop.advance(30)
 

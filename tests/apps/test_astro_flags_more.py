@@ -7,7 +7,6 @@ One shared twin: the tests run in order."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from sregym.twin import Twin
 from sregym.twin.api.jaeger import create_jaeger_app
 from sregym.twin.api.kubeconfig import make_tokens, token_for
 from sregym.twin.telemetry.promql import Engine
+from support.astro_twin import flip_flag
 
 pytestmark = pytest.mark.xdist_group("astro_flags_more")
 
@@ -33,14 +33,6 @@ def shop() -> Twin:
     deploy_app(twin, NS)
     twin.advance(60)
     return twin
-
-
-def _flip(twin: Twin, flag: str, variant: str) -> None:
-    cm = twin.get("configmaps", NS, "flagd-config")
-    data = json.loads(cm["data"]["demo.flagd.json"])
-    data["flags"][flag]["defaultVariant"] = variant
-    twin.patch("configmaps", NS, "flagd-config", {"data": {"demo.flagd.json": json.dumps(data, indent=2)}})
-    _restart(twin, "flagd")
 
 
 def _restart(twin: Twin, deployment: str) -> None:  # kubectl rollout restart
@@ -84,24 +76,24 @@ def _event_logs(twin: Twin, service: str, operation: str) -> list[list[dict[str,
 def test_flood_homepage_multiplies_home_requests_and_recovers(shop: Twin) -> None:
     baseline = _value(shop, HOME)
     assert 0 < baseline < 2
-    _flip(shop, FLOOD_FLAG, "on")
+    flip_flag(shop, FLOOD_FLAG, "on")
     shop.advance(60)
     flooded = _value(shop, HOME)
     # 100 GET / per flood_home pick of the 5 HTTP users (the browser users, the other 5, open / too)
     assert flooded > 5 * baseline + 5
-    _flip(shop, FLOOD_FLAG, "off")
+    flip_flag(shop, FLOOD_FLAG, "off")
     shop.advance(60)
     assert _value(shop, HOME) < 2
 
 
 def test_flood_falls_back_to_zero_when_flagd_is_down(shop: Twin) -> None:
-    _flip(shop, FLOOD_FLAG, "on")
+    flip_flag(shop, FLOOD_FLAG, "on")
     shop.advance(45)
     assert _value(shop, HOME) > 10
     shop.patch("deployments", NS, "flagd", {"spec": {"replicas": 0}})
     shop.advance(60)
     assert _value(shop, HOME) < 2  # get_integer_value's default 0
-    _flip(shop, FLOOD_FLAG, "off")
+    flip_flag(shop, FLOOD_FLAG, "off")
     shop.patch("deployments", NS, "flagd", {"spec": {"replicas": 1}})
     shop.advance(45)
     assert _value(shop, HOME) < 2
@@ -109,12 +101,12 @@ def test_flood_falls_back_to_zero_when_flagd_is_down(shop: Twin) -> None:
 
 def test_failed_readiness_probe_without_a_probe_keeps_cart_ready(shop: Twin) -> None:
     """Chart 0.40.4 declares no probe on cart: the flag changes only the health answer."""
-    _flip(shop, "failedReadinessProbe", "on")
+    flip_flag(shop, "failedReadinessProbe", "on")
     shop.advance(60)
     pod = _cart_pod(shop)
     assert "readinessProbe" not in pod["spec"]["containers"][0]
     assert _ready(pod) and _cart_endpoints(shop)
-    _flip(shop, "failedReadinessProbe", "off")
+    flip_flag(shop, "failedReadinessProbe", "off")
 
 
 def test_failed_readiness_probe_with_a_grpc_probe_takes_cart_out(shop: Twin) -> None:
@@ -124,7 +116,7 @@ def test_failed_readiness_probe_with_a_grpc_probe_takes_cart_out(shop: Twin) -> 
         {"name": "cart", "readinessProbe": probe}]}}}})
     shop.advance(60)
     assert _ready(_cart_pod(shop))
-    _flip(shop, "failedReadinessProbe", "on")
+    flip_flag(shop, "failedReadinessProbe", "on")
     shop.advance(60)
     pod = _cart_pod(shop)
     assert pod["spec"]["containers"][0]["readinessProbe"]["grpc"]["port"] == 8080
@@ -137,7 +129,7 @@ def test_failed_readiness_probe_with_a_grpc_probe_takes_cart_out(shop: Twin) -> 
     errors = ('sum(rate(traces_span_metrics_calls_total{service_name="frontend",span_name="HTTP GET /api/cart",'
               'status_code="STATUS_CODE_ERROR"}[30s]))')
     assert _value(shop, errors) > 0
-    _flip(shop, "failedReadinessProbe", "off")
+    flip_flag(shop, "failedReadinessProbe", "off")
     shop.advance(60)
     assert _ready(_cart_pod(shop)) and _cart_endpoints(shop)
 

@@ -61,3 +61,16 @@ def warm_astro_twin(seed: int = READ_ONLY_SEED, advance_s: float = READ_ONLY_ADV
 
 __all__ = ["NS", "READ_ONLY_ADVANCE_S", "READ_ONLY_SEED", "SharedTwinChanged", "build_astro_twin",
            "warm_astro_twin"]
+
+
+def flip_flag(twin: Twin, flag: str, variant: str) -> None:
+    """Set `flag`'s defaultVariant in the flagd ConfigMap and restart flagd (`kubectl rollout
+    restart`): flagd reads an init container's copy of the file, so the edit takes effect only then."""
+    import json
+
+    ns = "astronomy-shop"
+    data = json.loads(twin.get("configmaps", ns, "flagd-config")["data"]["demo.flagd.json"])
+    data["flags"][flag]["defaultVariant"] = variant
+    twin.patch("configmaps", ns, "flagd-config", {"data": {"demo.flagd.json": json.dumps(data, indent=2)}})
+    twin.patch("deployments", ns, "flagd", {"spec": {"template": {"metadata": {"annotations": {
+        "kubectl.kubernetes.io/restartedAt": str(twin.clock.now)}}}}})
