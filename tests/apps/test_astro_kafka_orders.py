@@ -6,7 +6,6 @@ fraud-detection slows to a record a second."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -18,7 +17,7 @@ from sregym.twin.dataplane.consumer_records import Record
 from sregym.twin.dataplane.spec import Consumer
 from sregym.twin.telemetry.promql import Engine
 from sregym.twin.userland.context import exec_context, run_exec
-from support.astro_twin import warm_astro_twin
+from support.astro_twin import flip_flag, warm_astro_twin
 
 NS = "astronomy-shop"
 GROUPS = "/opt/kafka/bin/kafka-consumer-groups.sh"
@@ -137,12 +136,7 @@ def _check_broker_down(twin: Twin) -> None:
 def _check_queue_problems(twin: Twin) -> None:
     """The flag turned on as an SRE or a fault would: `defaultVariant` edited in the ConfigMap, then
     flagd restarted (the chart's init container copies the ConfigMap, so flagd reads it at start)."""
-    cm = twin.get("configmaps", NS, "flagd-config")
-    flags = json.loads(cm["data"]["demo.flagd.json"])
-    flags["flags"][FLAG]["defaultVariant"] = "on"
-    twin.patch("configmaps", NS, "flagd-config", {"data": {"demo.flagd.json": json.dumps(flags, indent=2)}})
-    twin.patch("deployments", NS, "flagd", {"spec": {"template": {"metadata": {"annotations": {
-        "kubectl.kubernetes.io/restartedAt": str(twin.clock.now)}}}}})
+    flip_flag(twin, FLAG, "on")
     twin.advance(30)
     _, before = _describe(twin, "fraud-detection")
     twin.advance(60)

@@ -4,7 +4,6 @@ rules (loaded only where the app runs, valid for promtool, firing on a real faul
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from typing import Any
@@ -16,6 +15,7 @@ from sregym.apps.astronomy_shop import RULES
 from sregym.twin import Twin
 from sregym.twin.telemetry.alerts import rule_manager
 from sregym.twin.telemetry.promql import Engine
+from support.astro_twin import flip_flag
 
 pytestmark = pytest.mark.xdist_group("astro_telemetry")  # the tests share one twin, in order
 NS = "astronomy-shop"
@@ -91,20 +91,12 @@ def test_healthy_shop_fires_none_of_its_alerts(shop: Twin) -> None:
 def test_manual_gc_flag_shows_as_full_collections(shop: Twin) -> None:
     major = 'sum(jvm_gc_duration_seconds_count{service_name="ad", jvm_gc_action="end of major GC"})'
     before = _value(shop, major)
-    cm = shop.get("configmaps", NS, "flagd-config")
-    data = json.loads(cm["data"]["demo.flagd.json"])
-    data["flags"]["adManualGc"]["defaultVariant"] = "on"
-    shop.patch("configmaps", NS, "flagd-config", {"data": {"demo.flagd.json": json.dumps(data, indent=2)}})
-    shop.patch("deployments", NS, "flagd", {"spec": {"template": {"metadata": {"annotations": {
-        "kubectl.kubernetes.io/restartedAt": str(shop.clock.now)}}}}})
+    flip_flag(shop, "adManualGc", "on")
     shop.advance(90)
     assert _value(shop, major) > before + 10
     assert 0.1 < _value(shop, 'histogram_quantile(0.99, sum by (le) (rate(jvm_gc_duration_seconds_bucket'
                               '{service_name="ad", jvm_gc_name="MarkSweepCompact"}[1m])))') <= 1
-    data["flags"]["adManualGc"]["defaultVariant"] = "off"
-    shop.patch("configmaps", NS, "flagd-config", {"data": {"demo.flagd.json": json.dumps(data, indent=2)}})
-    shop.patch("deployments", NS, "flagd", {"spec": {"template": {"metadata": {"annotations": {
-        "kubectl.kubernetes.io/restartedAt": str(shop.clock.now)}}}}})
+    flip_flag(shop, "adManualGc", "off")
 
 
 def test_scaled_away_service_fires_no_requests_received(shop: Twin) -> None:
