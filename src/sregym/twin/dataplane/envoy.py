@@ -22,6 +22,7 @@ durations) comes from the `dataplane-envoy` stream.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -366,20 +367,32 @@ def _bytes_sent(outcome: Outcome, rng: Any) -> int:
     return 200 + rng.randrange(6000) if outcome.status == 200 else 21
 
 
-def render_format(fmt: str, fields: dict[str, str]) -> str:
-    """Substitute `%OPERATOR%` command operators; unknown ones print `-` as Envoy's do when unset."""
-    out: list[str] = []
+@functools.lru_cache(maxsize=256)
+def _parsed_format(fmt: str) -> tuple[tuple[bool, str], ...]:
+    """`fmt` split once into (is_operator, text) parts: access logs render it per request line."""
+    parts: list[tuple[bool, str]] = []
+    literal: list[str] = []
     i = 0
     while i < len(fmt):
         if fmt[i] == "%":
             end = fmt.find("%", i + 1)
             if end > i:
-                out.append(fields.get(fmt[i + 1:end], "-"))
+                if literal:
+                    parts.append((False, "".join(literal)))
+                    literal = []
+                parts.append((True, fmt[i + 1:end]))
                 i = end + 1
                 continue
-        out.append(fmt[i])
+        literal.append(fmt[i])
         i += 1
-    return "".join(out)
+    if literal:
+        parts.append((False, "".join(literal)))
+    return tuple(parts)
+
+
+def render_format(fmt: str, fields: dict[str, str]) -> str:
+    """Substitute `%OPERATOR%` command operators; unknown ones print `-` as Envoy's do when unset."""
+    return "".join(fields.get(text, "-") if operator else text for operator, text in _parsed_format(fmt))
 
 
 __all__ = ["Cluster", "EnvoyConfig", "EnvoyProxies", "Outcome", "Route", "envoy_config", "outcomes",
