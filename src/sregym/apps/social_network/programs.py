@@ -241,7 +241,9 @@ def _openresty(repository: str, program: str, size_mb: float) -> ImageSpec:
     commands = {binary: program_command(program) for binary in OPENRESTY_BINARIES}
     return ImageSpec(repository, ("xenial",), size_mb=size_mb, description="OpenResty with Lua Thrift",
                      entrypoint=("/usr/local/openresty/bin/openresty",), cmd=("-g", "daemon off;"),
-                     shell="dash", commands=commands)
+                     shell="dash", commands=commands,
+                     # Ubuntu xenial; the Dockerfile installs curl with its build tools and keeps it.
+                     extras={"family": "ubuntu", "add_binaries": ["curl"]})
 
 
 def social_images() -> tuple[ImageSpec, ...]:
