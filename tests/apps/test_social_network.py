@@ -147,6 +147,14 @@ def test_jaeger_shows_the_compose_post_fan_out(sn: KubeHarness) -> None:
     assert {("text-service", "ComposeUrls"), ("text-service", "ComposeUserMentions"),
             ("home-timeline-service", "GetFollowers"), ("social-graph-service", "GetFollowers"),
             ("nginx-web-server", "HTTP POST /wrk2-api/post/compose")} <= names
+    reads = httpx.get(f"{base}/api/traces", headers=headers, timeout=30,
+                      params={"service": "home-timeline-service", "operation": "ReadHomeTimeline",
+                              "limit": "1"}).json()["data"]
+    assert reads, "no read-home-timeline trace"
+    read_names = {(reads[0]["processes"][s["processID"]]["serviceName"], s["operationName"])
+                  for s in reads[0]["spans"]}
+    assert {("nginx-web-server", "HTTP GET /wrk2-api/home-timeline/read"), ("home-timeline-service", "ReadPosts"),
+            ("post-storage-service", "ReadPosts")} <= read_names
 
 
 def test_the_app_is_in_the_catalogue_for_twin_up() -> None:
