@@ -1,6 +1,6 @@
 """App speed: simulated seconds per wall second and peak memory for Hotel Reservation at 100 and
-5,000 requests/s, the Astronomy Shop at its chart's default load (10 Locust users), and the
-500-service synthetic app.
+5,000 requests/s, the Astronomy Shop at its chart's default load (10 Locust users), Social
+Network at its wrk2 mixed workload (~100 req/s), and the 500-service synthetic app.
 
     python benchmarks/hotel_reservation.py [--seconds 300] [--only SCENARIO] [--json]
 
@@ -30,7 +30,8 @@ import time
 from typing import Any
 
 HOTEL_BASE_RPS = 100.0
-SCENARIOS = ("hotel-100", "hotel-5000", "hotel-5000-scaled", "astronomy-shop", "synthetic-500svc")
+SCENARIOS = ("hotel-100", "hotel-5000", "hotel-5000-scaled", "astronomy-shop", "social-network",
+             "synthetic-500svc")
 # `hotel-5000` is the stock app (one replica per service, 3 workers x 4 cores): 5,000 req/s need
 # ~16 cores, so it saturates and collapses, which is what the real deployment would do. The
 # scaled variant gives the load room (8 workers, 8 replicas of every stateless service) so the
@@ -56,11 +57,11 @@ def _deploy(scenario: str) -> tuple[Any, str]:
                 if not name.startswith(STATEFUL):
                     twin.patch("deployments", "hotel-reservation", name, {"spec": {"replicas": SCALED_REPLICAS}})
         return twin, "hotel-reservation"
-    if scenario == "astronomy-shop":
+    if scenario in ("astronomy-shop", "social-network"):
         from sregym.apps import deploy_app
         twin = Twin(seed=1)
-        deploy_app(twin, "astronomy-shop")
-        return twin, "astronomy-shop"
+        deploy_app(twin, scenario)
+        return twin, scenario
     from sregym.twin.dataplane.synthetic import synthetic_app
 
     # 500 pods need more than kind's three workers (110 pods per node).

@@ -52,7 +52,7 @@ from sregym.twin.dataplane.queueing import (
     serve,
     truncated_mean,
 )
-from sregym.twin.dataplane.spec import Call, Operation, http_route
+from sregym.twin.dataplane.spec import RPC_KINDS, Call, Operation, http_route
 from sregym.twin.dataplane.state import EdgeResult, EntryStats, EntryTick, OpResult, Proc, match_operation
 from sregym.twin.dataplane.tcp_loss import probe_loss, tcp_of
 from sregym.twin.dataplane.workload import Workload, WorkloadSpec
@@ -304,7 +304,7 @@ class DataPlaneEngine(Controller):
             pod = self._pod(proc)
             targets: set[tuple[str, str, str]] = set()
             for dep in proc.inst.deps.values():
-                if dep.kind not in ("grpc", "http"):
+                if dep.kind not in RPC_KINDS:
                     continue
                 route = self.router.route(pod, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)
                 for leg in route.legs:
@@ -483,7 +483,7 @@ class DataPlaneEngine(Controller):
                     self.tcp.flow(pod, leg.result.dst_pod, rate * leg.fraction, leg.effect, self.twin.clock.tick)
                     share = rate * leg.fraction * (1.0 - leg.loss)
                     callee = self._by_addr.get((leg.result.dst_ip, leg.result.target_port))
-                    if callee is not None and dep.kind in ("grpc", "http"):
+                    if callee is not None and dep.kind in RPC_KINDS:
                         # "POST /get-quote" or a concrete path arrives as the operation it matches.
                         matched = match_operation(callee, call.operation, None) if dep.kind == "http" else None
                         demand[callee.inst.key][matched.key if matched else call.operation] += share
@@ -565,8 +565,9 @@ class DataPlaneEngine(Controller):
             service = op.cpu_ms + penalty
             result = OpResult(success=1.0 - drop, d=service * 0.6 + wait, m=service * 0.4 + 0.1)
             if drop > 0:
-                result.error = "rpc error: code = ResourceExhausted desc = grpc: server overloaded" \
-                    if spec.protocol == "grpc" else "503 Service Unavailable"
+                result.error = {"grpc": "rpc error: code = ResourceExhausted desc = grpc: server overloaded",
+                                "thrift": "TTransportException: THRIFT_EAGAIN (timed out)"}.get(
+                    spec.protocol, "503 Service Unavailable")
                 result.error_class = "unavailable"
             outcomes: dict[str, tuple[float, float]] = {}
             par_d, par_m2 = 0.0, 0.0
@@ -602,8 +603,8 @@ class DataPlaneEngine(Controller):
                     if fail > worst and edge.error:
                         worst = fail
                         result.error, result.error_class = edge.error, edge.error_class
-                if dep is not None and dep.kind in ("grpc", "http") and arrivals > 0:
-                    span = call.operation if dep.kind == "grpc" else "HTTP {} {}".format(*http_route(call.operation))
+                if dep is not None and dep.kind in RPC_KINDS and arrivals > 0:
+                    span = call.operation if dep.kind != "http" else "HTTP {} {}".format(*http_route(call.operation))
                     self._record_span(spec.trace_name, span, "SPAN_KIND_CLIENT",
                                       arrivals * made * call.count * edge.attempts * dt,
                                       OpResult(success=edge.success, d=edge.d, m=edge.m))
@@ -681,10 +682,10 @@ class DataPlaneEngine(Controller):
             rtt = 2 * res.latency_ms  # with the mean retransmission backoff of a lossy path (tcp_loss)
             if leg.loss > 0:
                 # Retransmissions that outlast the timeout: the call times out.
-                late = deadline_error(dep, call) if dep.kind in ("grpc", "http") else store_timeout_error(dep)
+                late = deadline_error(dep, call) if dep.kind in RPC_KINDS else store_timeout_error(dep)
                 fail_parts.append((f * leg.loss, timeout, late, "timeout"))
                 f *= 1.0 - leg.loss
-            if dep.kind in ("grpc", "http"):
+            if dep.kind in RPC_KINDS:
                 callee = self._by_addr.get((res.dst_ip, res.target_port))
                 if callee is None:
                     p_ok += f

@@ -1,5 +1,5 @@
-"""The error texts a calling program gets for a failed call, by client kind (gRPC, HTTP, MongoDB,
-memcached), and which failures its retry policy retries: shared by the fluid outcomes and the
+"""The error texts a calling program gets for a failed call, by client kind (gRPC, HTTP, Thrift,
+MongoDB, memcached), and which failures its retry policy retries: shared by the fluid outcomes and the
 exemplar traces so both say the same thing."""
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ def retryable(dep: DependencyConfig, cls: str) -> bool:
 
 def client_error(dep: DependencyConfig, call: Call, res: ConnectResult) -> str:
     """The error text the calling program gets for a failed connection."""
+    if dep.kind == "thrift":
+        return thrift_connect_error(dep, res)
     if dep.kind == "grpc":
         if res.error == "timeout" and res.stage != "dns":
             return "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
@@ -43,7 +45,21 @@ def client_error(dep: DependencyConfig, call: Call, res: ConnectResult) -> str:
     return res.message
 
 
+def thrift_connect_error(dep: DependencyConfig, res: ConnectResult) -> str:
+    """Apache Thrift C++ (TSocket): what `open()` throws, as the services log it."""
+    where = f"<Host: {dep.host} Port: {dep.port}>"
+    if res.error in ("nxdomain", "servfail"):
+        return f"TTransportException: Could not resolve host for client socket. {where}"
+    if res.error == "timeout" and res.stage != "dns":
+        return f"TTransportException: TSocket::open() connect() {where}: Connection timed out"
+    if res.error == "refused":
+        return f"TTransportException: TSocket::open() connect() {where}: Connection refused"
+    return f"TTransportException: TSocket::open() connect() {where}: {res.message}"
+
+
 def deadline_error(dep: DependencyConfig, call: Call) -> str:
+    if dep.kind == "thrift":  # TSocket's receive timeout
+        return "TTransportException: THRIFT_EAGAIN (timed out)"
     if dep.kind == "grpc":
         return "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
     url = f"http://{dep.host}:{dep.port}{dep.path}"
@@ -51,6 +67,8 @@ def deadline_error(dep: DependencyConfig, call: Call) -> str:
 
 
 def unimplemented_error(dep: DependencyConfig, call: Call) -> str:
+    if dep.kind == "thrift":
+        return f"TApplicationException: Invalid method name: '{call.operation}'"
     if dep.kind == "grpc":
         service, _, method = call.operation.strip("/").partition("/")
         return f"rpc error: code = Unimplemented desc = unknown method {method} for service {service}"
@@ -58,6 +76,9 @@ def unimplemented_error(dep: DependencyConfig, call: Call) -> str:
 
 
 def propagated_error(dep: DependencyConfig, call: Call, res: OpResult) -> str:
+    if dep.kind == "thrift":  # the callee's handler threw ServiceException
+        return res.error if res.error.startswith("ServiceException") else \
+            f"ServiceException: {res.error or 'internal error'}"
     if dep.kind == "grpc":
         if res.error.startswith("rpc error:"):
             return res.error

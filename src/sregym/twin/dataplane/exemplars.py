@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.dataplane.connect import Leg
 from sregym.twin.dataplane.errortexts import client_error, deadline_error, propagated_error, retryable
 from sregym.twin.dataplane.kafka_spans import producer_span
-from sregym.twin.dataplane.spec import Operation, http_route
+from sregym.twin.dataplane.spec import RPC_KINDS, Operation, http_route
 from sregym.twin.dataplane.state import OpResult, Proc, match_operation
 from sregym.twin.telemetry.traces import Span
 
@@ -122,6 +122,9 @@ def _serve(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc,
         status = 200 if ok else 500
         tags.update({"component": "net/http", "http.method": op.method, "http.url": op.name,
                      "http.status_code": status})
+    elif spec.protocol == "thrift":  # a Thrift handler: no status codes, an exception or none
+        status = 0 if ok else 2
+        tags.update({"component": "thrift", "rpc.system": "thrift"})
     else:
         code = "OK" if ok else _grpc_code(error)
         status = GRPC_CODES.get(code, 2)
@@ -161,13 +164,13 @@ def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, 
         if leg is None:
             return cursor, False, "no route", False
         res = leg.result
-        traced = dep.kind in ("grpc", "http", "kafka")
+        traced = dep.kind in (*RPC_KINDS, "kafka")
         span_id = f"{rng.getrandbits(64):016x}" if traced else ""
         ok, hit = True, False
         if not res.ok:
             ok, error, cls = False, client_error(dep, call, res), res.error or ""
             elapsed_us = int(min(res.latency_ms, dep.timeout_ms) * 1000)
-        elif dep.kind in ("grpc", "http"):
+        elif dep.kind in RPC_KINDS:
             callee = engine.proc_at(res.dst_ip, res.target_port)
             op = match_operation(callee, call.operation, None) if callee is not None else None
             rtt_us = int(2 * res.latency_ms * 1000 + leg.delay_ms * 1000)
@@ -197,6 +200,10 @@ def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, 
                 name, span_kind, kafka_tags = producer_span(call.collection or "orders", ok, elapsed_us, None)
                 tags.update(kafka_tags)
                 status = 0 if ok else 2
+            elif dep.kind == "thrift":
+                status = 0 if ok else 2
+                tags.update({"component": "thrift", "rpc.system": "thrift"})
+                name = call.operation
             elif dep.kind == "grpc":
                 code = "OK" if ok else _grpc_code(error)
                 tags.update({"component": "gRPC", "rpc.system": "grpc", "rpc.grpc.status_code": GRPC_CODES.get(code, 2)})

@@ -4,7 +4,8 @@ Services print in whatever their logging library emits; an engineer greps for th
 the twin reproduces them: zerolog's console writer (`2026-01-05T09:00:01Z INF cmd/geo/main.go:48 >
 Start geo server`), go-kit/logfmt (`ts=... caller=... level=error msg="..."`), JSON lines, and the
 standard library's `2026/01/05 09:00:01 message`, and Envoy's own
-`[2026-01-05 09:00:01.000][1][info][main] message`.
+`[2026-01-05 09:00:01.000][1][info][main] message`, and Boost.Log's
+`[2026-01-05 09:00:01.000000] <error>: (Handler.h:125:Method) message` (DeathStarBench's C++).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from datetime import UTC, datetime
 
 _ENVOY = {"warn": "warning", "fatal": "critical", "panic": "critical"}
+_BOOST = {"warn": "warning", "panic": "fatal"}
 _ZEROLOG = {"debug": "DBG", "info": "INF", "warn": "WRN", "error": "ERR", "fatal": "FTL", "panic": "PNC"}
 
 
@@ -32,6 +34,9 @@ def format_log(style: str, at: float, level: str, caller: str, message: str) -> 
     if style == "envoy":  # Envoy's default `[%Y-%m-%d %T.%e][%t][%l][%n] %v` (thread id, level, logger)
         stamp = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
         return f"[{stamp}][1][{_ENVOY.get(level, level)}][{caller}] {message}"
+    if style == "boost":  # Boost.Log's `[%TimeStamp%] <%Severity%>: (file:line:function) message`
+        stamp = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond:06d}"
+        return f"[{stamp}] <{_BOOST.get(level, level)}>: ({caller}) {message}"
     return f"{moment.strftime('%Y/%m/%d %H:%M:%S')} {message}"
 
 

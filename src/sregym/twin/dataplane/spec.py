@@ -31,16 +31,18 @@ from sregym.twin.dataplane.codepaths import CodePath
 from sregym.twin.dataplane.flag_client import FlagClient
 from sregym.twin.dataplane.flagd import FlagServer
 
-Protocol = Literal["grpc", "http"]
-DependencyKind = Literal["grpc", "http", "mongodb", "memcached", "redis", "postgres", "kafka"]
-LogStyle = Literal["zerolog", "logfmt", "json", "plain", "raw", "envoy"]
+Protocol = Literal["grpc", "http", "thrift"]
+DependencyKind = Literal["grpc", "http", "thrift", "mongodb", "memcached", "redis", "postgres", "kafka"]
+# Dependency kinds that are calls into another program (the others are stores and brokers).
+RPC_KINDS = ("grpc", "http", "thrift")
+LogStyle = Literal["zerolog", "logfmt", "json", "plain", "raw", "envoy", "boost"]
 # Where a program's own log lines go: the container's stdout (`kubectl logs`), the OpenTelemetry
 # SDK's OTLP exporter to the collector and the log backend (dataplane/log_channel.py), or both.
 LogSinks = Literal["stdout", "otlp", "both"]  # raw: lines as the program prints them
 # Error classes a caller may retry on (see RetryPolicy.retry_on).
 ErrorClass = Literal["refused", "timeout", "unavailable", "reset", "nxdomain", "server_error", "auth"]
 
-DEFAULT_PORTS: dict[str, int] = {"mongodb": 27017, "memcached": 11211, "redis": 6379, "http": 80, "grpc": 50051,
+DEFAULT_PORTS: dict[str, int] = {"mongodb": 27017, "memcached": 11211, "redis": 6379, "http": 80, "grpc": 50051, "thrift": 9090,
                                  "postgres": 5432, "kafka": 9092}
 
 

@@ -115,8 +115,8 @@ def register() -> None:
                              extras={"datastore": "memcached"}))
     register_image(ImageSpec("docker.io/library/redis", ("7.2.4",), extras={"datastore": "redis"}))
     valkey_cmds: dict[str, Any] = {"valkey-server": images.redis_server, "redis-server": images.redis_server,
-                                   "docker-entrypoint.sh": images.docker_entrypoint("valkey-server",
-                                                                                     images.redis_server)}
+                                   "docker-entrypoint.sh": images.docker_entrypoint(
+                                       "valkey-server", images.redis_server, conf_first=True)}
     register_image(ImageSpec("docker.io/valkey/valkey", ("7.2", "7.2.8", "8.0", "8.0.2", "8.1", "latest",
                                                          "7.2-alpine", "8.0-alpine"),
                              size_mb=41.5, description="Valkey", ports=(6379,), memory_mb=8,

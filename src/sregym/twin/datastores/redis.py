@@ -22,6 +22,8 @@ MISCONF = ("MISCONF Redis is configured to save RDB snapshots, but it's currentl
            "Redis logs for details about the RDB error.")
 WRITE_OPS = frozenset({"SET", "HSET", "LPUSH", "RPUSH", "SADD", "ZADD", "INCR", "APPEND", "MSET",
                        "SETEX", "HMSET", "XADD"})
+# Reads that find a key or not (a sorted-set timeline read misses until the key has been filled).
+CACHE_READS = frozenset({"GET", "ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE"})
 POLICIES = ("noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru",
             "volatile-lfu", "volatile-random", "volatile-ttl")
 
@@ -106,7 +108,7 @@ class Redis(DataStore):
                 data.keys = fit
             data.keys = min(data.keys + rate, max(data.keyspace, data.keys))
             return DbOutcome(True, None, "", service_ms)
-        if op == "GET":
+        if op in CACHE_READS:
             hit = min(1.0, data.keys / data.keyspace) if data.keyspace else 0.0
             data.hits += rate * hit
             data.misses += rate * (1 - hit)

@@ -74,7 +74,7 @@ def server_section(store: Any) -> list[str]:
 
 def register() -> None:
     cmds: dict[str, Any] = {"valkey-server": valkey_server, "redis-server": valkey_server,
-                            "docker-entrypoint.sh": images.docker_entrypoint("valkey-server", valkey_server)}
+                            "docker-entrypoint.sh": images.docker_entrypoint("valkey-server", valkey_server, conf_first=True)}
     register_image(ImageSpec("docker.io/valkey/valkey", VALKEY_TAGS, size_mb=41.5, description="Valkey",
                              ports=(6379,), memory_mb=8, entrypoint=("docker-entrypoint.sh",), cmd=("valkey-server",),
                              shell="ash", extras={"datastore": "redis"}, commands=cmds))

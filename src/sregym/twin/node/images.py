@@ -491,12 +491,14 @@ def redis_like_server(call: Invocation, *, product: str, version: str, binary: s
                              memory_mb=8, logs=logs))
 
 
-def docker_entrypoint(server: str, binary: CommandFn) -> CommandFn:
-    """Official-image `docker-entrypoint.sh`: a flag-only argv is passed to the server."""
+def docker_entrypoint(server: str, binary: CommandFn, *, conf_first: bool = False) -> CommandFn:
+    """Official-image `docker-entrypoint.sh`: a flag-only argv is passed to the server; with
+    `conf_first` (the Redis and Valkey entrypoints' `${1%.conf}` test) so is one starting with a
+    `*.conf` file."""
 
     def run(call: Invocation) -> Program:
         args = list(call.args)
-        if not args or args[0].startswith("-"):
+        if not args or args[0].startswith("-") or (conf_first and args[0].endswith(".conf")):
             args = [server, *args]
         if args[0] == server:
             sub = Invocation([server, *args[1:]], call.ctx, call.shell, call.stdin)
@@ -703,7 +705,7 @@ def _builtin_catalogue() -> list[ImageSpec]:
     nginx_cmds: dict[str, CommandFn] = {"nginx": _nginx, "nginx-debug": _nginx,
                                         "docker-entrypoint.sh": _nginx_entrypoint}
     redis_cmds: dict[str, CommandFn] = {"redis-server": redis_server}
-    redis_cmds["docker-entrypoint.sh"] = docker_entrypoint("redis-server", redis_server)
+    redis_cmds["docker-entrypoint.sh"] = docker_entrypoint("redis-server", redis_server, conf_first=True)
     memcached_cmds: dict[str, CommandFn] = {"memcached": _memcached,
                                             "docker-entrypoint.sh": docker_entrypoint("memcached", _memcached)}
     mongo_cmds: dict[str, CommandFn] = {"mongod": _mongod,
