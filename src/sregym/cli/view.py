@@ -34,11 +34,14 @@ def check_run_dirs(args: Args, paths: list[Path]) -> None:
 
 
 def _listen(args: Args, host: str, port: int) -> socket.socket:
+    """Bound and listening before the URL is printed, so whoever reads it (a browser, a test)
+    never meets a refused connection."""
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
+        sock.listen(128)  # connections wait in the backlog while uvicorn starts
     except OSError as err:
         args.fail(f"cannot listen on {host}:{port}: {err.strerror or err}", exitcodes.ENVIRONMENT)
     return sock
