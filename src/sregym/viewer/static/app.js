@@ -33,7 +33,7 @@ function rateCell(block) {
   if (!block || !block.n) return h("td", { class: "num" }, "–");
   const iv = block.interval;
   return h("td", { class: "num" }, `${pct(block.passed / block.n)} `,
-    h("span", { class: "muted" }, `(${block.passed}/${block.n}; 95% ${pct(iv.low)}–${pct(iv.high)})`));
+    h("span", { class: "muted iv" }, `${block.passed}/${block.n} · 95% ${pct(iv.low)}–${pct(iv.high)}`));
 }
 
 function yesNo(v) {
@@ -96,7 +96,7 @@ function renderRun(key, d) {
       h("tr", {}, h("th", {}, "mitigation"), rateCell(o.mitigation)),
       h("tr", {}, h("th", {}, "end to end"), rateCell(o.end_to_end)),
       h("tr", {}, h("th", {}, "end to end, mean over problems"), h("td", { class: "num" },
-        boot ? [`${pct(boot.estimate)} `, h("span", { class: "muted" }, `(95% bootstrap over problems ${pct(boot.low)}–${pct(boot.high)})`)] : "–")),
+        boot ? [`${pct(boot.estimate)} `, h("span", { class: "muted iv" }, `95% bootstrap over problems ${pct(boot.low)}–${pct(boot.high)}`)] : "–")),
       h("tr", {}, h("th", {}, "attempts"), h("td", { class: "num" },
         `${o.attempts} (${o.environment_failures} environment failures${d.missing ? `, ${d.missing} missing` : ""})`))),
     h("h3", {}, "pass^k"),
@@ -118,7 +118,7 @@ function renderRun(key, d) {
   return [
     h("h1", {}, `${d.run.name}: ${d.run.agent}${d.run.model ? ` (${d.run.model})` : ""}`),
     h("p", { class: "muted" }, `noise ${d.run.noise} · started ${d.run.started_at || "–"} · ${d.run.running ? "running" : `finished ${d.run.finished_at || ""}`}${d.summary_is_final ? "" : " · summary recomputed from results.jsonl"}`),
-    h("div", { class: "grid" }, summary, ratesTable("by-layer", "By layer", d.by_layer),
+    h("div", { class: "stack" }, summary, ratesTable("by-layer", "By layer", d.by_layer),
       ratesTable("by-app", "By app", d.by_app), ratesTable("by-difficulty", "By difficulty", d.by_difficulty)),
     reasons.length ? [h("h2", {}, "Environment failures"), h("ul", {}, reasons.map(([r, n]) => h("li", {}, `${n} × ${r}`)))] : null,
     h("h2", {}, "Problems"),
