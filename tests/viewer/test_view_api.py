@@ -6,6 +6,12 @@ every request, and `sregym view` refuses paths that are not run directories."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -135,3 +141,21 @@ def test_cli_refuses_paths_that_are_not_run_directories(tmp_path: Path) -> None:
     assert empty.exit_code == 2 and "is not a run directory" in empty.output
     bad_port = runner.invoke(cli, ["view", str(tmp_path), "--port", "70000"])
     assert bad_port.exit_code == 2 and "--port" in bad_port.output
+
+
+def test_cli_serves_a_run_directory(runs_root: Path) -> None:
+    """`sregym view DIR --port 0 --no-browser` prints its URL and serves that run (and only it)."""
+    proc = subprocess.Popen([sys.executable, "-m", "sregym.cli.main", "view", str(runs_root / "gold"),
+                             "--port", "0", "--no-browser"], stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        url = re.search(r"(http://127\.0\.0\.1:\d+/)", first)
+        assert url, f"sregym view printed {first!r}"
+        with urllib.request.urlopen(url.group(1) + "api/runs", timeout=60) as response:
+            runs = json.load(response)["runs"]
+        assert [r["key"] for r in runs] == ["gold"] and runs[0]["attempts"] == 4
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
