@@ -103,16 +103,38 @@ def run_view(run: RunData, key: str) -> dict[str, Any]:
     }
 
 
-def ground_truth(problem_id: str) -> dict[str, Any] | None:
-    """The problem's ground truth from the registry (None when this process does not know the
-    problem, e.g. it came from a `--problems-dir` that is not loaded)."""
+_LOADED_DIRS: set[str] = set()
+
+
+def _load_run_problem_dirs(run: RunData) -> None:
+    """Register the problems of the run's `--problems-dir`s (stored in `run.json`, absolute), once
+    per directory; one that is gone or no longer imports just leaves its problems unknown."""
+    from sregym.problems import load_problems_dir
+    from sregym.registry import PluginLoadError
+
+    for directory in (run.config.get("worker") or {}).get("problems_dirs") or []:
+        if str(directory) in _LOADED_DIRS:
+            continue
+        _LOADED_DIRS.add(str(directory))
+        try:
+            load_problems_dir(directory)
+        except (OSError, PluginLoadError):
+            continue
+
+
+def ground_truth(problem_id: str, run: RunData | None = None) -> dict[str, Any] | None:
+    """The problem's ground truth from the registry, after loading the run's own problem
+    directories if the id is not known yet (None when it still is not: a directory that is gone)."""
     from sregym.problems import get_problem
 
-    try:
-        problem = get_problem(problem_id)
-    except KeyError:
-        return None
-    return problem.ground_truth.model_dump(mode="json")
+    for attempt in range(2):
+        try:
+            return get_problem(problem_id).ground_truth.model_dump(mode="json")
+        except KeyError:
+            if attempt or run is None:
+                return None
+            _load_run_problem_dirs(run)
+    return None
 
 
 def problem_view(run: RunData, key: str, problem_id: str) -> dict[str, Any] | None:
@@ -121,7 +143,7 @@ def problem_view(run: RunData, key: str, problem_id: str) -> dict[str, Any] | No
         return None
     lines = [ln for ln in run.lines if ln.get("problem_id") == problem_id]
     return {"run": run_card(run, key), "problem": row.model_dump(),
-            "attempts": [_attempt_cell(ln) for ln in lines], "ground_truth": ground_truth(problem_id)}
+            "attempts": [_attempt_cell(ln) for ln in lines], "ground_truth": ground_truth(problem_id, run)}
 
 
 def submitted_diagnosis(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -138,7 +160,7 @@ def attempt_view(run: RunData, key: str, problem_id: str, seed: int) -> dict[str
         return None
     steps = run.trajectory(problem_id, seed)
     return {"submitted_diagnosis": submitted_diagnosis(steps),"run": run_card(run, key), "problem_id": problem_id, "seed": seed, "result": line,
-            "cell": _attempt_cell(line), "trajectory": steps, "ground_truth": ground_truth(problem_id),
+            "cell": _attempt_cell(line), "trajectory": steps, "ground_truth": ground_truth(problem_id, run),
             "timeline_svg": timeline_svg(line, steps)}
 
 

@@ -133,7 +133,7 @@ function entity(e) {
 
 function groundTruthPanel(gt) {
   if (!gt) return h("div", { class: "panel", id: "ground-truth" }, h("h3", {}, "Ground truth"),
-    h("p", { class: "muted" }, "This problem is not registered in the viewer's process (load its --problems-dir)."));
+    h("p", { class: "muted" }, "Unknown here: the problem is not in the registry, nor in a --problems-dir of the run that still loads."));
   return h("div", { class: "panel", id: "ground-truth" }, h("h3", {}, "Ground truth"),
     h("table", {},
       h("tr", {}, h("th", {}, "root cause"), h("td", {}, gt.root_causes.map((rc) => h("div", {}, entity(rc.entity))))),
