@@ -72,6 +72,7 @@ EXERCISED: list[tuple[str, str]] = [
     (r"^sregym show ", "tests/problems/test_check_protocol.py::test_show_hides_ground_truth_unless_revealed"),
     (r"^sregym check \S+ --seed 0$", "tests/problems/test_check_protocol.py::test_cli_check_runs_one_problem"),
     (r"^sregym check --all --problems-dir ", "tests/test_docs.py::test_problem_example_passes_check"),
+    (r"^sregym view ", "tests/viewer/test_view_api.py::test_cli_serves_a_run_directory"),
 ]
 
 

@@ -10,6 +10,7 @@ from sregym.cli import problems as problems_cli
 from sregym.cli import run as run_cli
 from sregym.cli import snapshot as snapshot_cli
 from sregym.cli import twin as twin_cli
+from sregym.cli import view as view_cli
 from sregym.cli.validate import CliGroup
 
 app = typer.Typer(
@@ -24,6 +25,7 @@ problems_cli.register(app)
 run_cli.register(app)
 mcp_cli.register(app)
 app.add_typer(snapshot_cli.app, name="snapshot")
+view_cli.register(app)
 
 
 @app.command()

@@ -1,0 +1,39 @@
+"""Real run directories for the viewer tests, made once per session with `sregym.runner`: the
+gold agent (every attempt passes) and the noop agent (none does) on two cheap demo-shop problems,
+plus a copy of the gold run rewound to look like a run still in progress."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sregym.runner import run
+
+PROBLEMS = ["demo-shop/bad-image-tag-v1", "demo-shop/service-selector-mismatch-v1"]
+
+
+@pytest.fixture(scope="session")
+def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("runs")
+    run(PROBLEMS, agent="gold", seeds=2, jobs=1, out_dir=root / "gold", progress=False)
+    run(PROBLEMS, agent="noop", seeds=1, jobs=1, out_dir=root / "noop", progress=False)
+    return root
+
+
+@pytest.fixture
+def in_progress(runs_root: Path, tmp_path: Path) -> tuple[Path, list[str]]:
+    """A copy of the gold run as if it were still going after one attempt: no `finished_at`, no
+    `summary.json`, only the first result line. Returns its directory (alone under a parent, so
+    a viewer of the parent lists only it) and the lines left out, for a test to append."""
+    target = tmp_path / "live" / "gold-live"
+    shutil.copytree(runs_root / "gold", target)
+    config = json.loads((target / "run.json").read_text())
+    config["finished_at"] = None
+    (target / "run.json").write_text(json.dumps(config))
+    (target / "summary.json").unlink()
+    lines = (target / "results.jsonl").read_text().splitlines()
+    (target / "results.jsonl").write_text(lines[0] + "\n")
+    return target, lines[1:]
