@@ -35,7 +35,8 @@ figcaption { color: var(--muted); font-size: 12px; }
 """
 
 
-def _table(t: Table) -> str:
+def _table(t: Table, prefix: str = "") -> str:
+    """`prefix` keeps keys unique across sources: `<source>.overall.end_to_end`."""
     head = "".join(f"<th>{escape(h)}</th>" for h in t.header)
     rows = []
     for row in t.rows:
@@ -43,7 +44,7 @@ def _table(t: Table) -> str:
         for c in row:
             attrs = ""
             if c.key is not None:
-                attrs = f' data-key="{escape(c.key)}" data-value="{escape(json.dumps(c.value))}"'
+                attrs = f' data-key="{escape(prefix + c.key)}" data-value="{escape(json.dumps(c.value))}"'
             cells.append(f"<td{attrs}>{escape(c.text)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     note = f'<p class="note">{escape(t.note)}</p>' if t.note else ""
@@ -62,7 +63,7 @@ def _source(n: dict[str, Any]) -> str:
             + (f" · model {escape(n['model'])}" if n["model"] else "") + f" · noise {escape(n['noise'])}"
             + f" · {escape(n['path'])}")
     return (f'<section class="source" data-source="{escape(n["name"])}"><h2>{escape(n["name"])}</h2>'
-            f'<p class="meta">{meta}</p>' + "".join(_table(t) for t in source_tables(n)) + "</section>")
+            f'<p class="meta">{meta}</p>' + "".join(_table(t, f"{n['name']}.") for t in source_tables(n)) + "</section>")
 
 
 def render_html(numbers: dict[str, Any]) -> str:
