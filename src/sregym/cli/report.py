@@ -14,7 +14,7 @@ import typer
 
 
 def report_command(
-    paths: list[Path] = typer.Argument(..., metavar="RUN_DIR...",
+    paths: list[Path] = typer.Argument(..., metavar="RUN_DIR",
                                        help="Run directories (sregym run) or scored snapshot runs (score.json); "
                                             "several give a comparison."),
     out: Path = typer.Option(None, "--out", "-o", help="Write the report here (default: report.html for html, "
