@@ -19,6 +19,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "llm": ("openai",),
     "mcp": ("mcp",),
     "kube": ("kubernetes",),
+    "report": ("matplotlib",),
 }
 
 

@@ -7,6 +7,7 @@ import typer
 from sregym import __version__
 from sregym.cli import mcp as mcp_cli
 from sregym.cli import problems as problems_cli
+from sregym.cli import report as report_cli
 from sregym.cli import run as run_cli
 from sregym.cli import snapshot as snapshot_cli
 from sregym.cli import twin as twin_cli
@@ -24,6 +25,7 @@ app.add_typer(twin_cli.app, name="twin")
 problems_cli.register(app)
 run_cli.register(app)
 mcp_cli.register(app)
+report_cli.register(app)
 app.add_typer(snapshot_cli.app, name="snapshot")
 view_cli.register(app)
 
