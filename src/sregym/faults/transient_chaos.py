@@ -63,11 +63,20 @@ def run_experiment(cluster: Cluster, *, name: str, kind: str, namespace: str, la
         raise LookupError(f"no pod matches {selector} in {namespace}")
     if cluster.get("Namespace", None, CHAOS_NAMESPACE) is None:
         cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": CHAOS_NAMESPACE}})
-    delete_if_present(cluster, kind, CHAOS_NAMESPACE, name)
+    delete_and_wait(cluster, kind, name)
     cluster.create(experiment_manifest(name=name, kind=kind, namespace=namespace, labels=labels, action=action,
                                        seconds=seconds))
     cluster.advance(seconds)
+    delete_and_wait(cluster, kind, name)
+
+
+def delete_and_wait(cluster: Cluster, kind: str, name: str, timeout_s: float = 30.0) -> None:
+    """Delete the experiment and wait until Chaos Mesh has released its finalizer."""
     delete_if_present(cluster, kind, CHAOS_NAMESPACE, name)
+    waited = 0.0
+    while cluster.get(kind, CHAOS_NAMESPACE, name) is not None and waited < timeout_s:
+        cluster.advance(POLL_S)
+        waited += POLL_S
 
 
 @fault
