@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.faults.base import Fault, FaultParams, delete_if_present, fault
 from sregym.faults.chaos_objects import CHAOS_NAMESPACE
-from sregym.faults.disk_and_metastable import POLL_S, _rolled_out
+from sregym.faults.disk_and_metastable import POLL_S, rolled_out
 
 if TYPE_CHECKING:
     from sregym.cluster.base import Cluster
@@ -48,7 +48,7 @@ def wait_rolled_out(cluster: Cluster, refs: tuple[str, ...], timeout_s: float) -
     for ref in refs:
         namespace, _, name = ref.partition("/")
         waited = 0.0
-        while not _rolled_out(cluster.get("Deployment", namespace, name)):
+        while not rolled_out(cluster.get("Deployment", namespace, name)):
             if waited >= timeout_s:
                 raise RuntimeError(f"cannot inject: Deployment {ref} not rolled out after {waited:.0f}s")
             cluster.advance(POLL_S)

@@ -14,7 +14,7 @@ from typing import Any
 
 from sregym.faults.transient_chaos import run_experiment
 from sregym.oracles.checks import CheckContext, check
-from sregym.oracles.checks_disk_and_metastable import _entry_ok
+from sregym.oracles.checks_disk_and_metastable import entry_ok
 
 POLL_S = 10.0
 
@@ -33,7 +33,7 @@ def replayed_chaos_recovers(ctx: CheckContext, *, namespace: str, labels: dict[s
         waited += POLL_S
         if waited < judge_window_s:
             continue
-        ok, detail = _entry_ok(ctx, judge_window_s)
+        ok, detail = entry_ok(ctx, judge_window_s)
         if ok:
             return True, f"recovered {waited:.0f}s after a replayed {seconds:.0f}s {kind}: {detail}"
     return False, f"still degraded {recover_within_s:.0f}s after a replayed {seconds:.0f}s {kind}: {detail}"
