@@ -71,7 +71,8 @@ class ScaleBurstParams(FaultParams):
     start_timeout_s: float = 60.0
 
 
-def _rolled_out(obj: dict[str, Any] | None) -> bool:
+def rolled_out(obj: dict[str, Any] | None) -> bool:
+    """Whether a Deployment finished its rollout (every replica updated and ready, no old one left)."""
     if obj is None:
         return False
     spec, status, meta = obj.get("spec") or {}, obj.get("status") or {}, obj.get("metadata") or {}
@@ -131,7 +132,7 @@ class ScaleBurst(Fault):
         for ref in p.wait_rollout:
             namespace, _, name = ref.partition("/")
             waited = 0.0
-            while not _rolled_out(cluster.get("Deployment", namespace, name)):
+            while not rolled_out(cluster.get("Deployment", namespace, name)):
                 if waited >= p.wait_timeout_s:
                     raise RuntimeError(f"cannot inject: Deployment {ref} not rolled out after {waited:.0f}s")
                 cluster.advance(POLL_S)

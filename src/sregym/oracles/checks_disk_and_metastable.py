@@ -52,7 +52,8 @@ def service_calls_succeed(ctx: CheckContext, *, service: str, max_error_ratio: f
     return True, f"{service} answers {total:.1f} calls/s with {ratio:.1%} errors"
 
 
-def _entry_ok(ctx: CheckContext, window_s: float) -> tuple[bool, str]:
+def entry_ok(ctx: CheckContext, window_s: float) -> tuple[bool, str]:
+    """The entry point meets the SLO over the last `window_s` (the durability replays' judge)."""
     stats = ctx.cluster.entry_stats(window_s)
     if stats is None or stats.requests <= 0:
         return False, "no traffic reaches the entry point"
@@ -77,7 +78,7 @@ def replayed_burst_recovers(ctx: CheckContext, *, namespace: str = "sregym-syste
         waited += POLL_S
         if waited < judge_window_s:
             continue
-        ok, detail = _entry_ok(ctx, judge_window_s)
+        ok, detail = entry_ok(ctx, judge_window_s)
         if ok:
             return True, f"recovered {waited:.0f}s after a replayed ×{multiplier} burst of {seconds:.0f}s: {detail}"
     return False, f"still degraded {recover_within_s:.0f}s after a replayed ×{multiplier} burst: {detail}"

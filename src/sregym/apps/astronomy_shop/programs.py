@@ -51,7 +51,13 @@ _GRPC = RetryPolicy(timeout=Setting(default="5s"), retries=Setting(default="0"))
 
 
 def _grpc(name: str, env: str) -> Dependency:
-    return Dependency(name=name, kind="grpc", address=Setting(env=env), policy=_GRPC,
+    # The demo's clients set no per-call deadline and no retries (the default policy). The twin
+    # also reads `<PEER>_RPC_TIMEOUT` / `<PEER>_RPC_RETRIES` (e.g. PRODUCT_CATALOG_RPC_TIMEOUT=20ms):
+    # knobs the real demo does not have, standing for a client interceptor someone configured.
+    peer = env.removesuffix("_ADDR")
+    policy = RetryPolicy(timeout=Setting(env=f"{peer}_RPC_TIMEOUT", default="5s"),
+                         retries=Setting(env=f"{peer}_RPC_RETRIES", default="0"))
+    return Dependency(name=name, kind="grpc", address=Setting(env=env), policy=policy,
                       error_log="{error}")
 
 
