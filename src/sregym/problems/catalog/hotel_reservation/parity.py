@@ -372,8 +372,9 @@ def liveness_probe_misconfigured() -> Problem:
                         "can never succeed; it restarts in a loop."),
         mitigation=_mitigation(CheckSpec(check="sustained_ready", params={"deployment": "recommendation"}),
                                _serves("recommendation")),
-        gold=(Action(op="patch", kind="Deployment", namespace=NS, name="recommendation", patch={"spec": {"template": {
-            "spec": {"containers": [{"name": _container("recommendation"), "livenessProbe": good}]}}}}),),
+        # A JSON patch replaces the whole probe (a strategic merge would add a second handler).
+        gold=(Action(op="patch", kind="Deployment", namespace=NS, name="recommendation", patch_type="json", patch=[
+            {"op": "replace", "path": "/spec/template/spec/containers/0/livenessProbe", "value": good}]),),
         settle_s=SETTLE_S,
     )
 
@@ -476,7 +477,8 @@ def hpa_missing_cpu_request() -> Problem:
     """
     limit = f"Deployment/frontend/{_container('frontend')}: limits.cpu"
     keep_list = tuple(c for c in BASELINE_KEEP if c.check != "safeguards_kept") + (
-        CheckSpec(check="safeguards_kept", params={"may_remove": [limit]}),)
+        CheckSpec(check="safeguards_kept", params={"may_remove": [limit]}),
+        CheckSpec(check="autoscaler_kept", params={"deployment": "frontend"}))
     return Problem(
         id="hotel-reservation/hpa-missing-cpu-request-v1",
         title="the frontend autoscaler does not scale",
@@ -494,7 +496,7 @@ def hpa_missing_cpu_request() -> Problem:
             description="Without a CPU request the autoscaler cannot compute utilisation, so it is inactive "
                         "and frontend cannot scale out."),
         mitigation=_mitigation(CheckSpec(check="autoscaler_active", params={"deployment": "frontend"}),
-                               workload_ready("frontend"), must_keep=keep_list),
+                               must_keep=keep_list),
         gold=(Action(op="patch", kind="Deployment", namespace=NS, name="frontend", patch=_container_resources(
             "frontend", _container("frontend"), FRONTEND_RESOURCES)),),
         settle_s=SETTLE_S,
