@@ -100,7 +100,7 @@ def _mongo_admin(deployment: str, script: str) -> Action:
                            "admin", "--eval", script))
 
 
-def _container_resources(service: str, container: str, resources: dict[str, Any]) -> dict[str, Any]:
+def _container_resources(container: str, resources: dict[str, Any]) -> dict[str, Any]:
     return {"spec": {"template": {"spec": {"containers": [{"name": container, "resources": resources}]}}}}
 
 
@@ -222,7 +222,7 @@ def memory_request_too_large() -> Problem:
         app=APP, namespace=NS,
         tags=Tags(layers=("config",), difficulty="easy"),
         faults=(_patch_fault(_patch("mongodb-rate", _container_resources(
-            "rate", _mongo_container("rate"), {"requests": {"memory": request}}))),),
+            _mongo_container("rate"), {"requests": {"memory": request}}))),),
         ground_truth=GroundTruth(
             root_causes=(_deploy("mongodb-rate"),), mechanism="unschedulable",
             detail=f"mongodb-rate requests {request} of memory, more than any node's allocatable memory",
@@ -232,7 +232,7 @@ def memory_request_too_large() -> Problem:
                         "cache misses fail."),
         mitigation=_mitigation(_ready("mongodb-rate"), _error_free("rate")),
         gold=(Action(op="patch", kind="Deployment", namespace=NS, name="mongodb-rate", patch=_container_resources(
-            "rate", _mongo_container("rate"), {"requests": {"memory": "256Mi"}})),),
+            _mongo_container("rate"), {"requests": {"memory": "256Mi"}})),),
         settle_s=SETTLE_S,
     )
 
@@ -253,7 +253,7 @@ def memory_limit_too_small() -> Problem:
         app=APP, namespace=NS,
         tags=Tags(layers=("config",), difficulty="easy"),
         faults=(_patch_fault(_patch("mongodb-rate", _container_resources(
-            "rate", _mongo_container("rate"), {"limits": {"memory": limit}}))),),
+            _mongo_container("rate"), {"limits": {"memory": limit}}))),),
         ground_truth=GroundTruth(
             root_causes=(_deploy("mongodb-rate"),), mechanism="oom",
             detail=f"mongodb-rate's container memory limit is {limit}, far below what mongod uses",
@@ -264,7 +264,7 @@ def memory_limit_too_small() -> Problem:
         mitigation=_mitigation(CheckSpec(check="no_recent_oomkill", params={"deployment": "mongodb-rate"}),
                                _error_free("rate")),
         gold=(Action(op="patch", kind="Deployment", namespace=NS, name="mongodb-rate", patch=_container_resources(
-            "rate", _mongo_container("rate"), {"limits": {"memory": "1Gi"}})),),
+            _mongo_container("rate"), {"limits": {"memory": "1Gi"}})),),
         settle_s=SETTLE_S,
     )
 
@@ -476,9 +476,9 @@ def hpa_missing_cpu_request() -> Problem:
     request (the autoscaler must stay and become active).
     """
     limit = f"Deployment/frontend/{_container('frontend')}: limits.cpu"
-    keep_list = tuple(c for c in BASELINE_KEEP if c.check != "safeguards_kept") + (
-        CheckSpec(check="safeguards_kept", params={"may_remove": [limit]}),
-        CheckSpec(check="autoscaler_kept", params={"deployment": "frontend"}))
+    keep_list = (*(c for c in BASELINE_KEEP if c.check != "safeguards_kept"),
+                 CheckSpec(check="safeguards_kept", params={"may_remove": [limit]}),
+                 CheckSpec(check="autoscaler_kept", params={"deployment": "frontend"}))
     return Problem(
         id="hotel-reservation/hpa-missing-cpu-request-v1",
         title="the frontend autoscaler does not scale",
@@ -492,12 +492,12 @@ def hpa_missing_cpu_request() -> Problem:
             detail="HPA frontend scales on CPU utilisation but frontend's container has no CPU request "
                    "(missing request for cpu)",
             detail_keywords=("missing request", "cpu request", "requests", "FailedGetResourceMetric", "unknown"),
-            affected=(), impact_keywords=IMPACT + ("scale", "autoscal", "unknown"),
+            affected=(), impact_keywords=(*IMPACT, "scale", "autoscal", "unknown"),
             description="Without a CPU request the autoscaler cannot compute utilisation, so it is inactive "
                         "and frontend cannot scale out."),
         mitigation=_mitigation(CheckSpec(check="autoscaler_active", params={"deployment": "frontend"}),
                                must_keep=keep_list),
         gold=(Action(op="patch", kind="Deployment", namespace=NS, name="frontend", patch=_container_resources(
-            "frontend", _container("frontend"), FRONTEND_RESOURCES)),),
+            _container("frontend"), FRONTEND_RESOURCES)),),
         settle_s=SETTLE_S,
     )
