@@ -27,6 +27,7 @@ PARITY = {
     "hotel-reservation/wrong-binary-profile-v1": "wrong_command",
     "hotel-reservation/liveness-probe-misconfigured-v1": "probe",
     "hotel-reservation/init-container-dependency-hang-v1": "rollout_strategy",
+    "hotel-reservation/host-port-conflict-v1": "unschedulable",
     PSA: "pod_security",
     HPA: "autoscaling",
 }
@@ -47,6 +48,7 @@ def test_new_mechanisms_read_from_an_engineers_words() -> None:
     assert "unschedulable" in classify("the pod stays Pending with FailedScheduling")
     assert "wrong_command" in classify("the profile container command starts the wrong binary")
     assert "missing_service" in classify("the mongodb-rate Service was deleted")
+    assert "unschedulable" in classify("no node had free ports for hostPort 9100")
 
 
 def test_restricted_namespace_blocks_the_recreated_pod_until_the_agent_relaxes_it(tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                         "service is missing", "service does not exist"),
     "unschedulable": ("failedscheduling", "unschedulable", "cannot be scheduled", "can't be scheduled",
                       "request too large", "memory request", "larger than any node", "exceeds node",
-                      "no node has enough"),
+                      "no node has enough", "free ports", "hostport", "host port"),
     "volume_claim": ("claimname", "claim name", "persistentvolumeclaim not found", "pvc not found",
                      "nonexistent claim", "non-existent claim", "missing pvc", "wrong pvc", "wrong claim"),
     "wrong_command": ("wrong binary", "container command", "entrypoint", "wrong command",

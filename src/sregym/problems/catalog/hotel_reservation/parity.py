@@ -501,3 +501,37 @@ def hpa_missing_cpu_request() -> Problem:
             _container("frontend"), FRONTEND_RESOURCES)),),
         settle_s=SETTLE_S,
     )
+
+
+# --------------------------------------------- 12. hostPort already held on every node
+@problem
+def host_port_conflict() -> Problem:
+    """A change to `recommendation` publishes its port on the node as `hostPort: 9100`, the port
+    the node-exporter DaemonSet (`monitoring`) already holds on every node.
+
+    Symptoms: the new recommendation pod stays Pending with `FailedScheduling ... node(s) didn't
+    have free ports for the requested pod ports`; the rollout never completes while the old pod
+    keeps serving. Fix: drop the hostPort (or pick a free one); the rollout must finish.
+    """
+    return Problem(
+        id="hotel-reservation/host-port-conflict-v1",
+        title="recommendation rollout never finishes",
+        app=APP, namespace=NS,
+        tags=Tags(layers=("k8s",), difficulty="medium"),
+        faults=(_patch_fault(_patch("recommendation", {"spec": {"template": {"spec": {"containers": [
+            {"name": _container("recommendation"),
+             "ports": [{"containerPort": PORTS["recommendation"], "hostPort": 9100}]}]}}}})),),
+        ground_truth=GroundTruth(
+            root_causes=(_deploy("recommendation"),), mechanism="unschedulable",
+            detail="recommendation's container asks for hostPort 9100, already held on every node by the "
+                   "node-exporter DaemonSet: no node has the port free",
+            detail_keywords=("hostPort", "9100", "free ports", "node-exporter"),
+            affected=(), impact_keywords=IMPACT,
+            description="No node can take the new recommendation pod because its host port is in use, so "
+                        "the rollout is stuck."),
+        # The old pod keeps serving during the stuck rollout: serving is a must_keep here.
+        mitigation=_mitigation(workload_ready("recommendation"), must_keep=keep(_serves("recommendation"))),
+        gold=(Action(op="patch", kind="Deployment", namespace=NS, name="recommendation", patch_type="json", patch=[
+            {"op": "remove", "path": "/spec/template/spec/containers/0/ports/0/hostPort"}]),),
+        settle_s=SETTLE_S,
+    )
