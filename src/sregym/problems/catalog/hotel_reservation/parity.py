@@ -5,8 +5,9 @@ Pod Security Admission, the wrong binary, probes and init containers), written i
 specs on faults and checks that already exist.
 
 Each builder's docstring is the problem card. The rate service reads through memcached, so a
-broken mongodb-rate alone shows only on cache misses; where SREGym restarts the client after the
-database change, so do these problems (`delete_pods`), and the rate pod cannot initialise.
+broken mongodb-rate alone shows only on cache misses (a few percent of rate's calls, mostly hidden
+by search's retries); the two credential problems also replace the rate pod after the database
+change (`delete_pods`), so rate cannot initialise and searches fail outright.
 """
 
 from __future__ import annotations
@@ -181,14 +182,15 @@ def mongodb_user_removed_rate() -> Problem:
 def mongodb_rate_service_deleted() -> Problem:
     """The `mongodb-rate` Service is deleted; the database pod keeps running.
 
-    Symptoms: rate's lookups of `mongodb-rate` fail (`no such host` / server selection errors)
-    on every cache miss, so a share of rate calls, and of hotel searches, fail; the restarted
-    rate pod cannot reach its database at start. `kubectl get svc` has no mongodb-rate. Fix:
-    recreate the Service (name, port 27017, selector of the mongodb-rate pods).
+    Symptoms: rate serves from memcached, and every cache miss fails with `no reachable servers
+    (dial tcp: lookup mongodb-rate ...: no such host)` in its logs and error spans (a few percent
+    of its calls; search's retries hide most of them from users, and a restarted rate pod could
+    not start). `kubectl get svc` has no mongodb-rate. Fix: recreate the Service (name, port
+    27017, selector of the mongodb-rate pods).
     """
     return Problem(
         id="hotel-reservation/mongodb-rate-service-deleted-v1",
-        title="some hotel searches fail with rate errors",
+        title="rate logs database errors",
         app=APP, namespace=NS,
         tags=Tags(layers=("network",), difficulty="easy"),
         faults=(FaultSpec(fault="delete_object", params={"kind": "Service", "name": "mongodb-rate", "namespace": NS}),),
@@ -196,9 +198,9 @@ def mongodb_rate_service_deleted() -> Problem:
             root_causes=(_obj("Service", "mongodb-rate"),), mechanism="missing_service",
             detail="the mongodb-rate Service was deleted, so the name mongodb-rate no longer resolves",
             detail_keywords=("mongodb-rate", "service", "deleted", "missing", "no such host", "not found"),
-            affected=(_deploy("rate"), _deploy("search"), _deploy("frontend")), impact_keywords=IMPACT,
+            affected=(_deploy("rate"),), impact_keywords=IMPACT,
             description="Without its Service the rate database has no name: rate's reads that miss the cache "
-                        "fail, and searches that need them fail."),
+                        "fail."),
         mitigation=_mitigation(service_serves("mongodb-rate", 27017, "mongodb-rate"), _error_free("rate")),
         gold=(Action(op="apply", manifest=_manifest("Service", "mongodb-rate")),),
         settle_s=SETTLE_S,
@@ -211,9 +213,9 @@ def memory_request_too_large() -> Problem:
     """`mongodb-rate`'s container is given a memory request of 64Gi, more than any node has.
 
     Symptoms: the Deployment recreates its pod (strategy Recreate), the new pod stays Pending
-    with `FailedScheduling ... Insufficient memory`; rate's reads that miss the cache fail and so
-    do the searches that need them. Fix: request what the database needs (or drop the request);
-    mongodb-rate must run again.
+    with `FailedScheduling ... Insufficient memory`; rate's reads that miss its cache fail with
+    server selection errors (a few percent of its calls; search's retries hide most of them).
+    Fix: request what the database needs (or drop the request); mongodb-rate must run again.
     """
     request = "64Gi"
     return Problem(
@@ -227,7 +229,7 @@ def memory_request_too_large() -> Problem:
             root_causes=(_deploy("mongodb-rate"),), mechanism="unschedulable",
             detail=f"mongodb-rate requests {request} of memory, more than any node's allocatable memory",
             detail_keywords=(request, "insufficient memory", "request", "FailedScheduling", "pending"),
-            affected=(_deploy("rate"), _deploy("search"), _deploy("frontend")), impact_keywords=IMPACT,
+            affected=(_deploy("rate"),), impact_keywords=IMPACT,
             description="No node can hold the new mongodb-rate pod, so the rate database is down and rate's "
                         "cache misses fail."),
         mitigation=_mitigation(_ready("mongodb-rate"), _error_free("rate")),
@@ -243,8 +245,9 @@ def memory_limit_too_small() -> Problem:
     """`mongodb-rate`'s container is given a memory limit of 10Mi.
 
     Symptoms: the recreated mongodb-rate pod is OOMKilled (exit code 137) as soon as mongod
-    starts and goes into CrashLoopBackOff; rate's cache misses fail and searches with them. Fix:
-    give the database a limit it fits in (or no memory limit); it must run without OOM kills.
+    starts and goes into CrashLoopBackOff; rate's cache misses fail (a few percent of its calls;
+    search's retries hide most of them). Fix: give the database a limit it fits in (or no memory
+    limit); it must run without OOM kills.
     """
     limit = "10Mi"
     return Problem(
@@ -258,9 +261,9 @@ def memory_limit_too_small() -> Problem:
             root_causes=(_deploy("mongodb-rate"),), mechanism="oom",
             detail=f"mongodb-rate's container memory limit is {limit}, far below what mongod uses",
             detail_keywords=(limit, "memory limit", "OOMKilled", "137"),
-            affected=(_deploy("rate"), _deploy("search"), _deploy("frontend")), impact_keywords=IMPACT,
+            affected=(_deploy("rate"),), impact_keywords=IMPACT,
             description="mongod exceeds its tiny memory limit at start and is killed again and again, so "
-                        "the rate database is down."),
+                        "the rate database is down and rate's cache misses fail."),
         mitigation=_mitigation(CheckSpec(check="no_recent_oomkill", params={"deployment": "mongodb-rate"}),
                                _error_free("rate")),
         gold=(Action(op="patch", kind="Deployment", namespace=NS, name="mongodb-rate", patch=_container_resources(
