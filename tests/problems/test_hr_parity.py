@@ -11,6 +11,7 @@ from pathlib import Path
 from sregym.oracles.checks_parity import autoscaler_active, autoscaler_kept
 from sregym.oracles.mechanisms import MECHANISMS, classify
 from sregym.problems.registry import PROBLEMS
+from support.chaos_web import chaos
 from support.kube import serve_twin
 from support.problem_runs import deployed
 
@@ -97,3 +98,21 @@ def test_autoscaler_checks_see_a_missing_cpu_request_and_a_deleted_autoscaler() 
     cluster.delete("HorizontalPodAutoscaler", NS, "frontend")
     ok, detail = autoscaler_kept(ctx, deployment="frontend")
     assert not ok and "no HorizontalPodAutoscaler" in detail
+
+
+def test_pod_failure_chaos_in_a_restricted_namespace_is_refused_not_fatal() -> None:
+    """Chaos Mesh's pod-failure swaps images with a pod update; Pod Security Admission refuses it in
+    a namespace that now enforces `restricted`. The experiment reports the failure (as Chaos Mesh
+    does) and the cluster keeps running (noise under this problem used to crash the twin)."""
+    cluster, run = deployed(PSA)
+    run.inject()
+    if cluster.get("Namespace", None, "chaos-mesh") is None:
+        cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "chaos-mesh"}})
+    cluster.create(chaos("PodChaos", "pod-failure-reservation", {
+        "action": "pod-failure", "mode": "one", "duration": "30s",
+        "selector": {"namespaces": [NS], "labelSelectors": {"io.kompose.service": "reservation"}}}))
+    run.advance(20)
+    events = [e for e in cluster.list("Event", "chaos-mesh") if e.get("reason") == "Failed"]
+    assert any('violates PodSecurity "restricted:latest"' in e.get("message", "") for e in events)
+    pod = cluster.list("Pod", NS, label_selector="io.kompose.service=reservation")[0]
+    assert "pause" not in pod["spec"]["containers"][0]["image"]
