@@ -61,6 +61,20 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                         "memory-pressure", "insufficient memory", "memory hog"),
     "clock_skew": ("clock", "time drift", "clock drift", "clock skew", "ntp", "not yet valid", "date -s",
                    "system time", "wrong time"),
+    # Hotel Reservation parity problems.
+    "missing_service": ("service was deleted", "service deleted", "deleted service", "missing service",
+                        "service is missing", "service does not exist"),
+    "unschedulable": ("failedscheduling", "unschedulable", "cannot be scheduled", "can't be scheduled",
+                      "request too large", "memory request", "larger than any node", "exceeds node",
+                      "no node has enough", "free ports", "hostport", "host port"),
+    "volume_claim": ("claimname", "claim name", "persistentvolumeclaim not found", "pvc not found",
+                     "nonexistent claim", "non-existent claim", "missing pvc", "wrong pvc", "wrong claim"),
+    "wrong_command": ("wrong binary", "container command", "entrypoint", "wrong command",
+                      "wrong executable", "command: geo", "command geo"),
+    "pod_security": ("podsecurity", "pod security", "pod-security", "restricted:latest", "enforce=restricted",
+                     "restricted level", "restricted profile", "runasnonroot", "allowprivilegeescalation"),
+    "autoscaling": ("hpa", "horizontalpodautoscaler", "autoscal", "missing request for cpu",
+                    "failedgetresourcemetric", "no cpu request", "without a cpu request"),
 }
 
 
@@ -83,6 +97,14 @@ RELATED: dict[str, frozenset[str]] = {
     "node_failure": frozenset({"clock_skew"}),
     "clock_skew": frozenset({"node_failure"}),
     "memory_pressure": frozenset({"oom", "node_selector"}),
+    # Parity: a pod that cannot be placed is described as pending or short of memory; a deleted
+    # Service shows as DNS failures; a wrong binary listens on the wrong port; PSA is admission.
+    "unschedulable": frozenset({"memory_pressure", "node_selector", "oom"}),
+    "missing_service": frozenset({"dns", "service_selector"}),
+    "volume_claim": frozenset({"volume_attach", "unschedulable"}),
+    "wrong_command": frozenset({"crashing_image", "service_port"}),
+    "pod_security": frozenset({"admission_webhook", "resource_quota"}),
+    "autoscaling": frozenset({"cpu_throttling"}),
 }
 
 

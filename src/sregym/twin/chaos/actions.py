@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sregym.errors import ApiError
 from sregym.twin.chaos.selection import SelectError, apply_mode, candidate_pods, container_names, pod_key
 from sregym.twin.chaos.stress_kills import forget
 from sregym.twin.node.runtime import runtime_of
@@ -143,7 +144,13 @@ def _swap_images(twin: Twin, obj: dict[str, Any], ns: str, name: str, *, inject:
         if not annotations:
             pod["metadata"].pop("annotations", None)
 
-    if twin.store.mutate("Pod", ns, name, swap, user=MANAGER_USER) is None:
+    try:
+        updated = twin.store.mutate("Pod", ns, name, swap, user=MANAGER_USER)
+    except ApiError as exc:
+        # The API server refused the pod update (Pod Security Admission rejects an image change
+        # on a pod that violates the namespace's enforced level): Chaos Mesh reports it and retries.
+        raise ApplyError(str(exc)) from exc
+    if updated is None:
         raise ApplyError(f'pods "{name}" not found')
 
 
