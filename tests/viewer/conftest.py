@@ -1,6 +1,6 @@
-"""Real run directories for the viewer tests, made once per session with `sregym.runner`: the
-gold agent (every attempt passes) and the noop agent (none does) on two cheap demo-shop problems,
-plus a copy of the gold run rewound to look like a run still in progress."""
+"""Real run directories for the viewer tests (`support.sample_runs`, shared with the report tests):
+the gold agent (every attempt passes) and the noop agent (none does) on two cheap demo-shop
+problems, plus a copy of the gold run rewound to look like a run still in progress."""
 
 from __future__ import annotations
 
@@ -10,17 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from sregym.runner import run
-
-PROBLEMS = ["demo-shop/bad-image-tag-v1", "demo-shop/service-selector-mismatch-v1"]
+from support.sample_runs import linked, sample_runs
 
 
 @pytest.fixture(scope="session")
 def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("runs")
-    run(PROBLEMS, agent="gold", seeds=2, jobs=1, out_dir=root / "gold", progress=False)
-    run(PROBLEMS, agent="noop", seeds=1, jobs=1, out_dir=root / "noop", progress=False)
-    return root
+    return linked(sample_runs(tmp_path_factory), tmp_path_factory.mktemp("runs"), {"gold": "gold", "noop": "noop"})
 
 
 @pytest.fixture

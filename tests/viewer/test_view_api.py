@@ -43,7 +43,7 @@ def test_run_summary_matches_summary_json(client: TestClient, runs_root: Path) -
     summary = json.loads((runs_root / "noop" / "summary.json").read_text())
     view = client.get("/api/runs/noop").json()
     overall = view["overall"]
-    assert overall["attempts"] == summary["overall"]["attempts"] == 2
+    assert overall["attempts"] == summary["overall"]["attempts"] == 4
     for phase in ("diagnosis", "mitigation", "end_to_end"):
         block = overall[phase]
         assert block["passed"] / block["n"] == summary["overall"][phase]
@@ -71,7 +71,7 @@ def test_gold_run_intervals_and_problem_rows(client: TestClient) -> None:
 def test_problem_page(client: TestClient) -> None:
     view = client.get("/api/runs/noop/problem", params={"id": BAD_IMAGE}).json()
     assert view["problem"]["problem_id"] == BAD_IMAGE
-    assert [a["verdict"] for a in view["attempts"]] == ["fail"]
+    assert [a["verdict"] for a in view["attempts"]] == ["fail", "fail"]
     assert view["ground_truth"]["mechanism"] == get_problem(BAD_IMAGE).ground_truth.mechanism
 
 
