@@ -66,16 +66,27 @@ def check_selection(args: Args, suite: str | None, tag: str | None) -> None:
 @list_app.command("problems")
 def list_problems(tag: str = typer.Option(None, "--tag", help="Layer or difficulty tag."),
                   suite: str = typer.Option(None, "--suite", help="Suite name, e.g. lite."),
+                  expand: bool = typer.Option(False, "--expand", help="Also list each family's variants "
+                                                                      "(id@name=value,...) under it."),
                   problems_dir: list[Path] = ProblemsDir) -> None:
-    """List problems (id, layers, difficulty, suites, title)."""
+    """List problems (id, layers, difficulty, suites, title); a footer on stderr counts the
+    scenarios and the ids their families' variants add."""
     from sregym.problems import select
+    from sregym.problems.family import family_of
 
     args = Args("list problems")
     args.problems_dirs(problems_dir)
     check_selection(args, suite, tag)
+    scenarios = select(tag=tag, suite=suite)
+    variant_ids = {p.id: family.variant_ids() if (family := family_of(p.id)) else [] for p in scenarios}
+    shown = [q for p in scenarios for q in (p, *(family_of(p.id).variants() if expand and variant_ids[p.id] else ()))]
     print_rows(("ID", "LAYERS", "DIFFICULTY", "SUITES", "TITLE"),
                ((p.id, ",".join(p.tags.layers), p.tags.difficulty, ",".join(p.tags.suites) or "-", p.title)
-                for p in select(tag=tag, suite=suite)))
+                for p in shown))
+    families = sum(bool(v) for v in variant_ids.values())
+    ids = len(scenarios) + sum(len(v) for v in variant_ids.values())
+    typer.echo(f"{len(scenarios)} scenarios ({families} of them families with variants), {ids} problem ids"
+               + ("" if expand else "; --expand lists the variants"), err=True)
 
 
 @list_app.command("suites")

@@ -47,6 +47,8 @@ def run_command(
     api_key_env: str = typer.Option(None, "--api-key-env", help="Environment variable holding the API key."),
     option: list[str] = typer.Option(None, "--option", "-o", help="Extra agent option KEY=VALUE (JSON value)."),
     seeds: int = typer.Option(1, "--seeds", help="Attempts per problem, with seeds 0..N-1."),
+    variants: int = typer.Option(0, "--variants", help="Also run N variants of each selected family, drawn "
+                                                        "with the run seed (ids family-id@name=value,...)."),
     noise: str = typer.Option(AttemptConfig.default("noise"), "--noise", help="Noise profile: none, low or high."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Parallel worker processes."),
     out: Path = typer.Option(None, "--out", help="Results directory (default runs/<timestamp>)."),
@@ -77,6 +79,8 @@ def run_command(
                              agents_dir=agents_dir, seeds=seeds, noise=noise, jobs=jobs, out=out, resume=resume,
                              max_steps=max_steps, seconds_per_call=seconds_per_call, phases=phases,
                              options=agent_options(model, base_url, api_key_env, option))
+    if variants < 0:
+        raise typer.BadParameter("must be 0 or more", param_hint="--variants")
     if attempt_timeout <= 0:
         raise typer.BadParameter("must be positive", param_hint="--attempt-timeout")
     if progress_mode not in ("auto", "bar", "lines", "none"):
@@ -90,7 +94,7 @@ def run_command(
                             limits=Limits(max_steps=max_steps) if max_steps is not None else Limits())
     try:
         summary = run(problem or [], agent=agent, agent_options=agent_options(model, base_url, api_key_env, option),
-                      seeds=seeds, jobs=jobs, out_dir=out, resume=resume, suite=suite, tag=tag,
+                      seeds=seeds, variants=variants, jobs=jobs, out_dir=out, resume=resume, suite=suite, tag=tag,
                       problems_dirs=problems_dir or [], agents_dirs=agents_dir or [], attempt=attempt,
                       attempt_timeout_s=attempt_timeout,
                       progress="none" if no_progress else progress_mode,  # type: ignore[arg-type]

@@ -36,7 +36,7 @@ from sregym.env.models import (
     MitigationOutcome,
     TrajectoryEntry,
 )
-from sregym.problems.model import CheckSpec, Problem
+from sregym.problems.model import CheckSpec, Problem, id_version
 from sregym.problems.run import ProblemRun
 from sregym.problems.warm_prefix import shared_run
 from sregym.tools.session import AppContext, Phase, QueryApi, ToolError, ToolSession
@@ -449,7 +449,7 @@ class Conductor:
                 declared_done=True, checks=m.checks, window_s=m.window_s, passed=m.passed)
         ran = [o for o in (diagnosis, mitigation) if o is not None]
         passed = self._env_failure is None and bool(ran) and all(o.passed for o in ran)
-        version = int(self._problem.id.rsplit("-v", 1)[-1])
+        version = id_version(self._problem.id)
         steps = self.session.steps or self.session.tool_calls
         return AttemptResult(
             problem_id=self._problem.id, problem_version=version, layers=tuple(self._problem.tags.layers),

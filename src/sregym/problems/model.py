@@ -20,7 +20,15 @@ Layer = Literal["app", "config", "k8s", "network", "control-plane", "os", "hardw
                 "correlated", "concurrent"]
 Difficulty = Literal["easy", "medium", "hard"]
 NoiseProfileName = Literal["none", "low", "high"]
-_ID = re.compile(r"^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*-v\d+$")
+# `app/name-vN`, and for a variant of a family (`problems/family.py`) `@name=value,...` after it.
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*-v\d+"
+                 r"(@[a-z][a-z0-9_]*=[a-z0-9][a-z0-9.-]*(,[a-z][a-z0-9_]*=[a-z0-9][a-z0-9.-]*)*)?$")
+
+
+def id_version(problem_id: str) -> int:
+    """The N of `app/name-vN` (a variant has its family's version); 0 when the id has none."""
+    tail = problem_id.partition("@")[0].rsplit("-v", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
 
 
 class Tags(Model):
@@ -104,7 +112,8 @@ class Problem(Model):
     @classmethod
     def _id_shape(cls, value: str) -> str:
         if not _ID.match(value):
-            raise ValueError(f"problem id {value!r} must look like app/name-vN (lower-case, dashes)")
+            raise ValueError(f"problem id {value!r} must look like app/name-vN (lower-case, dashes), "
+                             "optionally followed by @name=value,... for a variant")
         return value
 
     @model_validator(mode="after")

@@ -74,7 +74,12 @@ def all_problem_ids() -> list[str]:
 
 
 def get_problem(problem_id: str) -> Problem:
+    """A registered problem, or a variant of a family (`family-id@name=value,...`, built on demand)."""
     load_entry_points()
+    if "@" in problem_id:
+        from sregym.problems.family import get_variant
+
+        return get_variant(problem_id)
     return PROBLEMS.get(problem_id)
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sregym.env.config import ATTEMPT_TIMEOUT_S, AttemptConfig
+from sregym.problems.family import expand_with_variants
 from sregym.runner.plan import load_problem_dirs, plan_attempts, seed_list, select_problem_ids
 from sregym.runner.pool import AttemptPool
 from sregym.runner.progress import ProgressMode, Reporter
@@ -62,7 +63,7 @@ def default_out_dir() -> Path:
 
 
 def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: dict[str, Any] | None = None,
-        seeds: int | Iterable[int] = 1, jobs: int = 1, out_dir: str | Path | None = None,
+        seeds: int | Iterable[int] = 1, variants: int = 0, jobs: int = 1, out_dir: str | Path | None = None,
         resume: str | Path | None = None, suite: str | None = None, tag: str | None = None,
         problems_dirs: Iterable[str | Path] = (), agents_dirs: Iterable[str | Path] = (),
         attempt: AttemptConfig | None = None, attempt_timeout_s: float | None = ATTEMPT_TIMEOUT_S,
@@ -78,7 +79,9 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
     options, its extras and endpoint, kubectl): a `SetupError` then stops the run at once.
     `progress` is "auto" (a bar on a terminal, plain lines otherwise), "bar", "lines" or "none"
     (True/False mean "auto"/"none"). `invocation` (the command line's own options) is recorded
-    in `run.json` next to the run's configuration."""
+    in `run.json` next to the run's configuration. `variants` adds that many variants of each
+    selected family after it (`problems/family.py`), drawn with the first seed; the drawn ids are
+    the run's problem ids in `run.json`, so a resume runs the same ones."""
     started_at = now_iso()
     if resume is not None:
         store = ResultsStore(resume)
@@ -97,12 +100,14 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
         load_problem_dirs(config.problems_dirs)
         ids = select_problem_ids(problem_ids, suite=suite, tag=tag)
         seed_values = seed_list(seeds) if isinstance(seeds, int) else list(seeds)
+        ids = expand_with_variants(ids, variants, seed_values[0]) if variants else ids
         preflight(config)
         store = ResultsStore(out_dir or default_out_dir())
         stored = {"format": RUN_FORMAT, "problem_ids": ids, "seeds": seed_values,
                   "worker": config.model_dump(mode="json"),
                   "selection": {"problems": list(problem_ids), "suite": suite, "tag": tag,
-                                "seeds": seeds if isinstance(seeds, int) else list(seed_values)},
+                                "seeds": seeds if isinstance(seeds, int) else list(seed_values),
+                                "variants": variants, "variant_seed": seed_values[0]},
                   "jobs": jobs, "started_at": started_at, "finished_at": None, **provenance(),
                   "invocation": dict(invocation or {})}
         store.write_config(stored)

@@ -156,10 +156,10 @@ def _entry(entry: Any) -> dict[str, Any]:
 def environment_failure(config: WorkerConfig, spec: AttemptSpec, reason: str, wall_s: float) -> dict[str, Any]:
     """The result line of an attempt whose environment broke before it could be scored."""
     from sregym.env import AttemptResult
+    from sregym.problems.model import id_version
 
-    version = spec.problem_id.rsplit("-v", 1)[-1]
     return AttemptResult(
-        problem_id=spec.problem_id, problem_version=int(version) if version.isdigit() else 0, seed=spec.seed,
+        problem_id=spec.problem_id, problem_version=id_version(spec.problem_id), seed=spec.seed,
         agent=config.agent, model=config.agent_options.get("model"), noise=config.attempt.noise,
         clock=config.attempt.clock, phases=config.attempt.phases, passed=False, steps=0, tool_calls=0,
         wall_seconds=round(wall_s, 3), environment_failure=True, environment_failure_reason=_clip(reason),

@@ -10,7 +10,7 @@ CPU, memory growth), so any way of turning the flag off passes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sregym.apps.astronomy_shop import NAMESPACE
 from sregym.problems.catalog.astronomy_shop.common import (
@@ -26,6 +26,7 @@ from sregym.problems.catalog.astronomy_shop.common import (
     restart,
     selector,
 )
+from sregym.problems.family import Param, declare_family
 from sregym.problems.model import Action, CheckSpec, Difficulty, FaultSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import GroundTruth
@@ -176,3 +177,22 @@ def failure_flag_pairs() -> list[Problem]:
                                 title=f"{a.title}; {b.title}", itbench=number,
                                 extra_suites=("itbench-aa",) if number in AA_RELEASED else ()))
     return out
+
+
+# The share of Charge calls the paymentFailure variants fail (the demo's own variants, named by
+# percent), and how a card says it.
+PAYMENT_SHARES: dict[int, str] = {50: "half", 10: "one in ten", 25: "a quarter", 75: "three quarters",
+                                  90: "nearly all", 100: "all"}
+
+
+def payment_failure(percent: int = 50) -> Problem:
+    """flag-payment-failure with another of the flag's variants (`percent`% of the charges fail)."""
+    share = PAYMENT_SHARES[percent]
+    case = replace(FLAGS["paymentFailure"], variant=f"{percent}%", title=f"{share} of the payments fail",
+                   symptom=f"{share} of the Charge calls fail with `Payment request failed. Invalid token.`")
+    return flag_problem((case,), slug=f"flag-{case.slug}", title=case.title, difficulty=case.difficulty,
+                        extra_suites=("itbench-aa",) if case.itbench in AA_RELEASED else ())
+
+
+declare_family("astronomy-shop/flag-payment-failure-v1", (Param("percent", tuple(PAYMENT_SHARES)),),
+               payment_failure, defaults={"percent": 50})

@@ -15,6 +15,7 @@ from sregym.problems.builders import (
     service_serves,
     workload_ready,
 )
+from sregym.problems.family import Param, family
 from sregym.problems.model import Action, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import GroundTruth
@@ -64,8 +65,8 @@ def bad_image_tag() -> list[Problem]:
     return [_variant("nginx:1.27.99"), _variant("nginx:1.29.7")]
 
 
-@problem
-def service_selector_mismatch() -> Problem:
+@family(Param("key", ("version", "track")), Param("value", ("v2", "v3", "canary")))
+def service_selector_mismatch(key: str = "version", value: str = "v2") -> Problem:
     """The catalog Service's selector gains a label no catalog pod carries.
 
     Symptoms: the Service has no endpoints, connections to catalog:8080 are refused, while every
@@ -78,11 +79,11 @@ def service_selector_mismatch() -> Problem:
         tags=Tags(layers=("network",), difficulty="easy", suites=("demo",)),
         faults=(FaultSpec(fault="set_service_selector",
                           params={"namespace": NAMESPACE, "name": "catalog",
-                                  "selector": {"app": "catalog", "version": "v2"}}),),
+                                  "selector": {"app": "catalog", key: value}}),),
         ground_truth=GroundTruth(
             root_causes=(_cause("Service", "catalog"),), mechanism="service_selector",
-            detail="catalog Service selector requires version=v2, which no catalog pod has",
-            detail_keywords=("version=v2", "version: v2", "v2", '"version"'),
+            detail=f"catalog Service selector requires {key}={value}, which no catalog pod has",
+            detail_keywords=(f"{key}={value}", f"{key}: {value}", value, f'"{key}"'),
             affected=(_cause("Deployment", "frontend"),), impact_keywords=IMPACT,
             description="The Service selector matches nothing, so it has no endpoints and every "
                         "connection to it is refused."),

@@ -20,6 +20,7 @@ from sregym.problems.builders import (
     service_serves,
     workload_ready,
 )
+from sregym.problems.family import Param, family
 from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import GroundTruth
@@ -45,6 +46,15 @@ def _mitigation(*must_fix: CheckSpec, also_keep: tuple[CheckSpec, ...] = (),
     return MitigationSpec(must_fix=must_fix, must_keep=keep(*also_keep), durability=durability, window_s=WINDOW_S)
 
 
+# The services a family may target, and the Deployments whose requests need each one (its callers
+# up to the entry point): the affected entities of a fault on it.
+SERVICE_CALLERS: dict[str, tuple[str, ...]] = {
+    "search": ("frontend",), "geo": ("search", "frontend"), "rate": ("search", "frontend"),
+    "profile": ("frontend",), "recommendation": ("frontend",), "reservation": ("frontend",), "user": ("frontend",),
+}
+TARGET_SERVICES = Param("service", ("geo", "rate", "search", "profile", "recommendation", "reservation", "user"))
+
+
 def _container(service: str) -> str:
     return f"hotel-reserv-{service}"
 
@@ -68,7 +78,7 @@ def _target_port(service: str, wrong: int) -> Problem:
             root_causes=(_obj("Service", service),), mechanism="service_port",
             detail=f"Service {service} port {port} has targetPort {wrong}; the {service} container listens on {port}",
             detail_keywords=(str(wrong), "targetPort", "target port"),
-            affected=(_deploy("search" if service == "geo" else "frontend"), _deploy("frontend")),
+            affected=tuple(_deploy(caller) for caller in SERVICE_CALLERS[service]),
             impact_keywords=IMPACT,
             description=f"The {service} Service keeps its ready endpoint, but every connection is sent to "
                         f"port {wrong} on the pod, where nothing listens: callers get connection refused "
@@ -80,8 +90,8 @@ def _target_port(service: str, wrong: int) -> Problem:
     )
 
 
-@problem
-def service_target_port() -> Problem:
+@family(TARGET_SERVICES, Param("port", (9999, 8080, 7000)))
+def service_target_port(service: str = "geo", port: int = 9999) -> Problem:
     """The geo Service's targetPort is changed from 8083 to 9999.
 
     Symptoms: geo's pod is Running and Ready and listed in the Service's endpoints, yet search's
@@ -89,7 +99,7 @@ def service_target_port() -> Problem:
     hotel searches fail at the frontend. `kubectl get endpoints geo` shows `<pod-ip>:9999`.
     Fix: set the Service's targetPort back to the port geo listens on (8083).
     """
-    return _target_port("geo", 9999)
+    return _target_port(service, port)
 
 
 # ------------------------------------------------------- 2. Service selector matches nothing
@@ -229,29 +239,43 @@ def nonexistent_node() -> Problem:
 
 
 # ------------------------------------------------------------------ 7. scaled to zero
-@problem
-def scaled_to_zero() -> Problem:
+# What fails at the entry point when a service has no pods: the title and the requests that fail.
+ZERO_SYMPTOMS: dict[str, tuple[str, str]] = {
+    "search": ("hotel search fails for every user", "every /hotels request"),
+    "geo": ("hotel search fails for every user", "every /hotels request"),
+    "rate": ("hotel search fails for every user", "every /hotels request"),
+    "profile": ("hotel search and recommendations fail for every user", "every /hotels and /recommendations request"),
+    "recommendation": ("recommendations fail for every user", "every /recommendations request"),
+    "reservation": ("searches and bookings fail for every user", "every /hotels and /reservation request"),
+    "user": ("logins and bookings fail for every user", "every /user and /reservation request"),
+}
+
+
+@family(Param("service", tuple(ZERO_SYMPTOMS)))
+def scaled_to_zero(service: str = "search") -> Problem:
     """The search Deployment is scaled to 0 replicas.
 
     Symptoms: no search pods; `kubectl get endpoints search` is empty; every hotel search fails at
     the frontend with `connection refused` to search:8082 while recommendations still work. Fix:
     scale search back to its previous replica count (1).
     """
+    title, failing = ZERO_SYMPTOMS[service]
     return Problem(
         id="hotel-reservation/scaled-to-zero-v1",
-        title="hotel search fails for every user",
+        title=title,
         app=APP, namespace=NAMESPACE,
         tags=Tags(layers=("k8s",), difficulty="easy", suites=()),
-        faults=(FaultSpec(fault="scale_workload", params={"namespace": NAMESPACE, "name": "search", "replicas": 0}),),
+        faults=(FaultSpec(fault="scale_workload", params={"namespace": NAMESPACE, "name": service, "replicas": 0}),),
         ground_truth=GroundTruth(
-            root_causes=(_deploy("search"),), mechanism="scaled_to_zero",
-            detail="search Deployment spec.replicas set to 0 (baseline 1)",
+            root_causes=(_deploy(service),), mechanism="scaled_to_zero",
+            detail=f"{service} Deployment spec.replicas set to 0 (baseline 1)",
             detail_keywords=("replicas", "0", "zero", "scaled"),
-            affected=(_obj("Service", "search"), _deploy("frontend")), impact_keywords=IMPACT,
-            description="search has no pods, so its Service has no endpoints and every /hotels request "
+            affected=(_obj("Service", service), *(_deploy(caller) for caller in SERVICE_CALLERS[service])),
+            impact_keywords=IMPACT,
+            description=f"{service} has no pods, so its Service has no endpoints and {failing} "
                         "fails at the frontend."),
-        mitigation=_mitigation(workload_ready("search"), _serves("search")),
-        gold=(Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="search",
+        mitigation=_mitigation(workload_ready(service), _serves(service)),
+        gold=(Action(op="patch", kind="Deployment", namespace=NAMESPACE, name=service,
                      patch={"spec": {"replicas": 1}}, patch_type="merge"),),
         settle_s=SETTLE_S,
     )
