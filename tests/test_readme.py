@@ -181,3 +181,10 @@ def test_readme_layer_table_matches_the_registry() -> None:
     counts = Counter(layer for pid in all_problem_ids() for layer in get_problem(pid).tags.layers)
     assert rows == {layer: str(n) for layer, n in counts.items()}
     assert f"{len(all_problem_ids())} problems in all" in text
+    from sregym.problems.family import FAMILIES
+
+    FAMILIES.discover()
+    variants = sum(len(FAMILIES.get(name).variant_ids()) for name in FAMILIES.names())
+    scenarios = len(all_problem_ids())
+    assert (f"which are {scenarios} scenarios and {scenarios + variants} problem ids: {len(FAMILIES.names())} of them\n"
+            f"are families whose variants") in text and f"add {variants} ids." in text

@@ -54,6 +54,8 @@ def test_every_family_builds_its_default_and_valid_variants(family_id: str) -> N
         assert variant.id == variant_id and variant.app == default.app
         assert variant.faults != default.faults or variant.ground_truth != default.ground_truth
         assert variant.card.startswith(f"Variant of {family_id} with ")
+        assert variant.tags.suites == () and variant.tags.sources == ()
+        assert variant.tags.layers == default.tags.layers
         assert shlex.quote(variant_id) == variant_id  # nothing to quote on a command line
         assert "/" not in variant_id.split("/", 1)[1] and "\\" not in variant_id  # one file-name component
 

@@ -147,7 +147,9 @@ class Args:
 
         try:
             return get_problem(problem_id)
-        except KeyError:
+        except KeyError as err:
+            if "@" in problem_id and err.args:  # a variant id: say what is wrong with it
+                self.bad(argument, str(err.args[0]))
             self.bad(argument, f"unknown problem {problem_id!r}; `sregym list problems` lists them")
 
     # ------------------------------------------------------------------ plug-ins

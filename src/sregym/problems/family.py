@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sregym.problems.model import Problem
+from sregym.problems.registry import get_problem, problem, resolve_variants_with
+from sregym.problems.validation import validate_problem
+from sregym.problems.vocabulary import assign, scope_vocabulary
 from sregym.registry import Registry
 
 ParamValue = str | int | float
@@ -128,10 +131,6 @@ class Family:
 
     def variant(self, point: Mapping[str, ParamValue]) -> Problem:
         """The problem at `point` (built once, validated like a registered problem)."""
-        from sregym.problems.registry import get_problem
-        from sregym.problems.validation import validate_problem
-        from sregym.problems.vocabulary import assign, scope_vocabulary
-
         variant_id = self.variant_id(point)
         if variant_id == self.id:
             return get_problem(self.id)
@@ -140,7 +139,10 @@ class Family:
             default_card = get_problem(self.id).card
             card = (f"Variant of {self.id} with {variant_id.partition(VARIANT_SEP)[2]}; the card of the "
                     f"default variant follows.\n\n{default_card}")
-            problem = built.model_copy(update={"id": variant_id, "card": card})
+            # A suite is a fixed set and a source names the published scenario: both belong to the
+            # default; `run --variants` is how variants join a run.
+            tags = built.tags.model_copy(update={"suites": (), "sources": ()})
+            problem = built.model_copy(update={"id": variant_id, "card": card, "tags": tags})
             vocabulary = scope_vocabulary(self.module)
             validate_problem(Problem.model_validate(problem.model_dump()), vocabulary, self.build)
             assign(variant_id, vocabulary)
@@ -168,8 +170,6 @@ def family(*params: Param, allowed: Callable[..., bool] | None = None) -> Callab
     parameter is a keyword of `fn` with a default; `allowed(**point)` may exclude points."""
 
     def wrap(fn: F) -> F:
-        from sregym.problems.registry import problem
-
         problem(fn)
         declare_family(fn().id, params, fn, allowed=allowed, module=fn.__module__, defaults=_defaults(fn, params))
         return fn
@@ -236,6 +236,8 @@ def expand_with_variants(problem_ids: Iterable[str], count: int, seed: int) -> l
             out.extend(found.draw(count, seed))
     return list(dict.fromkeys(out))
 
+
+resolve_variants_with(get_variant)
 
 __all__ = ["FAMILIES", "VARIANT_SEP", "Family", "Param", "declare_family", "expand_with_variants", "family",
            "family_of", "get_variant", "text_of"]

@@ -23,6 +23,7 @@ PROBLEMS: Registry[Problem] = Registry("problem", ("sregym.problems.catalog",))
 _entry_points_loaded = False
 
 Builder = Callable[[], "Problem | Iterable[Problem]"]
+_variant_resolvers: list[Callable[[str], Problem]] = []
 
 
 def problem(fn: Builder) -> Builder:
@@ -77,10 +78,16 @@ def get_problem(problem_id: str) -> Problem:
     """A registered problem, or a variant of a family (`family-id@name=value,...`, built on demand)."""
     load_entry_points()
     if "@" in problem_id:
-        from sregym.problems.family import get_variant
-
-        return get_variant(problem_id)
+        PROBLEMS.discover()  # the catalogue declares the families (and installs the resolver)
+        if _variant_resolvers:
+            return _variant_resolvers[0](problem_id)
     return PROBLEMS.get(problem_id)
+
+
+def resolve_variants_with(resolver: Callable[[str], Problem]) -> None:
+    """Install what turns `family-id@name=value,...` into a problem (`problems/family.py` does, at
+    import), so the registry needs no import of its own families."""
+    _variant_resolvers[:] = [resolver]
 
 
 def select(*, tag: str | None = None, suite: str | None = None) -> list[Problem]:
