@@ -85,9 +85,9 @@ def run_command(
         raise typer.BadParameter("must be positive", param_hint="--attempt-timeout")
     if progress_mode not in ("auto", "bar", "lines", "none"):
         raise typer.BadParameter("must be auto, bar, lines or none", param_hint="--progress")
-    if resume is not None and (problem or suite or tag or out):
-        typer.echo("note: --resume runs the stored settings of that run; --problem/--suite/--tag/--out are "
-                   "ignored", err=True)
+    if resume is not None and (problem or suite or tag or out or variants):
+        typer.echo("note: --resume runs the stored settings of that run; --problem/--suite/--tag/--out/--variants "
+                   "are ignored", err=True)
     from sregym.env.models import Limits
 
     attempt = AttemptConfig(noise=noise, seconds_per_call=seconds_per_call, phases=phase_list,
