@@ -100,6 +100,7 @@ class Conductor:
         self._detection: DetectionAnswer | None = None
         self._detect_s: float | None = None
         self._detect_score: DetectionOutcome | None = None
+        self._detect_onset: float | None = None
         self._declared_done = False
         self._diag_s: float | None = None
         self._mitig_s: float | None = None
@@ -394,6 +395,7 @@ class Conductor:
         self._detection = DetectionAnswer(incident=bool(incident), started_at=at,
                                           started_at_text=started_at or None, evidence=evidence)
         self._detect_s = round(self._sim_elapsed(), 3)
+        self._detect_onset = self._onset()  # on the agent's clock, while it is served
         self._advance_phase()
         # The same words whatever the answer and whatever the truth: nothing here may tell the
         # agent whether it was right or whether the problem is a no-incident control.
@@ -465,7 +467,7 @@ class Conductor:
             return
         if "detection" in self.phases:
             self._detect_score = score_detection(self._detection, expected_incident=not self._problem.is_control,
-                                                 onset=self._onset())
+                                                 onset=self._detect_onset)
         if "diagnosis" in self.phases and self._submission is not None and self._problem.is_control:
             from sregym.oracles.diagnosis import score_no_root_cause
 
