@@ -13,7 +13,9 @@ from sregym.tools.session import ToolSession
 
 @agent
 class NoopAgent(Agent):
-    """Returns at once without calling a tool (in detection: after answering "no incident")."""
+    """Returns at once without calling a tool.
+
+    In a detection phase it first answers "no incident" (one call)."""
 
     name = "noop"
     offline_driver = "noop"
