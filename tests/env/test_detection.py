@@ -61,6 +61,7 @@ def test_gold_is_always_right_and_names_the_onset(runs: dict[str, Path]) -> None
     for pid in FAULTS:
         block = lines[pid]["detection"]
         assert block["incident"] is True and block["onset_error_s"] == 0.0 and block["onset_within_tolerance"]
+        assert lines[pid]["sim_seconds_to_detection"] is not None
     for pid in CONTROLS:
         assert lines[pid]["detection"]["incident"] is False and lines[pid]["detection"]["onset_error_s"] is None
 

@@ -412,7 +412,7 @@ class Conductor:
         if self._problem.is_control or self._run is None:
             return None
         access = self._access
-        return float(access.present(self._inject_at)) if access is not None else float(self._inject_at)
+        return float(self._on_loop(access.present, self._inject_at)) if access is not None else float(self._inject_at)
 
     def _submit_diagnosis(self, root_causes: list[str], mechanism: str, affected: list[str],
                           explanation: str) -> str:
@@ -509,7 +509,7 @@ class Conductor:
             model=self.model, noise=self.noise, clock=self.clock, phases=self.phases, detection=detection, diagnosis=diagnosis,
             mitigation=mitigation, passed=passed, steps=steps, tool_calls=self.session.tool_calls,
             tokens_in=self.session.tokens_in, tokens_out=self.session.tokens_out,
-            sim_seconds_to_diagnosis=self._diag_s, sim_seconds_to_mitigation=self._mitig_s,
+            sim_seconds_to_detection=self._detect_s, sim_seconds_to_diagnosis=self._diag_s, sim_seconds_to_mitigation=self._mitig_s,
             truncated=self._truncation is not None, truncation_reason=self._truncation,
             wall_seconds=round(self._wall_total if self._wall_total is not None
                                else time.perf_counter() - self._wall0, 3),
