@@ -8,6 +8,7 @@ recall 0), gold is always right, and the baseline's answers on these four are ch
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
@@ -126,3 +127,27 @@ def test_detection_rates_count_a_missing_answer_as_a_miss_not_a_false_alarm() ->
     assert (rates.incidents, rates.controls, rates.unanswered) == (2, 2, 2)
     assert rates.false_negative_rate == 0.5 and rates.false_positive_rate == 0.5 and rates.accuracy == 0.25
     assert detection_rates([{"problem_id": "a/x-v1", "seed": 0, "passed": True}]) is None
+
+
+def test_a_command_agent_answers_detection_with_sregym_submit(monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from sregym.agents.command import SubmitServer
+    from sregym.cli import submit
+
+    with Conductor(CONTROLS[0], AttemptConfig(phases=("detection", "diagnosis"), noise="none")) as c:
+        c.start()
+        server = SubmitServer(c.session)
+        server.start()
+        try:
+            monkeypatch.setenv("SREGYM_SUBMIT_URL", server.url)
+            monkeypatch.setenv("SREGYM_SUBMIT_TOKEN", server.token)
+            assert submit.main(["detection", "--incident", "no", "--evidence", "all healthy"]) == 0
+            assert "Answer recorded" in capsys.readouterr().out
+            assert submit.main(["detection", "--incident", "yes"]) == 1  # the phase is over
+            monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps({"root_cause_entities": [], "mechanism": "none"})))
+            assert submit.main(["diagnosis", "--json", "-"]) == 0
+        finally:
+            server.stop()
+        result = c.result()
+    assert result.detection is not None and result.detection.incident is False and result.detection.passed
+    assert result.diagnosis is not None and result.diagnosis.passed and result.passed

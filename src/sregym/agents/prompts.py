@@ -113,6 +113,10 @@ below, submit a diagnosis, then mitigate it and declare it done.
 {mcp_line}
 ## How to submit
 
+0. Detection (once, when the phases include it): decide whether the system has an incident now:
+
+       sregym-submit detection --incident yes|no [--started-at TIME] --evidence "what you saw"
+
 1. Diagnosis (once):
 
        sregym-submit diagnosis --entity {namespace}/Kind/name [--entity ...] \\
