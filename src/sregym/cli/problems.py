@@ -67,14 +67,16 @@ def check_selection(args: Args, suite: str | None, tag: str | None) -> None:
 def list_problems(tag: str = typer.Option(None, "--tag", help="Layer or difficulty tag."),
                   suite: str = typer.Option(None, "--suite", help="Suite name, e.g. lite."),
                   problems_dir: list[Path] = ProblemsDir) -> None:
-    """List problems (id, layers, difficulty, suites, title)."""
+    """List problems (id, kind, layers, difficulty, suites, title); kind is `incident` or
+    `control` (a no-incident control)."""
     from sregym.problems import select
 
     args = Args("list problems")
     args.problems_dirs(problems_dir)
     check_selection(args, suite, tag)
-    print_rows(("ID", "LAYERS", "DIFFICULTY", "SUITES", "TITLE"),
-               ((p.id, ",".join(p.tags.layers), p.tags.difficulty, ",".join(p.tags.suites) or "-", p.title)
+    print_rows(("ID", "KIND", "LAYERS", "DIFFICULTY", "SUITES", "TITLE"),
+               ((p.id, p.kind, ",".join(p.tags.layers), p.tags.difficulty, ",".join(p.tags.suites) or "-",
+                 p.title)
                 for p in select(tag=tag, suite=suite)))
 
 
