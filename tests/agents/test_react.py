@@ -143,3 +143,27 @@ def test_react_options_and_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_KEY", "secret")
     agent = make_agent("react", model="m", api_key_env="MY_KEY")
     assert agent._api_key == "secret" and agent.model == "m"
+
+
+def test_react_detection_phase_gets_its_own_instructions_and_tool() -> None:
+    from sregym.env import AttemptConfig
+
+    script = [tool_call("kubectl", {"command": "get pods -n demo-shop"}),
+              tool_call("submit_detection", {"incident": True, "started_at": "now-2m", "evidence": "pods failing"}),
+              tool_call("submit_diagnosis", DIAGNOSIS)]
+    config = AttemptConfig(phases=("detection", "diagnosis"))
+    with ScriptedModel(script) as model, Conductor(PROBLEM, config, seed=3, agent_name="react") as conductor:
+        agent = make_agent("react", model="scripted", base_url=model.base_url, retry_base_s=0.01)
+        brief = conductor.start()
+        agent.run(conductor.session, brief)
+        result = conductor.result()
+    first = model.requests[0]
+    assert "Nobody has told you whether anything is wrong" in first["messages"][0]["content"]
+    assert "Phase: DETECTION" in first["messages"][1]["content"]
+    names = {t["function"]["name"] for t in first["tools"]}
+    assert "submit_detection" in names and "submit_diagnosis" not in names
+    # the diagnosis phase starts in a fresh context that allows "no root cause"
+    diagnosis = next(r for r in model.requests if "Phase: DIAGNOSIS" in r["messages"][1]["content"])
+    assert "empty root_cause_entities" in diagnosis["messages"][1]["content"]
+    assert result.detection is not None and result.detection.incident is True and result.detection.passed
+    assert result.diagnosis is not None and result.diagnosis.submitted

@@ -20,22 +20,24 @@ def _rows(argv: list[str]) -> list[list[str]]:
 
 def test_list_problems_has_a_header_and_filters_by_suite_and_tag() -> None:
     rows = _rows(["list", "problems"])
-    assert rows[0] == ["ID", "LAYERS", "DIFFICULTY", "SUITES", "TITLE"]
+    assert rows[0] == ["ID", "KIND", "LAYERS", "DIFFICULTY", "SUITES", "TITLE"]
     assert [r[0] for r in rows[1:]] == [p.id for p in select()]
+    assert {r[0]: r[1] for r in rows[1:]}["hotel-reservation/no-incident-rollout-v1"] == "control"
+    assert {r[1] for r in rows[1:]} == {"incident", "control"}
     lite = _rows(["list", "problems", "--suite", "lite"])
     assert lite[0][0] == "ID" and len(lite) - 1 == len(select(suite="lite")) > 0
-    assert all("lite" in r[3].split(",") for r in lite[1:])
+    assert all("lite" in r[4].split(",") for r in lite[1:])
     network = _rows(["list", "problems", "--tag", "network"])
     assert len(network) - 1 == len(select(tag="network")) > 0
-    assert all("network" in r[1].split(",") for r in network[1:])
+    assert all("network" in r[2].split(",") for r in network[1:])
     hard = _rows(["list", "problems", "--tag", "hard"])
-    assert all(r[2] == "hard" for r in hard[1:])
+    assert all(r[3] == "hard" for r in hard[1:])
 
 
 def test_an_unknown_suite_or_tag_lists_the_known_ones() -> None:
     result = runner.invoke(app, ["list", "problems", "--suite", "lightweight"])
     assert result.exit_code == 2
-    assert result.stderr.strip() == "sregym list problems: --suite: unknown suite 'lightweight'; known: astronomy-shop, demo, itbench-aa, lite"
+    assert result.stderr.strip() == "sregym list problems: --suite: unknown suite 'lightweight'; known: astronomy-shop, controls, demo, detection, itbench-aa, lite"
     result = runner.invoke(app, ["list", "problems", "--tag", "dns"])
     assert result.exit_code == 2
     line = result.stderr.strip()

@@ -21,10 +21,13 @@ def test_check_protocol(problem_id: str) -> None:
     steps = batch_result(problem_id)["check"]
     failed = [f"{name}: {detail}" for name, passed, detail in steps if not passed]
     assert not failed, failed
-    assert {name for name, _, _ in steps} >= {
-        "must_fix fail after injection", "noop fails mitigation", "gold passes every check",
-        "recover restores the baseline", "same seed, identical warm-up", "same seed, identical telemetry",
-        "same seed, identical scores"}
+    common = {"gold passes every check", "same seed, identical warm-up", "same seed, identical telemetry",
+              "same seed, identical scores"}
+    if get_problem(problem_id).is_control:  # nothing to break or undo: the protocol reads the other way
+        expected = {"noop passes mitigation (nothing is broken)", "recover is a no-op"}
+    else:
+        expected = {"must_fix fail after injection", "noop fails mitigation", "recover restores the baseline"}
+    assert {name for name, _, _ in steps} >= common | expected
 
 
 def test_registry_has_cards_and_lite_suite() -> None:

@@ -72,7 +72,8 @@ def isolation_sample() -> frozenset[str]:
     first: dict[tuple[str, tuple[str, ...]], str] = {}
     for problem_id in all_problem_ids():
         problem = get_problem(problem_id)
-        first.setdefault((problem.app, tuple(sorted(f.fault for f in problem.faults))), problem_id)
+        writes = (*problem.faults, *problem.changes)  # a control's benign changes leave traces too
+        first.setdefault((problem.app, tuple(sorted(f.fault for f in writes))), problem_id)
     return frozenset(first.values())
 
 

@@ -428,7 +428,7 @@ def _stop(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
 
 
 class SubmitServer:
-    """Loopback HTTP endpoint for `sregym-submit`: POST /diagnosis, POST /done, GET /status,
+    """Loopback HTTP endpoint for `sregym-submit`: POST /detection, /diagnosis, /done, GET /status,
     each with `Authorization: Bearer <token>`. Submissions run through the session, so they are
     validated, recorded and end the phases exactly like the submit tools."""
 
@@ -460,10 +460,11 @@ class SubmitServer:
     def handle(self, method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if method == "GET" and path == "/status":
             return 200, {"phase": self.session.phase}
-        if method != "POST" or path not in ("/diagnosis", "/done"):
+        tools = {"/detection": "submit_detection", "/diagnosis": "submit_diagnosis", "/done": "submit_mitigation_done"}
+        if method != "POST" or path not in tools:
             return 404, {"message": f"no such endpoint {method} {path}"}
-        tool = "submit_diagnosis" if path == "/diagnosis" else "submit_mitigation_done"
-        result = self.session.call(tool, body if tool == "submit_diagnosis" else {})
+        tool = tools[path]
+        result = self.session.call(tool, body if tool != "submit_mitigation_done" else {})
         return (409 if result.is_error else 200), {"message": result.text, "phase": self.session.phase}
 
 

@@ -19,7 +19,8 @@ from sregym.tools.session import ToolSession
 
 @agent
 class GoldAgent(Agent):
-    """Looks, diagnoses from the ground truth, applies the gold solution, declares done."""
+    """Looks, answers detection from the problem, diagnoses from the ground truth, applies the
+    gold solution, declares done."""
 
     name = "gold"
     capabilities: ClassVar[frozenset[Capability]] = frozenset({Capability.TOOLS, Capability.GOLD})
@@ -27,6 +28,8 @@ class GoldAgent(Agent):
     def run(self, session: ToolSession, brief: Brief) -> None:
         namespace = brief.namespaces[0] if brief.namespaces else "default"
         session.call("kubectl", {"command": f"get pods -n {namespace}"})
+        if session.phase == "detection" and self.gold.detection is not None:
+            session.call("submit_detection", self.gold.detection())
         if session.phase == "diagnosis":
             session.call("submit_diagnosis", self.gold.diagnosis())
         if session.phase != "mitigation":

@@ -35,6 +35,30 @@ the smallest change that removes the cause), check with the same signals that th
 recovers, then call submit_mitigation_done.
 Do not stop without calling the submit tool of the current phase."""
 
+DETECTION_SYSTEM_PROMPT = """\
+You are an experienced site reliability engineer taking over the on-call shift for an application \
+running on a Kubernetes cluster. Nobody has told you whether anything is wrong. You can act only \
+through the tools you are given: kubectl, PromQL queries (metrics), alerts, LogQL log search and \
+Jaeger traces.
+
+Decide whether the system has an incident right now: something an operator must act on because \
+users are affected (errors or latency at the entry point) or are about to be (a component down, \
+failing or degrading). Routine operations are not incidents: a completed rollout, a scale-up, a \
+pod that was replaced and is healthy again, an old warning event whose cause is gone. Look for \
+evidence both ways before you answer; do not change anything in this phase.
+
+Answer by calling submit_detection exactly once with incident (true or false), started_at (when \
+it began, if there is one, e.g. an RFC 3339 time or "now-10m") and evidence (what you saw). Make \
+one tool call at a time and read its output. Do not stop without calling submit_detection."""
+
+DETECTION_TASK = """\
+{brief}
+
+Phase: DETECTION. Check the system and call submit_detection."""
+
+AFTER_DETECTION = ("If you concluded that nothing is wrong, call submit_diagnosis with an empty "
+                   "root_cause_entities list.")
+
 DIAGNOSIS_TASK = """\
 {brief}
 
@@ -88,6 +112,10 @@ below, submit a diagnosis, then mitigate it and declare it done.
   Every query API needs the header `Authorization: Bearer $SREGYM_AGENT_TOKEN`.
 {mcp_line}
 ## How to submit
+
+0. Detection (once, when the phases include it): decide whether the system has an incident now:
+
+       sregym-submit detection --incident yes|no [--started-at TIME] --evidence "what you saw"
 
 1. Diagnosis (once):
 

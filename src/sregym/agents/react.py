@@ -138,9 +138,16 @@ class ReactAgent(Agent):
         client = self._client()
         summary: str | None = None
         try:
+            if session.phase == "detection":
+                messages = [{"role": "system", "content": prompts.DETECTION_SYSTEM_PROMPT},
+                            {"role": "user", "content": prompts.DETECTION_TASK.format(brief=brief.text)}]
+                self._phase_loop(client, session, messages, "detection")
             if session.phase == "diagnosis":
+                task = prompts.DIAGNOSIS_TASK.format(brief=brief.text)
+                if "detection" in brief.phases:
+                    task += " " + prompts.AFTER_DETECTION
                 messages = [{"role": "system", "content": prompts.SYSTEM_PROMPT},
-                            {"role": "user", "content": prompts.DIAGNOSIS_TASK.format(brief=brief.text)}]
+                            {"role": "user", "content": task}]
                 submitted = self._phase_loop(client, session, messages, "diagnosis")
                 if session.phase == "mitigation":
                     summary = self._hand_over(client, session, messages, submitted)

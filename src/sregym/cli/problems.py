@@ -69,8 +69,9 @@ def list_problems(tag: str = typer.Option(None, "--tag", help="Layer or difficul
                   expand: bool = typer.Option(False, "--expand", help="Also list each family's variants "
                                                                       "(id@name=value,...) under it."),
                   problems_dir: list[Path] = ProblemsDir) -> None:
-    """List problems (id, layers, difficulty, suites, title); a footer on stderr counts the
-    scenarios and the ids their families' variants add."""
+    """List problems (id, kind, layers, difficulty, suites, title); kind is `incident` or
+    `control` (a no-incident control). A footer on stderr counts the scenarios and the ids their
+    families' variants add."""
     from sregym.problems import select
     from sregym.problems.family import family_of
 
@@ -80,8 +81,9 @@ def list_problems(tag: str = typer.Option(None, "--tag", help="Layer or difficul
     scenarios = select(tag=tag, suite=suite)
     variant_ids = {p.id: family.variant_ids() if (family := family_of(p.id)) else [] for p in scenarios}
     shown = [q for p in scenarios for q in (p, *(family_of(p.id).variants() if expand and variant_ids[p.id] else ()))]
-    print_rows(("ID", "LAYERS", "DIFFICULTY", "SUITES", "TITLE"),
-               ((p.id, ",".join(p.tags.layers), p.tags.difficulty, ",".join(p.tags.suites) or "-", p.title)
+    print_rows(("ID", "KIND", "LAYERS", "DIFFICULTY", "SUITES", "TITLE"),
+               ((p.id, p.kind, ",".join(p.tags.layers), p.tags.difficulty, ",".join(p.tags.suites) or "-",
+                 p.title)
                 for p in shown))
     families = sum(bool(v) for v in variant_ids.values())
     ids = len(scenarios) + sum(len(v) for v in variant_ids.values())

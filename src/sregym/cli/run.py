@@ -60,7 +60,8 @@ def run_command(
                                           help="Wall seconds before a stuck attempt is stopped (an environment "
                                                "failure; the run goes on)."),
     phases: str = typer.Option(",".join(AttemptConfig.default("phases")), "--phases",
-                               help="Phases to run, comma-separated."),
+                               help="Phases to run, comma-separated: detection (is there an incident?), "
+                                    "diagnosis, mitigation."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar or per-attempt lines "
                                                                    "(environment failures are still reported)."),
     progress_mode: str = typer.Option("auto", "--progress", help="auto (a bar on a terminal, one line per "

@@ -1,4 +1,4 @@
-"""`sregym-submit`: how a shell or coding agent makes its two submissions.
+"""`sregym-submit`: how a shell or coding agent makes its submissions.
 
 A command agent runs outside the Python process that holds the attempt, so it cannot call the
 submit tools directly. The `command` agent serves them on a loopback HTTP endpoint and puts its
@@ -7,6 +7,7 @@ small client (standard library only, so it starts fast) posts to it:
 
     sregym-submit diagnosis --entity ns/Kind/name [...] --mechanism M --explanation TEXT
     sregym-submit diagnosis --json FILE
+    sregym-submit detection --incident yes|no [--started-at TIME] --evidence TEXT
     sregym-submit done
     sregym-submit status
 
@@ -38,6 +39,10 @@ def _parser() -> argparse.ArgumentParser:
                       "(repeatable)")
     diag.add_argument("--mechanism", help="what is wrong, in a few words")
     diag.add_argument("--explanation", default="", help="the evidence and the concrete detail")
+    detect = sub.add_parser("detection", help="answer whether there is an incident (ends the detection phase)")
+    detect.add_argument("--incident", required=True, choices=("yes", "no"), help="is there an incident now?")
+    detect.add_argument("--started-at", help="when it began: RFC 3339, Unix seconds or now-10m")
+    detect.add_argument("--evidence", default="", help="what you observed")
     sub.add_parser("done", help="declare the mitigation done (ends the mitigation phase)")
     sub.add_parser("status", help="print the current phase")
     return parser
@@ -60,8 +65,17 @@ def diagnosis_payload(args: argparse.Namespace) -> dict[str, Any]:
         payload["mechanism"] = args.mechanism
     if args.explanation:
         payload["explanation"] = args.explanation
-    if not payload.get("root_cause_entities") or not payload.get("mechanism"):
+    # An explicitly empty list (from --json) says "no root cause": nothing is wrong.
+    if "root_cause_entities" not in payload or not payload.get("mechanism"):
         raise ValueError("a diagnosis needs at least one --entity and a --mechanism (or a --json file)")
+    return payload
+
+
+def detection_payload(args: argparse.Namespace) -> dict[str, Any]:
+    """The submit_detection arguments from the flags."""
+    payload: dict[str, Any] = {"incident": args.incident == "yes", "evidence": args.evidence}
+    if args.started_at:
+        payload["started_at"] = args.started_at
     return payload
 
 
@@ -92,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.action == "diagnosis":
             status, body = _request("/diagnosis", diagnosis_payload(args))
+        elif args.action == "detection":
+            status, body = _request("/detection", detection_payload(args))
         elif args.action == "done":
             status, body = _request("/done", {})
         else:

@@ -105,12 +105,13 @@ class Args:
 
     def phases(self, text: str, option: str = "--phases") -> tuple[str, ...]:
         """'diagnosis,mitigation' → the phases, in the order given, each known and once."""
-        known = ("diagnosis", "mitigation")
+        from sregym.env.config import PHASES as known
+
         phases = tuple(p.strip() for p in text.split(",") if p.strip())
         unknown = [p for p in phases if p not in known]
         if not phases or unknown or len(set(phases)) != len(phases):
             shown = f"unknown phase {unknown[0]!r}" if unknown else f"bad list {text!r}"
-            self.bad(option, f"{shown}; give diagnosis and/or mitigation, comma-separated")
+            self.bad(option, f"{shown}; give detection, diagnosis and/or mitigation, comma-separated")
         return phases
 
     # ------------------------------------------------------------------ paths

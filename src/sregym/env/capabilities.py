@@ -52,10 +52,12 @@ class ShellAccess:
 @dataclass(frozen=True)
 class GoldHooks:
     """The problem's reference solution: `commands()` as kubectl command lines, `diagnosis()` as
-    `submit_diagnosis` arguments written from the ground truth."""
+    `submit_diagnosis` arguments written from the ground truth, `detection()` as
+    `submit_detection` arguments (None where an attempt has no detection answer to give)."""
 
     commands: Callable[[], list[str]]
     diagnosis: Callable[[], dict[str, Any]]
+    detection: Callable[[], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,12 @@ from sregym.env.config import PHASES, AttemptConfig, ClockMode
 from sregym.env.models import (
     AttemptResult,
     Brief,
+    DetectionOutcome,
     DiagnosisOutcome,
     MitigationOutcome,
     TrajectoryEntry,
 )
+from sregym.oracles.detection import DetectionAnswer, score_detection
 from sregym.problems.model import CheckSpec, Problem, id_version
 from sregym.problems.run import ProblemRun
 from sregym.problems.warm_prefix import shared_run
@@ -95,6 +97,10 @@ class Conductor:
         self._agent_error: str | None = None
         self._trajectory: list[TrajectoryEntry] = []
         self._submission: DiagnosisSubmission | None = None
+        self._detection: DetectionAnswer | None = None
+        self._detect_s: float | None = None
+        self._detect_score: DetectionOutcome | None = None
+        self._detect_onset: float | None = None
         self._declared_done = False
         self._diag_s: float | None = None
         self._mitig_s: float | None = None
@@ -172,7 +178,8 @@ class Conductor:
             shell = ShellAccess(kubeconfig=self.kubeconfig, urls=self.urls, token=self.agent_token,
                                 clock=self.clock, poll=self.poll, record_program=self.record_program)
         if Capability.GOLD in wanted:
-            gold = GoldHooks(commands=self._gold_commands, diagnosis=self._gold_diagnosis)
+            gold = GoldHooks(commands=self._gold_commands, diagnosis=self._gold_diagnosis,
+                             detection=self._gold_detection)
         return Grants(shell=shell, gold=gold)
 
     def run_agent(self, agent: Grantee, brief: Brief) -> None:
@@ -335,6 +342,9 @@ class Conductor:
         if self._phase == "done" or self.finished:
             why = f" ({self._truncation})" if self._truncation else ""
             return f"the attempt is over{why}; no more tool calls are accepted"
+        if tool == "submit_detection" and self._phase != "detection":
+            return ("submit_detection is not available now: the detection phase is over"
+                    if "detection" in self.phases else "this attempt has no detection phase")
         if tool == "submit_diagnosis" and self._phase != "diagnosis":
             return ("submit_diagnosis is not available now: the diagnosis phase is over"
                     if "diagnosis" in self.phases else "this attempt has no diagnosis phase")
@@ -373,14 +383,45 @@ class Conductor:
         elif self._run.noise is not None:
             self._on_loop(self._run.noise.tick)
 
+    def _submit_detection(self, incident: bool, started_at: str | None, evidence: str) -> str:
+        from sregym.tools.timeparse import TimeParseError, parse_time
+
+        at = None
+        if started_at:
+            try:
+                at = parse_time(started_at, self._agent_now())
+            except TimeParseError as exc:
+                raise ToolError(f"answer not accepted: started_at: {exc}") from None
+        self._detection = DetectionAnswer(incident=bool(incident), started_at=at,
+                                          started_at_text=started_at or None, evidence=evidence)
+        self._detect_s = round(self._sim_elapsed(), 3)
+        self._detect_onset = self._onset()  # on the agent's clock, while it is served
+        self._advance_phase()
+        # The same words whatever the answer and whatever the truth: nothing here may tell the
+        # agent whether it was right or whether the problem is a no-incident control.
+        if self._phase == "diagnosis":
+            return ("Answer recorded. The diagnosis phase starts now: find the root cause of the incident "
+                    "and call submit_diagnosis (with no root-cause entities if nothing is wrong).")
+        if self._phase == "mitigation":
+            return ("Answer recorded. The mitigation phase starts now: mitigate the incident if there is "
+                    "one, then call submit_mitigation_done.")
+        return "Answer recorded. The attempt is complete."
+
+    def _onset(self) -> float | None:
+        """When the faults were injected, on the agent's clock (None for a no-incident control)."""
+        if self._problem.is_control or self._run is None:
+            return None
+        access = self._access
+        return float(self._on_loop(access.present, self._inject_at)) if access is not None else float(self._inject_at)
+
     def _submit_diagnosis(self, root_causes: list[str], mechanism: str, affected: list[str],
                           explanation: str) -> str:
         try:
             sub = DiagnosisSubmission.from_texts(root_causes, mechanism, affected, explanation)
         except ValueError as exc:
             raise ToolError(f"diagnosis not accepted: {exc}") from None
-        if not sub.root_causes:
-            raise ToolError("diagnosis not accepted: name at least one root-cause entity")
+        # An empty list is accepted on every problem (refusing it only where a fault exists would
+        # tell the agent which problems are controls); it scores zero wherever a root cause exists.
         self._submission = sub
         self._diag_s = round(self._sim_elapsed(), 3)
         self._advance_phase()
@@ -424,7 +465,14 @@ class Conductor:
         self._wall_total = time.perf_counter() - self._wall0
         if self._env_failure is not None or self._run is None:
             return
-        if "diagnosis" in self.phases and self._submission is not None:
+        if "detection" in self.phases:
+            self._detect_score = score_detection(self._detection, expected_incident=not self._problem.is_control,
+                                                 onset=self._detect_onset)
+        if "diagnosis" in self.phases and self._submission is not None and self._problem.is_control:
+            from sregym.oracles.diagnosis import score_no_root_cause
+
+            self._diag_score = score_no_root_cause(self._submission)
+        elif "diagnosis" in self.phases and self._submission is not None:
             from sregym.oracles.diagnosis import score_diagnosis
             from sregym.problems.vocabulary import vocabulary_of
 
@@ -437,6 +485,10 @@ class Conductor:
 
     def _result(self) -> AttemptResult:
         diagnosis = mitigation = None
+        detection = None
+        if "detection" in self.phases:
+            detection = self._detect_score or DetectionOutcome(submitted=self._detection is not None,
+                                                               expected_incident=not self._problem.is_control)
         if "diagnosis" in self.phases:
             s = self._diag_score
             diagnosis = DiagnosisOutcome(submitted=self._submission is not None) if s is None else DiagnosisOutcome(
@@ -447,17 +499,17 @@ class Conductor:
             m = self._mitig_score
             mitigation = MitigationOutcome(declared_done=self._declared_done) if m is None else MitigationOutcome(
                 declared_done=True, checks=m.checks, window_s=m.window_s, passed=m.passed)
-        ran = [o for o in (diagnosis, mitigation) if o is not None]
+        ran = [o for o in (detection, diagnosis, mitigation) if o is not None]
         passed = self._env_failure is None and bool(ran) and all(o.passed for o in ran)
         version = id_version(self._problem.id)
         steps = self.session.steps or self.session.tool_calls
         return AttemptResult(
             problem_id=self._problem.id, problem_version=version, layers=tuple(self._problem.tags.layers),
             seed=self.seed, agent=self.agent_name,
-            model=self.model, noise=self.noise, clock=self.clock, phases=self.phases, diagnosis=diagnosis,
+            model=self.model, noise=self.noise, clock=self.clock, phases=self.phases, detection=detection, diagnosis=diagnosis,
             mitigation=mitigation, passed=passed, steps=steps, tool_calls=self.session.tool_calls,
             tokens_in=self.session.tokens_in, tokens_out=self.session.tokens_out,
-            sim_seconds_to_diagnosis=self._diag_s, sim_seconds_to_mitigation=self._mitig_s,
+            sim_seconds_to_detection=self._detect_s, sim_seconds_to_diagnosis=self._diag_s, sim_seconds_to_mitigation=self._mitig_s,
             truncated=self._truncation is not None, truncation_reason=self._truncation,
             wall_seconds=round(self._wall_total if self._wall_total is not None
                                else time.perf_counter() - self._wall0, 3),
@@ -480,6 +532,15 @@ class Conductor:
 
         assert self._access is not None
         return [action_to_command(a, self._access.home, i) for i, a in enumerate(self._problem.gold)]
+
+    def _gold_detection(self) -> dict[str, Any]:
+        """`submit_detection` arguments from the problem (handed out only as `GoldHooks`)."""
+        from sregym.twin.clock import format_time
+
+        onset = self._onset()
+        if onset is None:
+            return {"incident": False, "evidence": "the reference answer: nothing is wrong"}
+        return {"incident": True, "started_at": format_time(onset), "evidence": "the reference answer"}
 
     def _gold_diagnosis(self) -> dict[str, Any]:
         """`submit_diagnosis` arguments written from the ground truth (handed out only as `GoldHooks`)."""
@@ -535,6 +596,9 @@ class Backend:
     def record_message(self, content: str, tool_calls: list[dict[str, Any]], purpose: str) -> None:
         self._c._record_message(content, tool_calls, purpose)
 
+    def submit_detection(self, incident: bool, started_at: str | None, evidence: str) -> str:
+        return self._c._submit_detection(incident, started_at, evidence)
+
     def submit_diagnosis(self, root_causes: list[str], mechanism: str, affected: list[str],
                          explanation: str) -> str:
         return self._c._submit_diagnosis(root_causes, mechanism, affected, explanation)
@@ -549,6 +613,8 @@ def incident_brief(alerts: tuple[int, Any], ctx: AppContext, started: str, phase
     baseline agent reads the same page offline as live."""
     from sregym.tools import render
 
+    if "detection" in phases:
+        return check_brief(ctx, started, phases)
     status, data = alerts
     rendered = render.alerts(data) if status < 400 else "alerts unavailable"
     firing = tuple(line for line in rendered.splitlines() if line.startswith("[FIRING]"))
@@ -562,6 +628,8 @@ def incident_brief(alerts: tuple[int, Any], ctx: AppContext, started: str, phase
         page = ("Users report that the application is misbehaving (no alert has fired yet). "
                 "Investigate the cluster.")
     tasks = []
+    if "detection" in phases:
+        tasks.append("decide whether there is an incident and answer with submit_detection")
     if "diagnosis" in phases:
         tasks.append("find the root cause and submit a diagnosis with submit_diagnosis")
     if "mitigation" in phases:
@@ -572,4 +640,20 @@ def incident_brief(alerts: tuple[int, Any], ctx: AppContext, started: str, phase
                  started_at=started)
 
 
-__all__ = ["PHASES", "AttemptConfig", "ClockMode", "Conductor", "EnvironmentFailure", "incident_brief"]
+def check_brief(ctx: AppContext, started: str, phases: tuple[str, ...]) -> Brief:
+    """The page of an attempt that starts with detection: a routine health check, word for word
+    the same whether something is broken or not (no alerts quoted: the agent looks for itself),
+    so the page never answers the question the phase asks."""
+    tasks = ["decide whether the system has an incident right now and answer with submit_detection"]
+    if "diagnosis" in phases:
+        tasks.append("if there is one, find its root cause and submit a diagnosis with submit_diagnosis")
+    if "mitigation" in phases:
+        tasks.append("mitigate it if there is one and call submit_mitigation_done")
+    text = (f"ON-CALL CHECK ({started})\nYou are taking over the on-call shift. Check the health of the "
+            f"application with the tools.\n\n{ctx.text()}\n\nYour task: {'; then '.join(tasks)}.")
+    return Brief(text=text, alerts=(), app=ctx.app, namespaces=ctx.namespaces, phases=phases,
+                 started_at=started)
+
+
+__all__ = ["PHASES", "AttemptConfig", "ClockMode", "Conductor", "EnvironmentFailure", "check_brief",
+           "incident_brief"]

@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from sregym.env.models import Limits
 
 ClockMode = Literal["stepped", "realtime"]
-PHASES = ("diagnosis", "mitigation")
+# Every phase an attempt can have, in the order they run. `detection` (is there an incident at
+# all?) is opt-in; the default attempt diagnoses and mitigates.
+PHASES = ("detection", "diagnosis", "mitigation")
+DEFAULT_PHASES = ("diagnosis", "mitigation")
 ATTEMPT_TIMEOUT_S = 7200.0  # wall seconds before the runner's watchdog stops a stuck attempt
 
 
@@ -44,8 +47,8 @@ class AttemptConfig:
     """Simulated seconds that pass after each tool call in the stepped clock."""
     limits: Limits = field(default_factory=_no_limits)
     """Budgets per phase; a limit left unset takes the problem's own."""
-    phases: tuple[str, ...] = PHASES
-    """The phases to run, a non-empty subset of diagnosis and mitigation."""
+    phases: tuple[str, ...] = DEFAULT_PHASES
+    """The phases to run, a non-empty subset of detection, diagnosis and mitigation."""
     baseline_s: float = 300.0
     """Simulated seconds of healthy operation recorded before the fault is injected."""
     realtime_speed: float = 1.0
@@ -100,4 +103,4 @@ class AttemptConfig:
 
 FIELDS = tuple(f.name for f in dataclasses.fields(AttemptConfig))
 
-__all__ = ["ATTEMPT_TIMEOUT_S", "FIELDS", "PHASES", "AttemptConfig", "ClockMode"]
+__all__ = ["ATTEMPT_TIMEOUT_S", "DEFAULT_PHASES", "FIELDS", "PHASES", "AttemptConfig", "ClockMode"]

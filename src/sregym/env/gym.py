@@ -19,10 +19,12 @@ from sregym.problems.model import Problem
 def reward_of(result: AttemptResult) -> float:
     """The mean over the attempt's phases of the phase score: diagnosis = root-cause score ×
     checklist score (0 when nothing was submitted), mitigation = 1 if verification passed, else
-    0. An environment failure scores 0."""
+    0, detection = 1 if the yes/no answer was right, else 0. An environment failure scores 0."""
     if result.environment_failure:
         return 0.0
     scores = []
+    if result.detection is not None:
+        scores.append(1.0 if result.detection.passed else 0.0)
     if result.diagnosis is not None:
         d = result.diagnosis
         scores.append(d.root_cause_score * d.checklist_score if d.submitted else 0.0)

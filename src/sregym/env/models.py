@@ -64,6 +64,24 @@ class TrajectoryEntry(BaseModel):
     sim_time: float  # simulated seconds since injection when the call was made
 
 
+class DetectionOutcome(BaseModel):
+    """The `detection` block of a result line: the agent's yes/no answer against the truth
+    (`expected_incident` is false for a no-incident control). `passed` is `correct`; the onset
+    fields are reported for a "yes" on an incident that names `started_at`, never graded."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    submitted: bool
+    incident: bool | None = None  # the answer; None when the agent never answered
+    expected_incident: bool
+    correct: bool = False
+    started_at: str | None = None  # as the agent wrote it
+    onset_error_s: float | None = None  # named start minus the real onset (seconds)
+    onset_within_tolerance: bool | None = None
+    evidence: str = ""
+    passed: bool = False
+
+
 class DiagnosisOutcome(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -100,6 +118,7 @@ class AttemptResult(BaseModel):
     noise: str
     clock: Literal["stepped", "realtime"]
     phases: tuple[str, ...]
+    detection: DetectionOutcome | None = None  # None when the attempt had no detection phase
     diagnosis: DiagnosisOutcome | None = None  # None when the attempt had no diagnosis phase
     mitigation: MitigationOutcome | None = None  # None when it had no mitigation phase
     passed: bool  # end to end: every phase that ran passed
@@ -107,6 +126,7 @@ class AttemptResult(BaseModel):
     tool_calls: int
     tokens_in: int | None = None
     tokens_out: int | None = None
+    sim_seconds_to_detection: float | None = None  # time to detect (reported, as AIOpsLab's TTD)
     sim_seconds_to_diagnosis: float | None = None
     sim_seconds_to_mitigation: float | None = None
     truncated: bool = False
@@ -117,4 +137,4 @@ class AttemptResult(BaseModel):
     agent_error: str | None = None  # the agent crashed (its own bug): an agent failure, not the env's
 
 
-__all__ = ["AttemptResult", "Brief", "DiagnosisOutcome", "Limits", "MitigationOutcome", "TrajectoryEntry"]
+__all__ = ["AttemptResult", "Brief", "DetectionOutcome", "DiagnosisOutcome", "Limits", "MitigationOutcome", "TrajectoryEntry"]

@@ -69,3 +69,13 @@ def score_diagnosis(truth: GroundTruth, submission: DiagnosisSubmission, *,
                           precision=round(precision, 6), checklist=answers,
                           checklist_score=round(total, 6), dimension_scores=per_dimension,
                           passed=total >= PASS_THRESHOLD, judge=judge_name, judge_model=judge_model)
+
+
+def score_no_root_cause(submission: DiagnosisSubmission) -> DiagnosisScore:
+    """Score a diagnosis of a no-incident control: nothing is broken, so the right diagnosis names
+    no root cause. Naming one blames a healthy component; the checklist does not apply (there is
+    no mechanism or scope to judge), so it is left empty."""
+    clean = not submission.root_causes
+    value = 1.0 if clean else 0.0
+    return DiagnosisScore(root_cause_score=value, recall=1.0, precision=value, checklist=(),
+                          checklist_score=value, dimension_scores={}, passed=clean, judge="no-root-cause")

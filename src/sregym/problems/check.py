@@ -8,6 +8,12 @@ For one problem and seed, on fresh twins:
 5. gold diagnosis — the diagnosis the gold agent submits (written from the ground truth) passes the
    diagnosis oracle the runner scores with, so an inconsistent ground truth fails here, not only
    in a full run (no cluster needed: `problems/gold_diagnosis.py`).
+
+A no-incident control (`kind="control"`) has nothing to break or fix, so steps 1 and 3 read the
+other way: doing nothing passes mitigation (its must_keep checks hold through the noise and the
+benign change), and `recover` is a no-op (the change is the desired state and stays). Steps 2, 4
+and 5 are the same: the empty gold solution passes, twice identically, and the gold diagnosis
+(no root cause) passes.
 """
 
 from __future__ import annotations
@@ -90,6 +96,22 @@ def _noop_and_recover(run: ProblemRun) -> NoopOutcome:
     return steps
 
 
+def _control_noop_and_recover(run: ProblemRun) -> NoopOutcome:
+    """Steps 1 and 3 for a no-incident control: nothing to fix, nothing to undo."""
+    run.record_baseline()
+    run.inject()
+    run.advance(run.problem.settle_s)
+    noop = run.verify()
+    steps: NoopOutcome = [("noop passes mitigation (nothing is broken)", noop.passed,
+                           "; ".join(f"{c.name}: {c.detail}" for c in noop.failed()))]
+    before = run.state_view()
+    run.recover()
+    run.advance(RECOVERY_MIN_S)
+    after = run.state_view()
+    steps.append(("recover is a no-op", before == after, _diff(before, after)))
+    return steps
+
+
 def _gold_after_warmup(run: ProblemRun) -> GoldOutcome:
     """Step 2 on a deployed, warmed-up run (with the problem's noise)."""
     run.record_baseline()
@@ -114,15 +136,16 @@ def check_problem(problem: Problem, seed: int = 0, *, factory: ClusterFactory | 
     if fork is None:
         fork = factory is None and can_fork()
     report = CheckReport(problem.id, seed)
+    noop_protocol = _control_noop_and_recover if problem.is_control else _noop_and_recover
     if fork:
         warm = warm_start(problem, seed)
         report.add("same seed, identical warm-up", warm.deterministic)
-        noop_steps = in_fork(lambda: _noop_and_recover(warm.run_for(problem, noise="none")))
+        noop_steps = in_fork(lambda: noop_protocol(warm.run_for(problem, noise="none")))
         first = in_fork(lambda: _gold_after_warmup(warm.run_for(problem)))
         second = in_fork(lambda: _gold_after_warmup(warm.run_for(problem)))
     else:
         make = factory or TwinCluster.new
-        noop_steps = _noop_and_recover(prepare(problem, make(seed), seed))
+        noop_steps = noop_protocol(prepare(problem, make(seed), seed))
         first = _gold_run(problem, seed, make)
         second = _gold_run(problem, seed, make)
     for name, passed, detail in noop_steps:
@@ -133,7 +156,7 @@ def check_problem(problem: Problem, seed: int = 0, *, factory: ClusterFactory | 
     report.add("same seed, identical telemetry", first[0] == second[0])
     report.add("same seed, identical scores", first[1] == second[1])
     # 5. the gold diagnosis earns the diagnosis.
-    passed, detail, _ = score_gold_diagnosis(problem)
+    passed, detail = score_gold_diagnosis(problem)[:2]
     report.add("gold diagnosis passes the diagnosis oracle", passed, detail)
     return report
 

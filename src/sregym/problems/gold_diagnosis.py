@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sregym.oracles.diagnosis import score_diagnosis
+from sregym.oracles.diagnosis import score_diagnosis, score_no_root_cause
 from sregym.oracles.mechanisms import BUILTIN, Vocabulary
 from sregym.problems.model import Problem
 from sregym.problems.vocabulary import vocabulary_of
@@ -24,6 +24,9 @@ MAY_MISS = frozenset({"C3"})
 
 def gold_diagnosis_args(truth: GroundTruth, vocabulary: Vocabulary = BUILTIN) -> dict[str, Any]:
     """`submit_diagnosis` arguments written from the ground truth."""
+    if not truth.root_causes:  # a no-incident control
+        return {"root_cause_entities": [], "mechanism": "none", "affected_entities": [],
+                "explanation": "Nothing is wrong: the system is operating normally."}
     cues = vocabulary.cues.get(truth.mechanism, ())
     mechanism = f"{truth.mechanism.replace('_', ' ')} ({cues[0]})" if cues else truth.mechanism
     impact = truth.impact_keywords[0] if truth.impact_keywords else "failing"
@@ -45,6 +48,9 @@ def score_gold_diagnosis(problem: Problem) -> tuple[bool, str, DiagnosisScore]:
     `MAY_MISS`), and the checklist passing."""
     vocabulary = vocabulary_of(problem.id)
     args = gold_diagnosis_args(problem.ground_truth, vocabulary)
+    if problem.is_control:  # nothing is broken: the gold diagnosis names no root cause
+        score = score_no_root_cause(submission_from_args(args))
+        return score.passed, "" if score.passed else "the gold diagnosis of a control names a root cause", score
     score = score_diagnosis(problem.ground_truth, submission_from_args(args), vocabulary=vocabulary)
     missed = [a for a in score.checklist if not a.answer and a.id not in MAY_MISS]
     problems = [f"{a.id} no: {a.evidence}" for a in missed]

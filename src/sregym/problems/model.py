@@ -20,6 +20,10 @@ Layer = Literal["app", "config", "k8s", "network", "control-plane", "os", "hardw
                 "correlated", "concurrent"]
 Difficulty = Literal["easy", "medium", "hard"]
 NoiseProfileName = Literal["none", "low", "high"]
+# `incident`: faults are injected and the oracles grade a diagnosis and a fix. `control`: nothing
+# is broken (noise only, or a benign operator change); the right detection answer is "no
+# incident", the right diagnosis names no root cause, and any disruptive "fix" is collateral damage.
+ProblemKind = Literal["incident", "control"]
 # `app/name-vN`, and for a variant of a family (`problems/family.py`) `@name=value,...` after it.
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*-v\d+"
                  r"(@[a-z][a-z0-9_]*=[a-z0-9][a-z0-9.-]*(,[a-z][a-z0-9_]*=[a-z0-9][a-z0-9.-]*)*)?$")
@@ -66,7 +70,7 @@ class MitigationSpec(Model):
     """`must_fix` fail while the fault is active; `must_keep` guard against collateral damage and
     reward hacks; `durability` prove the fix survives (they may change the cluster)."""
 
-    must_fix: tuple[CheckSpec, ...]
+    must_fix: tuple[CheckSpec, ...] = ()
     must_keep: tuple[CheckSpec, ...] = BASELINE_KEEP
     durability: tuple[CheckSpec, ...] = ()
     window_s: float = 300.0
@@ -100,11 +104,15 @@ class Problem(Model):
     app: str
     namespace: str
     tags: Tags
-    faults: tuple[FaultSpec, ...]
+    kind: ProblemKind = "incident"
+    faults: tuple[FaultSpec, ...] = ()
+    # Benign operator changes (a rollout restart, a scale-up) made when faults would be injected.
+    # They are part of normal operation, so `recover` leaves them in place.
+    changes: tuple[FaultSpec, ...] = ()
     noise: NoiseProfileName = "low"
     ground_truth: GroundTruth
     mitigation: MitigationSpec
-    gold: tuple[Action, ...]
+    gold: tuple[Action, ...] = ()
     limits: Limits = Limits()
     settle_s: float = 90.0  # simulated time after injection before the agent starts
 
@@ -118,6 +126,10 @@ class Problem(Model):
 
     @model_validator(mode="after")
     def _non_empty(self) -> Problem:
+        if self.kind == "control":
+            return self._control_shape()
+        if self.changes:
+            raise ValueError("benign changes belong to control problems; an incident's writes are faults")
         if not self.faults:
             raise ValueError("a problem needs at least one fault")
         if not self.gold:
@@ -125,6 +137,21 @@ class Problem(Model):
         if not self.ground_truth.root_causes:
             raise ValueError("a problem needs at least one root cause")
         return self
+
+    def _control_shape(self) -> Problem:
+        """A control is deliberately empty where an incident is not: no fault, no root cause, no
+        must_fix check and no gold action (doing nothing is the reference solution)."""
+        wrong = [name for name, value in (("faults", self.faults), ("gold", self.gold),
+                                          ("ground_truth.root_causes", self.ground_truth.root_causes),
+                                          ("mitigation.must_fix", self.mitigation.must_fix),
+                                          ("mitigation.durability", self.mitigation.durability)) if value]
+        if wrong:
+            raise ValueError(f"a control problem has no {', '.join(wrong)} (nothing is broken)")
+        return self
+
+    @property
+    def is_control(self) -> bool:
+        return self.kind == "control"
 
     @property
     def suites(self) -> tuple[str, ...]:

@@ -42,6 +42,7 @@ class ProblemRun:
         self.baseline: dict[str, int] = {}
         self.healthy: healthy_baseline.HealthyBaseline | None = None
         self.faults: list[tuple[Fault, dict[str, Any]]] = []
+        self.changes: list[tuple[Fault, dict[str, Any]]] = []  # benign changes: never recovered
         self.noise_profile = problem.noise if noise is None else noise
         self.noise: NoiseScheduler | None = None
 
@@ -75,9 +76,13 @@ class ProblemRun:
         return self.baseline
 
     def inject(self) -> None:
+        """Inject the faults, then make the benign changes (a control's rollout or scale-up)."""
         for spec in self.problem.faults:
             fault = make_fault(spec.fault, spec.params)
             self.faults.append((fault, fault.inject(self.cluster)))
+        for spec in self.problem.changes:
+            change = make_fault(spec.fault, spec.params)
+            self.changes.append((change, change.inject(self.cluster)))
 
     def start_noise(self) -> None:
         protected = {rc.entity.name for rc in self.problem.ground_truth.involved} | {"loadgenerator"}

@@ -135,12 +135,17 @@ def problem_issues(problem: Problem, vocabulary: Vocabulary) -> list[Issue]:
     issues: list[Issue] = []
     for index, fault in enumerate(problem.faults):
         issues += _fault_issues(index, fault)
+    for index, change in enumerate(problem.changes):
+        issues += [Issue(i.field.replace("faults[", "changes[", 1), i.message, i.fix)
+                   for i in _fault_issues(index, change)]
     mitigation = problem.mitigation
     for role, specs in (("must_fix", mitigation.must_fix), ("must_keep", mitigation.must_keep),
                         ("durability", mitigation.durability)):
         for index, spec in enumerate(specs):
             issues += _check_issues(f"mitigation.{role}[{index}]", spec)
     mechanism = problem.ground_truth.mechanism
+    if problem.is_control:  # nothing is broken, so there is no mechanism to name
+        return issues
     if mechanism not in vocabulary:
         close = difflib.get_close_matches(mechanism, vocabulary.names(), n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""

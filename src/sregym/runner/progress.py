@@ -29,7 +29,7 @@ def attempt_line(done: int, total: int, spec: AttemptSpec, result: dict[str, Any
     if is_environment_failure(result):
         return f"{head} ENVIRONMENT FAILURE {wall}"
     phases = []
-    for phase in ("diagnosis", "mitigation"):
+    for phase in ("detection", "diagnosis", "mitigation"):
         passed = phase_passed(result, phase)
         if isinstance(result.get(phase), dict):
             phases.append(f"{phase} {'pass' if passed else 'fail'}")

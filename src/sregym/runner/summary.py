@@ -26,9 +26,29 @@ class Rates(BaseModel):
 
     attempts: int = 0
     environment_failures: int = 0
+    detection: float | None = None  # detection accuracy
     diagnosis: float | None = None
     mitigation: float | None = None
     end_to_end: float | None = None
+
+
+class DetectionRates(BaseModel):
+    """Detection answers of one group of attempts (those with a detection phase that ran).
+
+    `false_positive_rate`: no-incident controls answered "incident"; `false_negative_rate`:
+    incidents not answered "incident" (a missing answer is a miss). Each is None when the group
+    has no attempt of that kind."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempts: int = 0
+    incidents: int = 0
+    controls: int = 0
+    unanswered: int = 0
+    accuracy: float | None = None
+    false_positive_rate: float | None = None
+    false_negative_rate: float | None = None
+    onset_within_tolerance: float | None = None  # of the incidents answered "yes" with a start time
 
 
 class ProblemRow(BaseModel):
@@ -45,6 +65,7 @@ class ProblemRow(BaseModel):
     attempts: int
     environment_failures: int = 0
     passed: int = 0  # attempts passed end to end
+    detection_passed: int = 0
     diagnosis_passed: int = 0
     mitigation_passed: int = 0
     resolved: bool  # every attempt that ran passed end to end (and at least one ran)
@@ -69,6 +90,8 @@ class Summary(BaseModel):
     by_difficulty: dict[str, Rates] = {}
     by_app: dict[str, Rates] = {}
     pass_hat_k: dict[str, float]
+    detection: DetectionRates | None = None  # None when no attempt had a detection phase
+    detection_by_app: dict[str, DetectionRates] = {}
     per_problem: list[ProblemRow] = []
     resolved: list[str] = []
     unresolved: list[str] = []
@@ -92,6 +115,24 @@ def phase_passed(line: Mapping[str, Any], phase: str) -> bool | None:
     return None if value is None else bool(value)
 
 
+def detection_rates(lines: list[Mapping[str, Any]]) -> DetectionRates | None:
+    """Accuracy, false-positive and false-negative rates of the detection blocks in `lines`."""
+    blocks = [ln["detection"] for ln in lines
+              if not is_environment_failure(ln) and isinstance(ln.get("detection"), Mapping)]
+    if not blocks:
+        return None
+    controls = [b for b in blocks if not b.get("expected_incident")]
+    incidents = [b for b in blocks if b.get("expected_incident")]
+    timed = [bool(b["onset_within_tolerance"]) for b in incidents if b.get("onset_within_tolerance") is not None]
+    return DetectionRates(
+        attempts=len(blocks), incidents=len(incidents), controls=len(controls),
+        unanswered=sum(not b.get("submitted") for b in blocks),
+        accuracy=_rate([bool(b.get("correct")) for b in blocks]),
+        false_positive_rate=_rate([b.get("incident") is True for b in controls]),
+        false_negative_rate=_rate([b.get("incident") is not True for b in incidents]),
+        onset_within_tolerance=_rate(timed))
+
+
 def end_to_end_passed(line: Mapping[str, Any]) -> bool:
     return bool(line.get("passed"))
 
@@ -107,9 +148,11 @@ def _mean(values: Iterable[Any]) -> float | None:
 
 def rates(lines: list[Mapping[str, Any]]) -> Rates:
     valid = [ln for ln in lines if not is_environment_failure(ln)]
+    detect = [p for p in (phase_passed(ln, "detection") for ln in valid) if p is not None]
     diag = [p for p in (phase_passed(ln, "diagnosis") for ln in valid) if p is not None]
     mit = [p for p in (phase_passed(ln, "mitigation") for ln in valid) if p is not None]
-    return Rates(attempts=len(lines), environment_failures=len(lines) - len(valid), diagnosis=_rate(diag),
+    return Rates(attempts=len(lines), environment_failures=len(lines) - len(valid), detection=_rate(detect),
+                 diagnosis=_rate(diag),
                  mitigation=_rate(mit), end_to_end=_rate([end_to_end_passed(ln) for ln in valid]))
 
 
@@ -158,6 +201,7 @@ def problem_rows(lines: list[Mapping[str, Any]], *, layers: Mapping[str, Iterabl
             layers=sorted(set(layers.get(pid, ()))),
             verdicts={str(ln["seed"]): verdict(ln) for ln in sorted(group, key=lambda ln: int(ln["seed"]))},
             attempts=len(group), environment_failures=len(group) - len(valid), passed=passed,
+            detection_passed=sum(bool(phase_passed(ln, "detection")) for ln in valid),
             diagnosis_passed=sum(bool(phase_passed(ln, "diagnosis")) for ln in valid),
             mitigation_passed=sum(bool(phase_passed(ln, "mitigation")) for ln in valid),
             resolved=bool(valid) and passed == len(valid),
@@ -187,13 +231,19 @@ def summarize(lines: list[Mapping[str, Any]], *, layers: Mapping[str, Iterable[s
     for ln in lines:
         if is_environment_failure(ln):
             reasons[reason_head(ln)] += 1
+    by_app: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for ln in lines:
+        by_app[app_of(str(ln["problem_id"]))].append(ln)
+    detection_by_app = {app: r for app, group in sorted(by_app.items())
+                        for r in [detection_rates(group)] if r is not None}
     return Summary(
         agent=agent, model=model, noise=noise, problems=len({str(ln["problem_id"]) for ln in lines}),
         seeds=list(seeds), overall=rates(lines),
         by_layer=_grouped_rates(lines, lambda pid: layers.get(pid, ())),
         by_difficulty=_grouped_rates(lines, lambda pid: (difficulties[pid],) if pid in difficulties else ()),
         by_app=_grouped_rates(lines, lambda pid: (app_of(pid),)),
-        pass_hat_k=pass_hat_k(lines), per_problem=rows,
+        pass_hat_k=pass_hat_k(lines), detection=detection_rates(lines), detection_by_app=detection_by_app,
+        per_problem=rows,
         resolved=[r.problem_id for r in rows if r.resolved],
         unresolved=[r.problem_id for r in rows if not r.resolved],
         mean_steps=_mean(ln.get("steps") for ln in valid),
@@ -216,7 +266,9 @@ def render_table(summary: Summary) -> Any:
 
     title = f"sregym: agent {summary.agent}" + (f" ({summary.model})" if summary.model else "")
     table = Table(title=title, caption=_caption(summary), box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("group", "attempts", "env-fail", "diag", "mitig", "e2e"):
+    detecting = summary.detection is not None
+    columns = ("group", "attempts", "env-fail", *(("detect",) if detecting else ()), "diag", "mitig", "e2e")
+    for col in columns:
         table.add_column(col, justify="left" if col == "group" else "right", no_wrap=True)
     rows: list[tuple[str, Rates]] = [("overall", summary.overall)]
     for label, groups in (("layer", summary.by_layer), ("difficulty", summary.by_difficulty),
@@ -225,8 +277,10 @@ def render_table(summary: Summary) -> Any:
             continue  # one app: its row would repeat "overall"
         rows += [(f"{label} {k}", v) for k, v in groups.items()]
     for name, r in rows:
-        table.add_row(name[:34], str(r.attempts), str(r.environment_failures), _pct(r.diagnosis),
-                      _pct(r.mitigation), _pct(r.end_to_end), end_section=name == "overall")
+        cells = [name[:34], str(r.attempts), str(r.environment_failures),
+                 *((_pct(r.detection),) if detecting else ()), _pct(r.diagnosis), _pct(r.mitigation),
+                 _pct(r.end_to_end)]
+        table.add_row(*cells, end_section=name == "overall")
     return table
 
 
@@ -267,8 +321,12 @@ def _caption(summary: Summary) -> str:
             parts.append(f"{label} {value:.1f}")
     if summary.missing:
         parts.append(f"{summary.missing} attempts missing")
+    if summary.detection is not None:
+        d = summary.detection
+        parts.append(f"detection accuracy {_pct(d.accuracy)}, false positives {_pct(d.false_positive_rate)} "
+                     f"of {d.controls} controls, false negatives {_pct(d.false_negative_rate)} of {d.incidents} incidents")
     return "; ".join(parts)
 
 
-__all__ = ["ProblemRow", "Rates", "Summary", "app_of", "end_to_end_passed", "pass_hat_k", "phase_passed",
+__all__ = ["DetectionRates", "ProblemRow", "Rates", "Summary", "app_of", "detection_rates", "end_to_end_passed", "pass_hat_k", "phase_passed",
            "problem_rows", "rates", "reason_head", "render_problems", "render_table", "summarize", "verdict"]

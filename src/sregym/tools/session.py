@@ -26,13 +26,14 @@ from sregym.tools import render
 from sregym.tools.spec import ToolResult, ToolSpec, tool_spec
 from sregym.tools.timeparse import TimeParseError, parse_duration_s, parse_time
 
-Phase = Literal["diagnosis", "mitigation", "done"]
+Phase = Literal["detection", "diagnosis", "mitigation", "done"]
 QueryApi = Literal["prometheus", "loki", "jaeger"]
 
 INVESTIGATION_TOOLS = ("kubectl", "promql_query", "promql_query_range", "get_alerts", "get_logs",
                        "get_services", "get_operations", "get_traces", "get_dependency_graph",
                        "get_app_context")
-SUBMIT_TOOLS = {"diagnosis": "submit_diagnosis", "mitigation": "submit_mitigation_done"}
+SUBMIT_TOOLS = {"detection": "submit_detection", "diagnosis": "submit_diagnosis",
+                "mitigation": "submit_mitigation_done"}
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class SessionBackend(Protocol):
 
     @property
     def phases(self) -> tuple[str, ...]:
-        """The phases of this attempt, in order (a subset of diagnosis, mitigation)."""
+        """The phases of this attempt, in order (a subset of detection, diagnosis, mitigation)."""
         ...
 
     @property
@@ -79,6 +80,10 @@ class SessionBackend(Protocol):
 
     def record(self, tool: str, args: dict[str, Any], result: ToolResult) -> None:
         """A call finished: log it to the trajectory and let simulated time pass."""
+        ...
+
+    def submit_detection(self, incident: bool, started_at: str | None, evidence: str) -> str:
+        """Store the detection answer and end the detection phase; returns the confirmation text."""
         ...
 
     def submit_diagnosis(self, root_causes: list[str], mechanism: str, affected: list[str],
@@ -116,7 +121,7 @@ class ToolSession:
     def tool_names(self) -> list[str]:
         """The tools of this attempt: investigation tools, then the submit tool of each phase."""
         names = list(INVESTIGATION_TOOLS)
-        names += [SUBMIT_TOOLS[p] for p in ("diagnosis", "mitigation") if p in self._backend.phases]
+        names += [tool for phase, tool in SUBMIT_TOOLS.items() if phase in self._backend.phases]
         return names
 
     def specs(self) -> list[ToolSpec]:
@@ -291,6 +296,19 @@ class ToolSession:
         """Describe the application you are on call for: its namespace(s) and what it does."""
         return self._backend.app_context().text()
 
+    def submit_detection(self, incident: bool, started_at: str | None = None, evidence: str = "") -> str:
+        """Answer whether the system has an incident right now. This ends the detection phase;
+        it can be submitted only once.
+
+        Args:
+            incident: true if something is wrong that needs an operator (users are affected or
+                about to be), false if the system is operating normally.
+            started_at: when the incident began, if there is one: RFC 3339, Unix seconds or
+                relative like "now-10m".
+            evidence: what you observed that supports the answer.
+        """
+        return self._backend.submit_detection(bool(incident), started_at, evidence)
+
     def submit_diagnosis(self, root_cause_entities: list[str], mechanism: str,
                          affected_entities: list[str] | None = None, explanation: str = "") -> str:
         """Submit your diagnosis of the incident. This ends the diagnosis phase; it can be
@@ -298,7 +316,8 @@ class ToolSession:
 
         Args:
             root_cause_entities: the Kubernetes objects where the fault originates, each as
-                "namespace/Kind/name" (e.g. "shop/Deployment/cart").
+                "namespace/Kind/name" (e.g. "shop/Deployment/cart"); an empty list if you found
+                no root cause because nothing is wrong.
             mechanism: what is wrong with them, in a few words (the kind of fault).
             affected_entities: objects that show symptoms but are not the origin, same form.
             explanation: the evidence and the concrete detail (what changed, to which value).

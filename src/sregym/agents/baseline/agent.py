@@ -1,5 +1,8 @@
 """The `baseline` agent: investigate, test hypotheses, diagnose, fix, verify, try the next fix.
 
+In a detection phase it first answers with a generic rule (`baseline.detection`); when that says
+"no incident" it names no root cause and changes nothing.
+
 Diagnosis follows a runbook: firing alerts and workload state first, then events, policies and
 webhooks, the call graph and recent error logs (to find the deepest failing component), then one
 hypothesis test per known mechanism. Mitigation applies the fix of the best finding and verifies
@@ -12,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from sregym.agents.base import Agent
 from sregym.agents.baseline import remedies as fix
+from sregym.agents.baseline.detection import detect
 from sregym.agents.baseline.hypotheses import HYPOTHESES, IMPACT, Ctx, Finding
 from sregym.agents.baseline.investigate import Facts, collect, kubectl, parse_pods
 from sregym.agents.registry import agent
@@ -37,6 +41,14 @@ class BaselineAgent(Agent):
 
     def run(self, session: ToolSession, brief: Brief) -> None:
         namespace = brief.namespaces[0] if brief.namespaces else "default"
+        if session.phase == "detection":
+            answer = detect(session, namespace)
+            session.call("submit_detection", answer)
+            if not answer["incident"]:  # it judged the system healthy: nothing to diagnose or fix
+                self._stand_down(session)
+                return
+        if session.phase not in ("diagnosis", "mitigation"):
+            return
         facts = collect(session, namespace)
         ctx = Ctx(session, facts)
         findings = self._test_hypotheses(ctx)
@@ -47,6 +59,15 @@ class BaselineAgent(Agent):
             return
         self._mitigate(session, facts, chosen, [f for _, f in findings if f not in chosen])
         if not session.done:
+            session.call("submit_mitigation_done", {})
+
+    @staticmethod
+    def _stand_down(session: ToolSession) -> None:
+        """After answering "no incident": name no root cause and change nothing."""
+        if session.phase == "diagnosis":
+            session.call("submit_diagnosis", {"root_cause_entities": [], "mechanism": "none",
+                                              "explanation": "The system is operating normally."})
+        if session.phase == "mitigation":
             session.call("submit_mitigation_done", {})
 
     # ----------------------------------------------------------------- diagnosis

@@ -203,7 +203,7 @@ def mongodb_role_revoked() -> list[Problem]:
     a user that has it); the service's requests must succeed again.
     """
     # rate is not a variant: it reads through memcached, whose warm cache hides the database.
-    return [_revoke("geo", ("lite",)), _revoke("recommendation", ())]
+    return [_revoke("geo", ("lite", "detection")), _revoke("recommendation", ())]
 
 
 # ------------------------------------------------------------- 4. MongoDB user removed

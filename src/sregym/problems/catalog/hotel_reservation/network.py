@@ -71,7 +71,7 @@ def _target_port(service: str, wrong: int) -> Problem:
         id=f"hotel-reservation/service-target-port-{service}-v1",
         title=f"{service} Service forwards to the wrong container port",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("network",), difficulty="easy", suites=("lite",)),
+        tags=Tags(layers=("network",), difficulty="easy", suites=("lite", "detection")),
         faults=(FaultSpec(fault="set_service_target_port",
                           params={"namespace": NAMESPACE, "name": service, "port": port, "target_port": wrong}),),
         ground_truth=GroundTruth(
@@ -188,7 +188,7 @@ def readiness_probe_wrong_port() -> Problem:
         id="hotel-reservation/readiness-probe-wrong-port-v1",
         title="frontend rollout never becomes ready",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("config",), difficulty="easy", suites=("lite",)),
+        tags=Tags(layers=("config",), difficulty="easy", suites=("lite", "detection")),
         faults=(FaultSpec(fault="set_probe",
                           params={"namespace": NAMESPACE, "name": "frontend", "container": _container("frontend"),
                                   "probe_kind": "readinessProbe", "probe": probe}),),
@@ -264,7 +264,7 @@ def scaled_to_zero(service: str = "search") -> Problem:
         id="hotel-reservation/scaled-to-zero-v1",
         title=title,
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("k8s",), difficulty="easy", suites=()),
+        tags=Tags(layers=("k8s",), difficulty="easy", suites=("detection",)),
         faults=(FaultSpec(fault="scale_workload", params={"namespace": NAMESPACE, "name": service, "replicas": 0}),),
         ground_truth=GroundTruth(
             root_causes=(_deploy(service),), mechanism="scaled_to_zero",

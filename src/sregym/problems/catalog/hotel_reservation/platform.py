@@ -353,7 +353,7 @@ def resourcequota_blocks_recreation() -> Problem:
         id="hotel-reservation/resourcequota-blocks-recreation-v1",
         title="search pods are not recreated",
         app=APP, namespace=NS,
-        tags=Tags(layers=("control-plane",), difficulty="medium", suites=("lite",)),
+        tags=Tags(layers=("control-plane",), difficulty="medium", suites=("lite", "detection")),
         faults=(_recreating([MEMORY_QUOTA], ("search",)),),
         ground_truth=GroundTruth(
             root_causes=(_obj("ResourceQuota", "memory-limit-quota"),), mechanism="resource_quota",
@@ -448,7 +448,7 @@ def cfs_cpu_throttling() -> Problem:
         id="hotel-reservation/cfs-cpu-throttling-v1",
         title="searches are slow and time out; every pod is running",
         app=APP, namespace=NS,
-        tags=Tags(layers=("os",), difficulty="hard", suites=("lite",)),
+        tags=Tags(layers=("os",), difficulty="hard", suites=("lite", "detection")),
         faults=(FaultSpec(fault="patch_objects", params={"patches": [
             _cpu_limit_patch("geo", limit), *(_cpu_limit_patch(s, c) for s, c in decoys.items())]}),),
         ground_truth=GroundTruth(
