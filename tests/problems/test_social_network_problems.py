@@ -60,7 +60,7 @@ def cluster() -> TwinCluster:
     app.push_images(c)
     for obj in app.objects():
         c.apply(obj)
-    c.advance(90)
+    c.advance(150)  # the stores start, then a minute of clean traffic
     return c
 
 

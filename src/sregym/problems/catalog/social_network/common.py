@@ -66,12 +66,6 @@ def serves(service: str, port: int | None = None) -> CheckSpec:
     return service_serves(service, port or PORTS[service], service)
 
 
-def reaches(deployment: str, *targets: tuple[str, int]) -> CheckSpec:
-    """Every running pod of `deployment` connects to each target by name (DNS, Service, policy)."""
-    return CheckSpec(check="deployment_reaches",
-                     params={"deployment": deployment, "targets": [list(t) for t in targets]})
-
-
 def error_free(service: str) -> CheckSpec:
     return CheckSpec(check="service_error_free", params={"service": service})
 

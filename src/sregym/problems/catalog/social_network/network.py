@@ -15,10 +15,10 @@ from sregym.problems.builders import object_cause
 from sregym.problems.catalog.social_network.common import (
     NS,
     deploy,
+    error_free,
     manifest,
     mitigation,
     obj,
-    reaches,
     serves,
     social_problem,
 )
@@ -139,7 +139,7 @@ def text_service_dns_policy() -> Problem:
         affected=(deploy("compose-post-service"), deploy("nginx-thrift")),
         description="text-service resolves through a public resolver that knows no cluster names, so it "
                     "cannot reach url-shorten-service or user-mention-service and every post fails.",
-        mitigation=mitigation(reaches(text, ("url-shorten-service", THRIFT), ("user-mention-service", THRIFT))),
+        mitigation=mitigation(error_free(text)),
         gold=(Action(op="patch", kind="Deployment", namespace=NS, name=text, patch_type="json", patch=[
             {"op": "replace", "path": "/spec/template/spec/dnsPolicy", "value": "ClusterFirst"},
             {"op": "remove", "path": "/spec/template/spec/dnsConfig"}]),))
@@ -167,7 +167,7 @@ def user_service_nxdomain() -> Problem:
         affected=(deploy("compose-post-service"), obj("Service", USER)),
         description="Cluster DNS denies user-service's name, so compose-post cannot reach it and every "
                     "post fails.",
-        mitigation=mitigation(serves(USER), reaches("compose-post-service", (USER, THRIFT))),
+        mitigation=mitigation(serves(USER), error_free("compose-post-service")),
         gold=(Action(op="apply", manifest=_coredns_configmap()),))
 
 
@@ -193,7 +193,6 @@ def stale_coredns_config() -> Problem:
         affected=(deploy("nginx-thrift"), deploy("home-timeline-service"), deploy("compose-post-service")),
         description="Cluster DNS answers NXDOMAIN for every Service name, so no component can reach another "
                     "and the site fails.",
-        mitigation=mitigation(reaches("nginx-thrift", ("home-timeline-service", THRIFT),
-                                      ("user-timeline-service", THRIFT), ("compose-post-service", THRIFT)),
-                              reaches("post-storage-service", ("post-storage-mongodb", 27017))),
+        mitigation=mitigation(error_free("home-timeline-service"), error_free("user-timeline-service"),
+                              error_free("compose-post-service")),
         gold=(Action(op="apply", manifest=_coredns_configmap()),))
