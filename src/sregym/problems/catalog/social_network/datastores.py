@@ -63,7 +63,7 @@ def url_shorten_mongodb_auth_required() -> Problem:
         affected=(deploy("url-shorten-service"), deploy("text-service"), deploy("compose-post-service")),
         description="The URL database now demands authentication the service cannot perform, so storing a "
                     "post's shortened URLs fails and so does composing a post.",
-        mitigation=mitigation(error_free("url-shorten-service"), workload_ready(URL_MONGO)),
+        mitigation=mitigation(error_free("url-shorten-service"), also_keep=(workload_ready(URL_MONGO),)),
         gold=(Action(op="patch", kind="Deployment", namespace=NS, name=URL_MONGO, patch_type="json", patch=[
             {"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}]),))
 

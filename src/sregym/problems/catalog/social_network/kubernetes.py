@@ -336,3 +336,32 @@ def rolling_update_misconfigured() -> Problem:
         gold=(_json(USER, {"op": "remove", "path": "/spec/template/spec/initContainers"},
                     {"op": "replace", "path": "/spec/strategy",
                      "value": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}}),))
+
+
+WAIT_INIT = {"name": "wait-for-auth-service", "image": "busybox:1.36",
+             "command": ["sh", "-c", "until nslookup auth-service.social-network.svc.cluster.local; "
+                                     "do echo waiting for auth-service; sleep 2; done"]}
+
+
+@problem
+def init_container_dependency_hang() -> Problem:
+    """A change to user-service adds an init container that waits for a Service, `auth-service`,
+    that does not exist (SREGym `init_container_dependency_hang_social_network`).
+
+    Symptoms: the new user-service pod sits in `Init:0/1` for ever (its init container logs
+    `waiting for auth-service`, nslookup NXDOMAIN); the rollout never completes while the old pod
+    keeps serving. Fix: remove the wait (or make what it waits for exist).
+    """
+    return social_problem(
+        "init-container-dependency-hang", "the user-service rollout never finishes",
+        layers=("config",), difficulty="easy",
+        sources=("sregym:init_container_dependency_hang_social_network",),
+        faults=(_patches(_template(USER, {"initContainers": [WAIT_INIT]})),),
+        root_causes=(deploy(USER),), mechanism="rollout_strategy",
+        detail="user-service's init container wait-for-auth-service waits for auth-service, a Service that "
+               "does not exist",
+        keywords=("init container", "wait-for-auth-service", "auth-service", "Init:0/1", "nslookup"),
+        affected=(),
+        description="The new user-service pod never finishes initialising, so the rollout is stuck on it.",
+        mitigation=mitigation(workload_ready(USER), also_keep=(serves(USER),)),
+        gold=(_json(USER, {"op": "remove", "path": "/spec/template/spec/initContainers"}),))
