@@ -87,3 +87,19 @@ def test_mongod_auth_makes_url_shorten_fail_with_the_server_error_and_recover_en
     fault.recover(cluster, state)
     cluster.advance(90)
     assert service_error_free(ctx, service="url-shorten-service")[0]
+
+
+def test_text_service_off_cluster_dns_cannot_resolve_its_peers(cluster: TwinCluster) -> None:
+    """dnsPolicy None with a public resolver: text-service's Thrift clients fail with the C++
+    TSocket text, so every post's ComposeText fails; recover puts ClusterFirst back."""
+    ctx = CheckContext(cluster=cluster, namespace=NS)
+    (spec,) = get_problem("social-network/text-service-dns-policy-v1").faults
+    fault = make_fault(spec.fault, spec.params)
+    state = fault.inject(cluster)
+    cluster.advance(40)
+    assert not service_error_free(ctx, service="text-service")[0]
+    logs = cluster.logs(NS, _pod(cluster, "text-service"), tail=20)
+    assert "Could not resolve host for client socket" in logs, logs
+    fault.recover(cluster, state)
+    cluster.advance(90)
+    assert service_error_free(ctx, service="text-service")[0]
