@@ -365,3 +365,44 @@ def init_container_dependency_hang() -> Problem:
         description="The new user-service pod never finishes initialising, so the rollout is stuck on it.",
         mitigation=mitigation(workload_ready(USER), also_keep=(serves(USER),)),
         gold=(_json(USER, {"op": "remove", "path": "/spec/template/spec/initContainers"}),))
+
+
+JAEGER_PVC = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "jaeger-store", "namespace": NS},
+              "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+
+
+@problem
+def duplicate_pvc_mounts() -> Problem:
+    """jaeger is scaled to 3 replicas that all mount one ReadWriteOnce claim (`jaeger-store`),
+    with a required pod anti-affinity on `kubernetes.io/hostname` (SREGym
+    `duplicate_pvc_mounts_social_network`).
+
+    The anti-affinity spreads the replicas over nodes, but a ReadWriteOnce volume attaches to one
+    node only: one pod runs, the others stay in ContainerCreating (`FailedAttachVolume ...
+    Multi-Attach error`) and the rollout never completes. Fix: make the constraints compatible
+    (drop the anti-affinity and replace pods without overlap, or stop sharing the claim).
+    """
+    jaeger = "jaeger"
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+        "labelSelector": {"matchLabels": {"service": jaeger}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    return social_problem(
+        "duplicate-pvc-mounts", "the jaeger scale-out never completes",
+        layers=("k8s",), difficulty="medium",
+        sources=("sregym:duplicate_pvc_mounts_social_network",),
+        faults=(FaultSpec(fault="create_objects", params={"objects": [JAEGER_PVC]}),
+                _patches(_template(jaeger, {
+                    "affinity": anti,
+                    "volumes": [{"name": "store", "persistentVolumeClaim": {"claimName": "jaeger-store"}}],
+                    "containers": [{"name": jaeger, "volumeMounts": [{"name": "store", "mountPath": "/badger"}]}]},
+                    replicas=3))),
+        root_causes=(deploy(jaeger), obj("PersistentVolumeClaim", "jaeger-store")), mechanism="volume_attach",
+        detail="3 jaeger replicas share ReadWriteOnce PVC jaeger-store while a required hostname anti-affinity "
+               "spreads them over nodes (Multi-Attach error)",
+        keywords=("Multi-Attach", "ReadWriteOnce", "jaeger-store", "anti-affinity", "podAntiAffinity"),
+        affected=(),
+        description="Only the jaeger pod on the node holding the volume can start; the rollout is stuck.",
+        mitigation=mitigation(workload_ready(jaeger)),
+        # Co-locate the replicas with the volume and replace pods without overlap (a surge pod on
+        # another node would wait for the volume for ever).
+        gold=(_json(jaeger, {"op": "remove", "path": "/spec/template/spec/affinity"},
+                    {"op": "replace", "path": "/spec/strategy", "value": {"type": "Recreate"}}),))
