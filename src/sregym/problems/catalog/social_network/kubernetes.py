@@ -1,7 +1,9 @@
 """Social Network problems in how Kubernetes runs a workload: scale (zero replicas), probes
 (readiness that never passes, liveness that kills a healthy server), scheduling (a node that does
 not exist, taints nobody tolerates, an anti-affinity no set of nodes satisfies, a volume pinned to
-another node than the pod, a host port already taken) and rollout settings.
+another node than the pod, a host port already taken, replicas spread over nodes sharing one
+ReadWriteOnce claim) and rollouts (a strategy that drops every pod, an init container that waits
+for ever).
 
 Each is one bad change to objects, as SREGym's Social Network scenarios make it; events, pod status
 and the rollout say why pods do not run. Checks read the symptom (the workload rolled out and
