@@ -1,5 +1,5 @@
-"""The `lite` suite: about 20 Hotel Reservation problems and a few Astronomy Shop ones that together
-cover every layer."""
+"""The `lite` suite: about 20 Hotel Reservation problems and a few Astronomy Shop and Social Network
+ones that together cover every layer."""
 
 from __future__ import annotations
 
@@ -19,5 +19,5 @@ def test_lite_suite_size_and_layer_coverage() -> None:
 
 def test_lite_problems_are_mostly_hotel_reservation() -> None:
     apps = [p.app for p in select(suite="lite")]
-    assert set(apps) == {"hotel-reservation", "astronomy-shop"}
+    assert set(apps) == {"hotel-reservation", "astronomy-shop", "social-network"}
     assert apps.count("hotel-reservation") > apps.count("astronomy-shop")

@@ -1,0 +1,1 @@
+"""Social Network problems: one module per theme (network, kubernetes, datastores)."""
