@@ -88,17 +88,31 @@ class SpanMetrics:
         self.families = FAMILIES
         self.target = collector_target()
         self._keys = RefCache()
+        self._by_object: dict[tuple[str, int], tuple[dict[str, str], SeriesRef]] = {}
 
     def collect(self, now: float) -> list[Batch]:
         target = live_collector_target(self.twin)
         if target is None:
             return []
         if target.labels != self.target.labels:  # a new pod: cached refs carry the old labels
-            self.target, self._keys = target, RefCache()
+            self.target, self._keys, self._by_object = target, RefCache(), {}
         batch = Batch(self.target)
+        append = batch.samples.append
+        # The data plane hands back the same label dicts every scrape, so a row's ref is found by
+        # the dict's identity (kept alive in the entry, so the id cannot be reused) before falling
+        # back to hashing its items. Rebuilt each scrape: entries never outlive one scrape's rows.
+        previous, current = self._by_object, {}
         for row in rows_of(self.twin.services.dataplane, "span_metrics"):
-            name, labels, value = row[0], row[1], row[2]
-            batch.add_ref(self._keys.ref(batch, name, labels), float(value))
+            name, labels = row[0], row[1]
+            ident = (name, id(labels))
+            hit = previous.get(ident)
+            if hit is not None and hit[0] is labels:
+                ref = hit[1]
+            else:
+                ref = self._keys.ref(batch, name, labels)
+            current[ident] = (labels, ref)
+            append((ref, float(row[2])))
+        self._by_object = current
         return [batch]
 
 
