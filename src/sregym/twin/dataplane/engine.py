@@ -219,6 +219,24 @@ class DataPlaneEngine(Controller):
                 append(("traces_span_metrics_duration_milliseconds_count", labels, count, "counter"))
         return out
 
+    def span_metric_groups(self) -> list[tuple[tuple[str, str, str, str], SpanLabelSets, float,
+                                                list[float] | None, float | None]]:
+        """What `span_metrics` returns, grouped per span key in the same order: (key, its label
+        sets, calls, histogram or None, sum or None). The span-metrics exporter reads this so it
+        can keep one list of series refs per key instead of handling a row per sample."""
+        calls, hists, sums = self.span_calls, self.span_hist, self.span_sum
+        if self._span_order[0] != len(calls):
+            self._span_order = (len(calls), sorted(calls))
+        shapes = self._span_labels
+        out = []
+        for key in self._span_order[1]:
+            shape = shapes.get(key)
+            if shape is None:
+                shape = shapes[key] = _span_label_sets(key)
+            hist = hists.get(key)
+            out.append((key, shape, calls[key], hist, sums[key] if hist is not None else None))
+        return out
+
     def app_metrics(self) -> list[tuple[str, dict[str, str], float, str]]:
         """Per-process application metrics: (name, labels, value, type)."""
         out: list[tuple[str, dict[str, str], float, str]] = []
