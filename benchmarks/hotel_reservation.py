@@ -2,7 +2,7 @@
 5,000 requests/s, the Astronomy Shop at its chart's default load (10 Locust users), Social
 Network at its wrk2 mixed workload (~100 req/s), and the 500-service synthetic app.
 
-    python benchmarks/hotel_reservation.py [--seconds 300] [--only SCENARIO] [--json]
+    python benchmarks/hotel_reservation.py [--seconds 300] [--only SCENARIO] [--json] [--save-baseline]
 
 Each scenario runs in its own subprocess (so one scenario's heap does not inflate the next one's
 peak RSS): it deploys the app exactly as `sregym twin up --app` does, lets it start and warm up
@@ -15,7 +15,9 @@ plain process, where full garbage collections over the deployed app cost a furth
 Wall time depends on what else the machine runs; `cpu ms/sim s` (process CPU time per
 simulated second) is the figure to compare across runs on a busy machine. Besides speed it prints what
 the app did over the timed window (entry rate, success ratio, p95), so a fast but broken run is
-visible in the table.
+visible in the table. Beside `cpu ms/sim s` it prints the figure recorded in
+`benchmarks/baseline.json` ({scenario: cpu_ms_per_sim_s}) so a regression shows;
+`--save-baseline` records this run's figures there.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 HOTEL_BASE_RPS = 100.0
@@ -37,6 +40,7 @@ SCENARIOS = ("hotel-100", "hotel-5000", "hotel-5000-scaled", "astronomy-shop", "
 # scaled variant gives the load room (8 workers, 8 replicas of every stateless service) so the
 # table also shows the cost of a healthy high-rate run.
 SCALED_REPLICAS = 8
+BASELINE = Path(__file__).with_name("baseline.json")
 STATEFUL = ("mongodb-", "consul", "jaeger")  # RWO volumes / singletons: not scaled
 
 
@@ -100,7 +104,8 @@ def run(scenario: str, seconds: float, freeze: bool = True) -> dict[str, Any]:
 
 COLUMNS = (("scenario", "scenario", "<18"), ("pods", "pods", ">5"), ("sim s", "simulated_s", ">6.0f"),
            ("wall s", "wall_s", ">7.2f"), ("sim s/wall s", "sim_s_per_wall_s", ">12.1f"),
-           ("cpu ms/sim s", "cpu_ms_per_sim_s", ">12.2f"), ("sim s/cpu s", "sim_s_per_cpu_s", ">11.1f"),
+           ("cpu ms/sim s", "cpu_ms_per_sim_s", ">12.2f"), ("baseline", "baseline_cpu_ms_per_sim_s", ">8.2f"),
+           ("sim s/cpu s", "sim_s_per_cpu_s", ">11.1f"),
            ("peak RSS MB", "peak_rss_mb", ">11.1f"), ("entry rps", "entry_rps", ">9.1f"),
            ("success", "success_ratio", ">7.4f"), ("p95 ms", "p95_ms", ">7.1f"), ("series", "series", ">7"),
            ("setup s", "setup_wall_s", ">7.2f"))
@@ -116,9 +121,23 @@ def table(rows: list[dict[str, Any]]) -> str:
         if "error" in row:
             lines.append(f"{row['scenario']:<{widths[0]}}  ERROR: {row['error']}")
             continue
-        lines.append("  ".join(f"{format(row[key], fmt):{'<' if fmt[0] == '<' else '>'}{w}}"
+        lines.append("  ".join(f"{format(row[key], fmt) if key in row else '-':{'<' if fmt[0] == '<' else '>'}{w}}"
                                for (_title, key, fmt), w in zip(COLUMNS, widths, strict=True)))
     return "\n".join(lines)
+
+
+def load_baseline() -> dict[str, float]:
+    """The recorded cpu ms per simulated second per scenario ({} when none is recorded)."""
+    try:
+        return {k: float(v) for k, v in json.loads(BASELINE.read_text()).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def save_baseline(rows: list[dict[str, Any]]) -> None:
+    figures = load_baseline()
+    figures.update({row["scenario"]: row["cpu_ms_per_sim_s"] for row in rows if "error" not in row})
+    BASELINE.write_text(json.dumps(dict(sorted(figures.items())), indent=2) + "\n")
 
 
 def main() -> None:
@@ -128,11 +147,14 @@ def main() -> None:
     parser.add_argument("--child", choices=SCENARIOS, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print one JSON object per scenario")
     parser.add_argument("--no-freeze", action="store_true", help="do not freeze the heap before the timed window")
+    parser.add_argument("--save-baseline", action="store_true",
+                        help=f"record this run's cpu ms/sim s figures in {BASELINE.name}")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(run(args.child, args.seconds, freeze=not args.no_freeze)))
         return
     rows = []
+    baseline = load_baseline()
     for scenario in [args.only] if args.only else list(SCENARIOS):
         flags = ["--no-freeze"] if args.no_freeze else []
         proc = subprocess.run([sys.executable, __file__, "--child", scenario, "--seconds", str(args.seconds), *flags],
@@ -142,11 +164,15 @@ def main() -> None:
             row = json.loads(out[-1])
         else:
             row = {"scenario": scenario, "error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
+        if scenario in baseline:
+            row["baseline_cpu_ms_per_sim_s"] = baseline[scenario]
         rows.append(row)
         if args.json:
             print(json.dumps(row), flush=True)
     if not args.json:
         print(table(rows))
+    if args.save_baseline:
+        save_baseline(rows)
 
 
 if __name__ == "__main__":

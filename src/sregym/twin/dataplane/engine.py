@@ -88,6 +88,9 @@ class DataPlaneEngine(Controller):
         self.span_calls: dict[tuple[str, str, str, str], float] = defaultdict(float)
         self.span_hist: dict[tuple[str, str, str, str], list[float]] = {}
         self.span_sum: dict[tuple[str, str, str, str], float] = defaultdict(float)
+        # span_metrics(): the sorted span keys (and how many there were), label sets per key
+        self._span_order: tuple[int, list[tuple[str, str, str, str]]] = (-1, [])
+        self._span_labels: dict[tuple[str, str, str, str], SpanLabelSets] = {}
         self.store_rates: dict[str, float] = defaultdict(float)  # datastore pod uid -> req/s this tick
         self._store_cpu: dict[str, tuple[float, float]] = {}
         self._by_addr: dict[tuple[str, int], Proc] = {}
@@ -190,23 +193,48 @@ class DataPlaneEngine(Controller):
                           rps=requests / window_s if window_s > 0 else 0.0)
 
     def span_metrics(self) -> list[tuple[str, dict[str, str], float, str]]:
-        """Cumulative span-metric samples: (name, labels, value, type)."""
+        """Cumulative span-metric samples: (name, labels, value, type). The label dicts are built
+        once per span key and returned again every scrape (the collector caches series by them;
+        do not mutate them), and keys are sorted again only when a new one appeared (keys are
+        never removed)."""
         out: list[tuple[str, dict[str, str], float, str]] = []
-        for key in sorted(self.span_calls):
-            service, span, kind, status = key
-            labels = {"service_name": service, "span_name": span, "span_kind": kind, "status_code": status}
-            out.append(("traces_span_metrics_calls_total", labels, self.span_calls[key], "counter"))
-            hist = self.span_hist.get(key)
+        append = out.append
+        calls, hists, sums = self.span_calls, self.span_hist, self.span_sum
+        if self._span_order[0] != len(calls):
+            self._span_order = (len(calls), sorted(calls))
+        shapes = self._span_labels
+        for key in self._span_order[1]:
+            shape = shapes.get(key)
+            if shape is None:
+                shape = shapes[key] = _span_label_sets(key)
+            labels, buckets, inf = shape
+            count = calls[key]
+            append(("traces_span_metrics_calls_total", labels, count, "counter"))
+            hist = hists.get(key)
             if hist is not None:
-                for le, value in zip(SPAN_BUCKETS_MS, hist, strict=False):
-                    out.append(("traces_span_metrics_duration_milliseconds_bucket", {**labels, "le": str(le)},
-                                value, "counter"))
-                out.append(("traces_span_metrics_duration_milliseconds_bucket", {**labels, "le": "+Inf"},
-                            self.span_calls[key], "counter"))
-                out.append(("traces_span_metrics_duration_milliseconds_sum", labels, self.span_sum[key],
-                            "counter"))
-                out.append(("traces_span_metrics_duration_milliseconds_count", labels, self.span_calls[key],
-                            "counter"))
+                for bucket_labels, value in zip(buckets, hist, strict=False):
+                    append(("traces_span_metrics_duration_milliseconds_bucket", bucket_labels, value, "counter"))
+                append(("traces_span_metrics_duration_milliseconds_bucket", inf, count, "counter"))
+                append(("traces_span_metrics_duration_milliseconds_sum", labels, sums[key], "counter"))
+                append(("traces_span_metrics_duration_milliseconds_count", labels, count, "counter"))
+        return out
+
+    def span_metric_groups(self) -> list[tuple[tuple[str, str, str, str], SpanLabelSets, float,
+                                                list[float] | None, float | None]]:
+        """What `span_metrics` returns, grouped per span key in the same order: (key, its label
+        sets, calls, histogram or None, sum or None). The span-metrics exporter reads this so it
+        can keep one list of series refs per key instead of handling a row per sample."""
+        calls, hists, sums = self.span_calls, self.span_hist, self.span_sum
+        if self._span_order[0] != len(calls):
+            self._span_order = (len(calls), sorted(calls))
+        shapes = self._span_labels
+        out = []
+        for key in self._span_order[1]:
+            shape = shapes.get(key)
+            if shape is None:
+                shape = shapes[key] = _span_label_sets(key)
+            hist = hists.get(key)
+            out.append((key, shape, calls[key], hist, sums[key] if hist is not None else None))
         return out
 
     def app_metrics(self) -> list[tuple[str, dict[str, str], float, str]]:
@@ -887,6 +915,16 @@ class DataPlaneEngine(Controller):
                 if cpu and self.twin.clock.now - at <= 2 * self.twin.clock.tick:
                     return cpu, 0.0
         return 0.0, 0.0
+
+
+# (labels, per-bucket labels in SPAN_BUCKETS_MS order, the +Inf bucket's labels) of one span key
+SpanLabelSets = tuple[dict[str, str], tuple[dict[str, str], ...], dict[str, str]]
+
+
+def _span_label_sets(key: tuple[str, str, str, str]) -> SpanLabelSets:
+    service, span, kind, status = key
+    labels = {"service_name": service, "span_name": span, "span_kind": kind, "status_code": status}
+    return labels, tuple({**labels, "le": str(le)} for le in SPAN_BUCKETS_MS), {**labels, "le": "+Inf"}
 
 
 def _call_lists(proc: Proc, op: Operation) -> tuple[list[float], list[float]]:

@@ -391,17 +391,19 @@ class ObjectStore:
         sent_rv = meta.get("resourceVersion")
         if sent_rv and str(sent_rv) != stored["metadata"]["resourceVersion"]:
             raise conflict(kind.plural, name, kind.group)
-        new = clone(obj)
         if subresource == "status":
-            merged = clone(stored)
-            if "status" in new:
-                merged["status"] = new["status"]
+            # The stored object with the sent status: only the parts kept are copied (the stored
+            # status and the sent spec are dropped anyway), in the stored key order.
+            new = {key: None if key == "status" else clone(value) for key, value in stored.items()}
+            if "status" in obj:
+                new["status"] = clone(obj["status"])
             else:
-                merged.pop("status", None)
+                new.pop("status", None)
             if writer is not None and writer.applied:
-                merged["metadata"]["managedFields"] = (new.get("metadata") or {}).get("managedFields")
-            new = merged
-        elif "status" in kind.subresources and subresource is None:
+                new["metadata"]["managedFields"] = clone((obj.get("metadata") or {}).get("managedFields"))
+        else:
+            new = clone(obj)
+        if "status" in kind.subresources and subresource is None:
             if "status" in stored:
                 new["status"] = clone(stored["status"])
             else:

@@ -5,6 +5,7 @@ so the scraper can import its exporters without them importing it back."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -89,6 +90,50 @@ class Batch:
 
     def add_ref(self, ref: SeriesRef, value: float) -> None:
         self.samples.append((ref, float(value)))
+
+
+class RefTable:
+    """Series refs of one collector, kept across scrapes and keyed by (target labels, metric,
+    labels). Exporters that rebuild their samples every scrape (node exporter, kube-state-metrics)
+    otherwise sort and hash each label set and look its series up again, for every sample of
+    every scrape. Owned by a collector (refs point into one twin's TSDB); cleared when it grows
+    past `limit`, which costs a re-resolve and changes no sample."""
+
+    __slots__ = ("_by_target", "limit", "size")
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self._by_target: dict[tuple[bool, tuple[tuple[str, str], ...]], dict[Any, SeriesRef]] = {}
+        self.limit = limit
+        self.size = 0
+
+    def refs_for(self, batch: Batch) -> dict[Any, SeriesRef]:
+        ident = (batch.target.honor_labels, batch._items)
+        refs = self._by_target.get(ident)
+        if refs is None:
+            if self.size >= self.limit:
+                self._by_target.clear()
+                self.size = 0
+            refs = self._by_target[ident] = {}
+        return refs
+
+    def ref(self, batch: Batch, refs: dict[Any, SeriesRef], name: str,
+            labels: dict[str, str] | None) -> SeriesRef:
+        """The cached ref of `name{labels}` in `batch`'s target (`refs` from `refs_for(batch)`)."""
+        ident = (name, tuple(labels.items())) if labels else name
+        ref = refs.get(ident)
+        if ref is None:
+            ref = refs[ident] = batch.ref(name, labels)
+            self.size += 1
+        return ref
+
+    def adder(self, batch: Batch) -> Callable[[str, dict[str, str] | None, float], None]:
+        """A drop-in for `batch.add` that reuses this table's refs."""
+        refs, append, ref = self.refs_for(batch), batch.samples.append, self.ref
+
+        def add(name: str, labels: dict[str, str] | None, value: float) -> None:
+            append((ref(batch, refs, name, labels), float(value)))
+
+        return add
 
 
 class Collector(Protocol):

@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.clock import parse_time
 from sregym.twin.machinery.quantity import QuantityError, parse_quantity
-from sregym.twin.telemetry.exposition import MONITORING_NAMESPACE, RELEASE, Batch, Family, SeriesRef, Target
+from sregym.twin.telemetry.exposition import (
+    MONITORING_NAMESPACE,
+    RELEASE,
+    Batch,
+    Family,
+    RefTable,
+    SeriesRef,
+    Target,
+)
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -695,6 +703,8 @@ class KubeStateMetrics:
         self.target = ksm_target()
         self._kinds = [(twin.store.kind(kind), gen) for kind, gen in GENERATORS]
         self._cache: dict[tuple[str, str], list[tuple[SeriesRef, float]]] = {}
+        # Objects rewritten with the same series (lease renewals, status writes) reuse their refs.
+        self._refs = RefTable()
         self.families = FAMILIES
 
     def collect(self, now: float) -> list[Batch]:
@@ -707,6 +717,7 @@ class KubeStateMetrics:
         cache: dict[tuple[str, str], list[tuple[SeriesRef, float]]] = {}
         old = self._cache
         samples = batch.samples
+        ref, refs = self._refs.ref, self._refs.refs_for(batch)
         for kind, generate in self._kinds:
             for obj in self.twin.store.scan(kind):
                 meta = obj.get("metadata") or {}
@@ -714,7 +725,7 @@ class KubeStateMetrics:
                          meta.get("resourceVersion", ""))
                 rows = old.get(ident)
                 if rows is None:
-                    rows = [(batch.ref(name, labels), float(value)) for name, labels, value in generate(obj)]
+                    rows = [(ref(batch, refs, name, labels), float(value)) for name, labels, value in generate(obj)]
                 cache[ident] = rows
                 samples.extend(rows)
         self._cache = cache

@@ -33,6 +33,7 @@ from sregym.twin.telemetry.exposition import (
     RELEASE,
     Batch,
     Family,
+    RefTable,
     Target,
     node_internal_ip,
     node_reachable,
@@ -105,6 +106,7 @@ class NodeExporter:
         self.families = FAMILIES
         self.nodes: dict[str, NodeCounters] = {}
         self._node_kind = twin.store.kind("Node")
+        self._refs = RefTable()  # every sample's series, resolved once
 
     # ----------------------------------------------------------------- sampling
     def _counters(self, node: dict[str, Any], now: float) -> NodeCounters:
@@ -190,7 +192,7 @@ class NodeExporter:
 
     def _node(self, batch: Batch, node: dict[str, Any], c: NodeCounters, nodeos: Any, now: float) -> None:
         name = node["metadata"]["name"]
-        add = batch.add
+        add = self._refs.adder(batch)
         for index, cpu in enumerate(c.cpu):
             for mode in MODES:
                 add("node_cpu_seconds_total", {"cpu": str(index), "mode": mode}, cpu[mode])
@@ -259,37 +261,39 @@ class NodeExporter:
             filesystems = [{"device": "/dev/sda1", "mountpoint": "/", "fstype": "ext4", "size_bytes": size,
                             "avail_bytes": size * 0.81, "free_bytes": size * 0.84, "files": 6_553_600,
                             "files_free": 6_150_000}]
+        add = self._refs.adder(batch)
         for fs in filesystems:
             labels = {"device": str(fs.get("device", "")), "fstype": str(fs.get("fstype", "")),
                       "mountpoint": str(fs.get("mountpoint", ""))}
-            batch.add("node_filesystem_size_bytes", labels, float(fs.get("size_bytes", 0)))
-            batch.add("node_filesystem_avail_bytes", labels, float(fs.get("avail_bytes", 0)))
-            batch.add("node_filesystem_free_bytes", labels, float(fs.get("free_bytes", fs.get("avail_bytes", 0))))
-            batch.add("node_filesystem_files", labels, float(fs.get("files", 0)))
-            batch.add("node_filesystem_files_free", labels, float(fs.get("files_free", 0)))
-            batch.add("node_filesystem_readonly", labels, 1.0 if fs.get("readonly") else 0.0)
-            batch.add("node_filesystem_device_error", labels, 0.0)
+            add("node_filesystem_size_bytes", labels, float(fs.get("size_bytes", 0)))
+            add("node_filesystem_avail_bytes", labels, float(fs.get("avail_bytes", 0)))
+            add("node_filesystem_free_bytes", labels, float(fs.get("free_bytes", fs.get("avail_bytes", 0))))
+            add("node_filesystem_files", labels, float(fs.get("files", 0)))
+            add("node_filesystem_files_free", labels, float(fs.get("files_free", 0)))
+            add("node_filesystem_readonly", labels, 1.0 if fs.get("readonly") else 0.0)
+            add("node_filesystem_device_error", labels, 0.0)
 
     def _disks(self, batch: Batch, name: str, c: NodeCounters, nodeos: Any) -> None:
         disks = _call(nodeos, "disks", name) or []
         devices = [(str(getattr(d, "device", "sda")), float(getattr(d, "io_time_seconds", 0.0) or 0.0),
                     int(getattr(d, "io_errors", 0) or 0)) for d in disks] or [("sda", 0.0, 0)]
+        add = self._refs.adder(batch)
         for index, (device, extra_io, errors) in enumerate(devices):
             share = 1.0 if index == 0 else 0.25  # the root disk carries most of the background I/O
             labels = {"device": device}
             x = activity(self.twin, name, device) or DeviceIO()  # the applications' own IO
-            batch.add("node_disk_io_time_seconds_total", labels, c.disk_io_s * share + extra_io + x.io_ms / 1000)
-            batch.add("node_disk_io_time_weighted_seconds_total", labels,
+            add("node_disk_io_time_seconds_total", labels, c.disk_io_s * share + extra_io + x.io_ms / 1000)
+            add("node_disk_io_time_weighted_seconds_total", labels,
                       (c.disk_io_s * share + extra_io) * 1.6 + x.weighted_ms / 1000)
-            batch.add("node_disk_read_bytes_total", labels, float(int(c.disk_read * share) + int(x.read_sectors) * 512))
-            batch.add("node_disk_written_bytes_total", labels,
+            add("node_disk_read_bytes_total", labels, float(int(c.disk_read * share) + int(x.read_sectors) * 512))
+            add("node_disk_written_bytes_total", labels,
                       float(int(c.disk_written * share) + int(x.write_sectors) * 512))
-            batch.add("node_disk_reads_completed_total", labels, float(int(c.disk_read * share / 16384) + int(x.reads)))
-            batch.add("node_disk_writes_completed_total", labels,
+            add("node_disk_reads_completed_total", labels, float(int(c.disk_read * share / 16384) + int(x.reads)))
+            add("node_disk_writes_completed_total", labels,
                       float(int(c.disk_written * share / 8192)) + errors + int(x.writes))
-            batch.add("node_disk_read_time_seconds_total", labels,
+            add("node_disk_read_time_seconds_total", labels,
                       c.disk_io_s * share * 0.2 + extra_io * 0.5 + x.read_ms / 1000)
-            batch.add("node_disk_write_time_seconds_total", labels,
+            add("node_disk_write_time_seconds_total", labels,
                       c.disk_io_s * share * 0.9 + extra_io * 0.5 + x.write_ms / 1000)
 
     def _conntrack(self, name: str, stats: NodeStats, nodeos: Any) -> tuple[float, float]:

@@ -33,6 +33,7 @@ from sregym.twin.telemetry.exposition import (
     Batch,
     Collector,
     Family,
+    RefTable,
     SeriesRef,
     Target,
 )
@@ -96,6 +97,7 @@ class TelemetryScraper(Controller):
         self._last_slot = start_ms // self.interval_ms
         self._last_usage_slot = start_ms // self.usage_sample_ms
         self._previous: dict[tuple[str, str, str], list[tuple[SeriesRef, float]]] = {}
+        self._meta_refs = RefTable()  # each target's up/scrape_* series
         self._generation = 0  # bumped when retention may have removed series refs point to
         self.stats = ScrapeStats()
         self.targets: dict[tuple[str, str, str], TargetState] = {}  # the active targets, last scrape
@@ -156,11 +158,12 @@ class TelemetryScraper(Controller):
                 continue
             scraped = len(batch.samples) if target.up else 0
             meta = Batch(Target(target.job, target.instance, target.labels, honor_labels=False))
-            meta.add("up", None, 1.0 if target.up else 0.0)
-            meta.add("scrape_samples_scraped", None, scraped)
+            add = self._meta_refs.adder(meta)
+            add("up", None, 1.0 if target.up else 0.0)
+            add("scrape_samples_scraped", None, scraped)
             # A deterministic stand-in for the time a scrape of this size takes.
             duration = round(0.003 + scraped * 2.5e-6, 6)
-            meta.add("scrape_duration_seconds", None, duration)
+            add("scrape_duration_seconds", None, duration)
             current_targets[target.id] = TargetState(target, t_ms, duration, scraped)
             samples = (batch.samples if target.up else []) + meta.samples
             current[target.id] = samples

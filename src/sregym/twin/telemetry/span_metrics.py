@@ -88,19 +88,52 @@ class SpanMetrics:
         self.families = FAMILIES
         self.target = collector_target()
         self._keys = RefCache()
+        # Per span key: the refs of its calls, buckets, +Inf, sum and count series, in row order.
+        self._groups: dict[Any, list[SeriesRef]] = {}
 
     def collect(self, now: float) -> list[Batch]:
         target = live_collector_target(self.twin)
         if target is None:
             return []
         if target.labels != self.target.labels:  # a new pod: cached refs carry the old labels
-            self.target, self._keys = target, RefCache()
+            self.target, self._keys, self._groups = target, RefCache(), {}
         batch = Batch(self.target)
-        for row in rows_of(self.twin.services.dataplane, "span_metrics"):
+        dataplane = self.twin.services.dataplane
+        if hasattr(dataplane, "span_metric_groups"):
+            self._collect_groups(batch, rows_of(dataplane, "span_metric_groups"))
+            return [batch]
+        for row in rows_of(dataplane, "span_metrics"):
             name, labels, value = row[0], row[1], row[2]
             batch.add_ref(self._keys.ref(batch, name, labels), float(value))
         return [batch]
 
+    def _collect_groups(self, batch: Batch, groups: list[Any]) -> None:
+        """The same samples as the `span_metrics` rows, in the same order, from one cached list
+        of refs per span key: no row tuples, label hashing or lookups per sample each scrape."""
+        append, cached = batch.samples.append, self._groups
+        for key, (labels, bucket_labels, inf_labels), count, hist, total in groups:
+            refs = cached.get(key)
+            if refs is None or (hist is not None) != (len(refs) > 1):
+                refs = [self._keys.ref(batch, CALLS, labels)]
+                if hist is not None:
+                    refs += [self._keys.ref(batch, BUCKET, b) for b in bucket_labels]
+                    refs += [self._keys.ref(batch, BUCKET, inf_labels), self._keys.ref(batch, SUM, labels),
+                             self._keys.ref(batch, COUNT, labels)]
+                cached[key] = refs
+            append((refs[0], float(count)))
+            if hist is not None:
+                buckets = len(bucket_labels)
+                for ref, value in zip(refs[1:buckets + 1], hist, strict=False):
+                    append((ref, float(value)))
+                append((refs[buckets + 1], float(count)))
+                append((refs[buckets + 2], float(total)))
+                append((refs[buckets + 3], float(count)))
+
+
+CALLS = "traces_span_metrics_calls_total"
+BUCKET = "traces_span_metrics_duration_milliseconds_bucket"
+SUM = "traces_span_metrics_duration_milliseconds_sum"
+COUNT = "traces_span_metrics_duration_milliseconds_count"
 
 FAMILIES: tuple[Family, ...] = (
     Family("traces_span_metrics_calls_total", "counter", ""),

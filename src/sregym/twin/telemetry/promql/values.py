@@ -85,10 +85,12 @@ def check_duplicates(vec: Vec, ctx: Ctx) -> None:
     """Prometheus refuses a result vector holding two series with one labelset at one step."""
     if len(vec.series) < 2:
         return
-    keys = [key_of(s.labels) for s in vec.series]
+    # A label set as a frozenset of its items: equal exactly when the label sets are, and cheaper
+    # than sorting them (this runs on every function result, thousands of histogram buckets).
+    keys = [frozenset(s.labels.items()) for s in vec.series]
     if len(set(keys)) == len(keys):
         return
-    by_key: dict[tuple[tuple[str, str], ...], list[VSeries]] = {}
+    by_key: dict[frozenset[tuple[str, str]], list[VSeries]] = {}
     for k, s in zip(keys, vec.series, strict=True):
         by_key.setdefault(k, []).append(s)
     for group in by_key.values():
@@ -98,7 +100,7 @@ def check_duplicates(vec: Vec, ctx: Ctx) -> None:
             if sum(1 for s in group if s.vals[i] is not None) > 1:
                 raise PromQLError("execution", "vector cannot contain metrics with the same labelset")
     merged: list[VSeries] = []
-    seen: dict[tuple[tuple[str, str], ...], VSeries] = {}
+    seen: dict[frozenset[tuple[str, str]], VSeries] = {}
     for k, s in zip(keys, vec.series, strict=True):
         if k in seen:
             base = seen[k]
