@@ -37,7 +37,7 @@ def test_list_problems_has_a_header_and_filters_by_suite_and_tag() -> None:
 def test_an_unknown_suite_or_tag_lists_the_known_ones() -> None:
     result = runner.invoke(app, ["list", "problems", "--suite", "lightweight"])
     assert result.exit_code == 2
-    assert result.stderr.strip() == "sregym list problems: --suite: unknown suite 'lightweight'; known: astronomy-shop, controls, demo, detection, itbench-aa, lite"
+    assert result.stderr.strip() == "sregym list problems: --suite: unknown suite 'lightweight'; known: astronomy-shop, controls, demo, detection, itbench-aa, lite, social-network"
     result = runner.invoke(app, ["list", "problems", "--tag", "dns"])
     assert result.exit_code == 2
     line = result.stderr.strip()
@@ -48,7 +48,7 @@ def test_list_suites_counts_problems() -> None:
     rows = _rows(["list", "suites"])
     assert rows[0] == ["SUITE", "PROBLEMS"]
     counts = {name: int(n) for name, n in rows[1:]}
-    assert counts["lite"] == len(select(suite="lite")) == 26
+    assert counts["lite"] == len(select(suite="lite")) == 29
     assert counts["itbench-aa"] == len(select(suite="itbench-aa")) >= 3
     assert counts["demo"] == len(select(suite="demo"))
 
