@@ -13,7 +13,7 @@ from sregym.cli.main import app
 PROBLEM = "demo-shop/bad-image-tag-v1"
 
 
-def _run(*extra: str, env: dict[str, str] | None = None, out: Path | None = None):  # noqa: ANN202
+def _run(*extra: str, env: dict[str, str] | None = None, out: Path | None = None):
     args = ["run", "-p", PROBLEM, "--agent", "gold", "--phases", "diagnosis", "--no-progress", *extra]
     if out is not None:
         args += ["--out", str(out)]

@@ -51,7 +51,7 @@ def judge_eval_command(
         typer.echo("LLM judge: not measured (give --base-url and --model to measure it)")
 
 
-def _llm(model: str, base_url: str, api_key_env: str | None):  # noqa: ANN202 - a JudgeFn
+def _llm(model: str, base_url: str, api_key_env: str | None):
     from sregym.oracles.judge_choice import JudgeChoice
 
     choice = JudgeChoice(kind="llm", model=model, base_url=base_url, api_key_env=api_key_env)
