@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from sregym import __version__
+from sregym.cli import judge_eval as judge_eval_cli
 from sregym.cli import mcp as mcp_cli
 from sregym.cli import problems as problems_cli
 from sregym.cli import report as report_cli
@@ -28,6 +29,7 @@ mcp_cli.register(app)
 report_cli.register(app)
 app.add_typer(snapshot_cli.app, name="snapshot")
 view_cli.register(app)
+judge_eval_cli.register(app)
 
 
 @app.command()

@@ -66,6 +66,12 @@ def run_command(
                                                                    "(environment failures are still reported)."),
     progress_mode: str = typer.Option("auto", "--progress", help="auto (a bar on a terminal, one line per "
                                                                  "attempt otherwise), bar, lines or none."),
+    judge: str = typer.Option("deterministic", "--judge", help="Diagnosis checklist judge: deterministic or llm."),
+    judge_model: str = typer.Option(None, "--judge-model", help="Model of the LLM judge (--judge llm)."),
+    judge_base_url: str = typer.Option(None, "--judge-base-url", help="OpenAI-compatible endpoint of the LLM judge."),
+    judge_api_key_env: str = typer.Option(None, "--judge-api-key-env",
+                                          help="Environment variable holding the LLM judge's API key "
+                                               "(default SREGYM_JUDGE_API_KEY; the key is never stored)."),
 ) -> None:
     """Run an agent on problems × seeds; write results.jsonl, trajectories/ and summary.json."""
     import sys
@@ -86,6 +92,7 @@ def run_command(
         raise typer.BadParameter("must be positive", param_hint="--attempt-timeout")
     if progress_mode not in ("auto", "bar", "lines", "none"):
         raise typer.BadParameter("must be auto, bar, lines or none", param_hint="--progress")
+    choice = _judge_choice(judge, judge_model, judge_base_url, judge_api_key_env)
     if resume is not None and (problem or suite or tag or out or variants):
         typer.echo("note: --resume runs the stored settings of that run; --problem/--suite/--tag/--out/--variants "
                    "are ignored", err=True)
@@ -99,7 +106,8 @@ def run_command(
                       problems_dirs=problems_dir or [], agents_dirs=agents_dir or [], attempt=attempt,
                       attempt_timeout_s=attempt_timeout,
                       progress="none" if no_progress else progress_mode,  # type: ignore[arg-type]
-                      invocation={"argv": sys.argv[1:], "jobs": jobs, "progress": progress_mode})
+                      invocation={"argv": sys.argv[1:], "jobs": jobs, "progress": progress_mode},
+                      judge=choice.to_json() if choice.kind != "deterministic" else None)
     except SetupError as err:
         typer.echo(f"sregym run: {err}", err=True)
         raise typer.Exit(exitcodes.ENVIRONMENT) from None
@@ -111,6 +119,25 @@ def run_command(
     print_fitted(*tables, render_table(summary))
     typer.echo(f"results: {summary.out_dir}")
     raise typer.Exit(_exit_code(summary))
+
+
+def _judge_choice(kind: str, model: str | None, base_url: str | None, key_env: str | None) -> Any:
+    """The run's `JudgeChoice`; a bad combination of the --judge flags is one line and exit 2, and
+    `--judge llm` without the `llm` extra one line and exit 3, before anything runs."""
+    from sregym.cli import exitcodes
+    from sregym.cli.validate import Args
+    from sregym.errors import SetupError
+    from sregym.oracles.judge_choice import JudgeChoice
+
+    args = Args("run")
+    choice = JudgeChoice(kind=kind, model=model, base_url=base_url, api_key_env=key_env)
+    for problem in choice.problems():
+        args.fail(problem)
+    try:
+        choice.preflight()
+    except SetupError as err:
+        args.fail(str(err), exitcodes.ENVIRONMENT)
+    return choice
 
 
 def _exit_code(summary: Any) -> int:

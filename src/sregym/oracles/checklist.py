@@ -11,6 +11,7 @@ are looked for by keyword. An empty submission answers "no" everywhere.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -69,6 +70,66 @@ def _names(refs: Sequence[EntityRef]) -> str:
     return ", ".join(str(r) for r in refs) or "none"
 
 
+# Words that describe what users and dependants experience, on top of a problem's own impact words.
+IMPACT_WORDS: tuple[str, ...] = (
+    "fail", "error", "timeout", "time out", "timed out", "times out", "timing out", "unavailable", "down",
+    "slow", "latency", "refused", "cannot", "can't", "unreachable", "500", "502", "503", "504", "outage",
+    "degraded", "stuck", "never start", "no ready", "lost", "dropped", "broken", "not served", "not answer",
+    "unable", "pile up", "evicted", "restart",
+)
+
+# Statements that deny an impact or leave it open: the impact is then not described.
+_IMPACT_DENIED = re.compile(
+    r"\bno (?:user[- ]facing |user[- ]visible |customer[- ]facing |visible |real |noticeable |user )?impact\b"
+    r"|\b(?:users?|customers?|clients?) (?:are|were|is|was) (?:not|un)affected\b"
+    r"|\b(?:every|all) requests? (?:still )?succeed|\brequests? still succeed"
+    r"|\bnot sure (?:what|how|whether|if)\b|\b(?:impact|effect) (?:is )?(?:unknown|unclear|not known)\b"
+    r"|\bunknown impact\b|\bunclear impact\b")
+
+
+def _mentions(text: str, word: str) -> bool:
+    """`word` at a word start; short words (under five characters) also need a word end, so "0"
+    does not find "500" and "user" does not find "users"."""
+    tail = "" if len(word) >= 5 or not word[-1:].isalnum() else r"(?![a-z0-9])"
+    return re.search(rf"(?<![a-z0-9]){re.escape(word.lower())}{tail}", text) is not None
+
+
+_DELETION = re.compile(r"\b(?:deleted|removed|missing|gone|no longer exists?|does not exist|doesn't exist|not found)\b")
+
+
+def deleted_objects(truth: GroundTruth) -> set[str]:
+    """Names of root causes the truth's detail says were deleted or removed."""
+    detail = truth.detail.lower()
+    return {c.entity.name.lower() for c in truth.root_causes
+            if re.search(rf"{re.escape(c.entity.name.lower())}.{{0,60}}\b(?:was|were) (?:deleted|removed)", detail)}
+
+
+def concrete_details(truth: GroundTruth, sub: DiagnosisSubmission, vocabulary: Vocabulary) -> list[str]:
+    """The truth's detail keywords the submission's text contains, leaving out those that only
+    name a component (a root cause or any entity the submission names) or the kind of fault (a cue
+    of the mechanism): naming the object or the fault type is not stating what was changed. When
+    every keyword is of that sort, the kind-of-fault words count again."""
+    text = f"{sub.mechanism}\n{sub.explanation}".lower()
+    names = {r.entity.name.lower() for r in truth.involved} | {r.name.lower() for r in (*sub.root_causes, *sub.affected)}
+    if _DELETION.search(text):  # when the change is a deletion, the deleted object is the detail
+        names -= deleted_objects(truth)
+    cues = [c.lower() for c in vocabulary.cues.get(truth.mechanism, ())]
+    keywords = [k for k in truth.detail_keywords if k.lower() not in names]
+    specific = [k for k in keywords if not any(k.lower() in c for c in cues)]
+    return [k for k in (specific or keywords) if _mentions(text, k)]
+
+
+def impact_words(truth: GroundTruth, text: str) -> list[str]:
+    """Impact words (the problem's and the general ones) the text contains."""
+    return [w for w in dict.fromkeys((*truth.impact_keywords, *IMPACT_WORDS)) if _mentions(text, w)]
+
+
+def impact_denied(text: str) -> str:
+    """The phrase that denies an impact or leaves it open, or ''."""
+    match = _IMPACT_DENIED.search(text)
+    return match.group(0) if match else ""
+
+
 def deterministic_judge(truth: GroundTruth, sub: DiagnosisSubmission, *,
                         vocabulary: Vocabulary = BUILTIN) -> list[ChecklistAnswer]:
     """Answer the nine questions from the structured submission; mechanisms are read with the
@@ -96,24 +157,31 @@ def deterministic_judge(truth: GroundTruth, sub: DiagnosisSubmission, *,
     answers["L3"] = (bool(sub.root_causes) and not wrong,
                      f"root causes not at fault: {_names(wrong)}")
 
-    named = vocabulary.classify(sub.mechanism)
-    answers["C1"] = (truth.mechanism in named, f"mechanism read as {sorted(named) or 'nothing'}; "
-                                               f"expected {truth.mechanism}")
-    keywords = [k for k in truth.detail_keywords if k.lower() in text]
-    answers["C2"] = (bool(keywords), f"concrete details mentioned: {keywords or 'none'}")
+    reading = vocabulary.read(sub.mechanism)
     allowed = vocabulary.allowed(truth.mechanism)
-    others = sorted(named - allowed)
-    answers["C3"] = (bool(named) and not others, f"other fault types claimed: {others or 'none'}")
+    # A shared symptom next to the right mechanism is only its symptom; without it, it is the claim.
+    claims = reading.strong if truth.mechanism in reading.named else reading.named
+    contradicted = sorted(claims - allowed)
+    named_right = truth.mechanism in reading.strong or (truth.mechanism in reading.weak and not contradicted)
+    answers["C1"] = (named_right, f"mechanism read as {sorted(reading.strong) or 'nothing'} "
+                                  f"(through shared symptoms: {sorted(reading.weak) or 'nothing'}); "
+                                  f"expected {truth.mechanism}")
+    keywords = concrete_details(truth, sub, vocabulary)
+    answers["C2"] = (bool(keywords) and bool(found),
+                     f"concrete details mentioned: {keywords or 'none'}"
+                     + ("" if found else " (no true root cause named, so no change is pinned on it)"))
+    answers["C3"] = (bool(sub.mechanism.strip()) and not contradicted,
+                     f"other fault types claimed: {contradicted or 'none'}")
 
     mentioned = [*sub.root_causes, *sub.affected]
     uninvolved = [r for r in mentioned if not involved(r)]
     answers["S1"] = (bool(mentioned) and not uninvolved, f"uninvolved components named: {_names(uninvolved)}")
     missing = [c.entity for c in truth.involved if not any(c.matches(r) for r in mentioned)]
     answers["S2"] = (bool(mentioned) and not missing, f"involved components not named: {_names(missing)}")
-    impact = [k for k in truth.impact_keywords if k.lower() in text]
-    affected_named = [r for r in sub.affected if involved(r)] or [r for r in sub.root_causes if in_root(r)]
-    answers["S3"] = (bool(sub.explanation.strip()) and bool(impact) and bool(affected_named),
-                     f"impact words: {impact or 'none'}")
+    impact = impact_words(truth, text)
+    denied = impact_denied(text)
+    answers["S3"] = (bool(sub.explanation.strip()) and bool(impact) and not denied,
+                     f"impact words: {impact or 'none'}" + (f"; impact denied or left open: {denied!r}" if denied else ""))
 
     out = []
     for q in QUESTIONS:

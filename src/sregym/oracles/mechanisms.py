@@ -20,24 +20,31 @@ from dataclasses import dataclass
 # canonical mechanism -> cue phrases (lower-case; matched as whole words/phrases)
 MECHANISMS: dict[str, tuple[str, ...]] = {
     "bad_image": ("image", "imagepullbackoff", "errimagepull", "tag", "manifest unknown", "pull"),
-    "crashing_image": ("crash", "crashloopbackoff", "exit code", "faulty image", "buggy build"),
+    "crashing_image": ("crash", "crashloopbackoff", "exit code", "faulty image", "buggy build", "panic",
+                       "segfault", "nil pointer", "crashes on startup", "crashes at startup", "crashes at start",
+                       "crash on startup", "broken build", "bad build"),
     "service_selector": ("selector", "no endpoints", "endpoints", "label mismatch", "labels do not match",
                          "matches no pods", "matching nothing"),
-    "service_port": ("targetport", "target port", "wrong port", "port mismatch"),
+    "service_port": ("targetport", "target port", "wrong port", "port mismatch", "not listening",
+                     "does not listen", "doesn't listen"),
     "node_selector": ("nodeselector", "node selector", "no node", "non-existent node", "nonexistent node",
-                      "unschedulable", "failedscheduling", "pending"),
+                      "unschedulable", "failedscheduling", "pending", "cordon"),
     "missing_config": ("configmap", "config key", "missing key", "createcontainerconfigerror",
-                       "couldn't find key", "missing config"),
+                       "couldn't find key", "missing config", "missing setting", "setting missing",
+                       "missing environment variable", "missing env var", "env var missing"),
     "resource_quota": ("resourcequota", "resource quota", "quota", "exceeded quota", "must specify"),
     "admission_webhook": ("webhook", "admission", "validatingwebhookconfiguration", "failurepolicy",
                           "failed calling webhook"),
-    "network_policy": ("networkpolicy", "network policy", "deny-all", "deny all", "ingress blocked"),
+    "network_policy": ("networkpolicy", "network policy", "deny-all", "deny all", "ingress blocked", "firewall"),
     "dns": ("dns", "nxdomain", "coredns", "no such host", "dnspolicy"),
-    "oom": ("oom", "oomkilled", "out of memory", "memory limit"),
-    "cpu_throttling": ("throttl", "cfs", "cpu limit"),
-    "db_auth": ("authentication", "not authorized", "credentials", "password", "revoked", "role"),
+    "oom": ("oom", "oomkilled", "out of memory", "memory limit", "out of ram", "maxmemory", "memory cap"),
+    "cpu_throttling": ("throttl", "cfs", "cpu limit", "starved of cpu", "cpu starv", "cpu-starv"),
+    "db_auth": ("authentication", "not authorized", "credentials", "password", "revoked", "role", "authoriz",
+                "unauthorized", "permission", "access denied", "privilege", "auth error", "auth failure"),
     "probe": ("probe", "liveness", "readiness"),
-    "scaled_to_zero": ("scaled to zero", "replicas 0", "replicas: 0", "zero replicas"),
+    "scaled_to_zero": ("scaled to zero", "replicas 0", "replicas: 0", "zero replicas", "0 replicas", "replicas=0",
+                       "replicas set to 0", "replicas to 0", "scaled down to zero", "scaled down to 0", "scaled to 0",
+                       "scale to zero", "scale to 0"),
     "retry_storm": ("retry", "retries", "metastable", "queue", "timeout policy", "retry storm",
                     "retry amplification", "grpc_client_retries", "grpc_client_timeout", "client timeout"),
     "disk": ("disk", "sector", "i/o error", "ioerror", "eio", "input/output error", "blk_update_request",
@@ -68,7 +75,8 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                       "request too large", "memory request", "larger than any node", "exceeds node",
                       "no node has enough", "free ports", "hostport", "host port"),
     "volume_claim": ("claimname", "claim name", "persistentvolumeclaim not found", "pvc not found",
-                     "nonexistent claim", "non-existent claim", "missing pvc", "wrong pvc", "wrong claim"),
+                     "nonexistent claim", "non-existent claim", "missing pvc", "wrong pvc", "wrong claim",
+                     "claim that does not exist", "pvc that does not exist", "pvc name"),
     "wrong_command": ("wrong binary", "container command", "entrypoint", "wrong command",
                       "wrong executable", "command: geo", "command geo"),
     "pod_security": ("podsecurity", "pod security", "pod-security", "restricted:latest", "enforce=restricted",
@@ -85,7 +93,8 @@ RELATED: dict[str, frozenset[str]] = {
     "service_selector": frozenset({"service_port"}),
     "service_port": frozenset({"service_selector"}),
     "resource_quota": frozenset({"admission_webhook", "oom"}),
-    "admission_webhook": frozenset({"resource_quota"}),
+    # A mutating webhook that rewrites memory limits shows as OOM kills.
+    "admission_webhook": frozenset({"resource_quota", "oom"}),
     "node_selector": frozenset(),
     "missing_config": frozenset(),
     # A collapsed callee is overloaded and CPU-throttled; a hanging init container waits on DNS;
@@ -108,9 +117,42 @@ RELATED: dict[str, frozenset[str]] = {
 }
 
 
+# Cue phrases that name what many kinds of failure look like (a pod state, an event reason, a
+# generic noun) rather than one kind: "Pending" is how a bad nodeSelector, a full quota and a
+# missing volume all show. A mechanism named only through these is a weak reading: it counts as the
+# right mechanism when nothing names another one, and as a claim of a different kind only when the
+# right mechanism is not named at all.
+SHARED_SYMPTOMS: frozenset[str] = frozenset({
+    "image", "pull", "pending", "not ready", "unschedulable", "failedscheduling", "cannot be scheduled",
+    "can't be scheduled", "kubelet", "unreachable", "evicted", "eviction", "queue", "crash", "crashloopbackoff",
+    "deleted", "does not exist", "init container", "initcontainer", "init:0", "never complete", "never finish",
+    "env var", "environment variable", "endpoints",
+})
+
+# A cue right after a negation ("not DNS", "no OOM", "rather than a crash") is ruled out, not claimed.
+_NEGATION = re.compile(r"(?:\b(?:not|no|nor|without|never)|n't|\bruled? out|\brather than|\binstead of)\s+"
+                       r"(?:(?:a|an|the|any|obvious|real|actual|likely)\s+)?$")
+
+
 def _cue(text: str, phrase: str) -> bool:
-    """A phrase starting at a word boundary (so "throttl" finds "throttling")."""
-    return re.search(rf"(?<![a-z0-9]){re.escape(phrase)}", text) is not None
+    """A phrase starting at a word boundary (so "throttl" finds "throttling"), not negated."""
+    for match in re.finditer(rf"(?<![a-z0-9]){re.escape(phrase)}", text):
+        if not _NEGATION.search(text[max(0, match.start() - 40):match.start()]):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The mechanisms a text names: `strong` through a cue of their own, `weak` only through
+    `SHARED_SYMPTOMS`."""
+
+    strong: frozenset[str]
+    weak: frozenset[str]
+
+    @property
+    def named(self) -> frozenset[str]:
+        return self.strong | self.weak
 
 
 @dataclass(frozen=True)
@@ -128,13 +170,21 @@ class Vocabulary:
 
     def classify(self, text: str) -> set[str]:
         """Canonical mechanisms the text names (possibly several, possibly none)."""
+        return set(self.read(text).named)
+
+    def read(self, text: str) -> Reading:
+        """The mechanisms the text names, strongly or only through shared symptoms."""
         lowered = text.lower()
         if not lowered.strip():
-            return set()
+            return Reading(frozenset(), frozenset())
         exact = lowered.strip().replace("-", "_").replace(" ", "_")
         if exact in self.cues:
-            return {exact}
-        return {name for name, cues in self.cues.items() if any(_cue(lowered, c) for c in cues)}
+            return Reading(frozenset({exact}), frozenset())
+        strong = {n for n, cues in self.cues.items()
+                  if any(_cue(lowered, c) for c in cues if c not in SHARED_SYMPTOMS)}
+        weak = {n for n, cues in self.cues.items()
+                if n not in strong and any(_cue(lowered, c) for c in cues if c in SHARED_SYMPTOMS)}
+        return Reading(frozenset(strong), frozenset(weak))
 
     def allowed(self, mechanism: str) -> set[str]:
         """What a submission may name alongside `mechanism` without claiming a wrong fault type."""

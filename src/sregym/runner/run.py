@@ -69,7 +69,7 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
         attempt: AttemptConfig | None = None, attempt_timeout_s: float | None = ATTEMPT_TIMEOUT_S,
         progress: bool | ProgressMode = "auto",
         on_result: Callable[[AttemptOutcome], None] | None = None,
-        invocation: dict[str, Any] | None = None) -> Summary:
+        invocation: dict[str, Any] | None = None, judge: dict[str, Any] | None = None) -> Summary:
     """Run (or resume) a benchmark; returns its `Summary` (also written to `summary.json`).
 
     `attempt` says how each attempt runs (noise, clock, limits, phases ...; the defaults of
@@ -81,7 +81,8 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
     (True/False mean "auto"/"none"). `invocation` (the command line's own options) is recorded
     in `run.json` next to the run's configuration. `variants` adds that many variants of each
     selected family after it (`problems/family.py`), drawn with the first seed; the drawn ids are
-    the run's problem ids in `run.json`, so a resume runs the same ones."""
+    the run's problem ids in `run.json`, so a resume runs the same ones. `judge` picks the checklist judge
+    (`oracles.judge_choice.JudgeChoice.to_json()`; the deterministic judge when None)."""
     started_at = now_iso()
     if resume is not None:
         store = ResultsStore(resume)
@@ -96,7 +97,8 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
     else:
         config = WorkerConfig(agent=agent, agent_options=dict(agent_options or {}),
                               attempt=attempt or AttemptConfig(), problems_dirs=resolve_dirs(list(problems_dirs)),
-                              agents_dirs=resolve_dirs(list(agents_dirs)), attempt_timeout_s=attempt_timeout_s)
+                              agents_dirs=resolve_dirs(list(agents_dirs)), attempt_timeout_s=attempt_timeout_s,
+                              judge=dict(judge or {}))
         load_problem_dirs(config.problems_dirs)
         ids = select_problem_ids(problem_ids, suite=suite, tag=tag)
         seed_values = seed_list(seeds) if isinstance(seeds, int) else list(seeds)
@@ -191,6 +193,9 @@ def preflight(config: WorkerConfig) -> None:
         raise ValueError(f"agent {config.agent!r} rejected its options {config.agent_options}: {exc}") from None
     require_kubectl()
     agent.preflight()
+    from sregym.oracles.judge_choice import JudgeChoice
+
+    JudgeChoice.from_json(config.judge).preflight()
 
 
 __all__ = ["Tallies", "default_out_dir", "preflight", "run"]

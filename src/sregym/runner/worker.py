@@ -46,6 +46,7 @@ class WorkerConfig(BaseModel):
     problems_dirs: tuple[str, ...] = ()
     agents_dirs: tuple[str, ...] = ()
     attempt_timeout_s: float | None = None  # wall seconds before the watchdog stops an attempt
+    judge: dict[str, Any] = Field(default_factory=dict)  # `JudgeChoice.to_json()`; {} is the deterministic judge
 
     @model_validator(mode="before")
     @classmethod
@@ -64,7 +65,7 @@ class WorkerConfig(BaseModel):
                 del attempt[name]
         return {"agent": self.agent, "agent_options": dict(self.agent_options), **attempt,
                 "problems_dirs": list(self.problems_dirs), "agents_dirs": list(self.agents_dirs),
-                "attempt_timeout_s": self.attempt_timeout_s}
+                "attempt_timeout_s": self.attempt_timeout_s, **({"judge": dict(self.judge)} if self.judge else {})}
 
 
 class AttemptOutcome(BaseModel):
@@ -104,6 +105,7 @@ def run_attempt(config: WorkerConfig, spec: AttemptSpec) -> AttemptOutcome:
     """Run one attempt; never raises for an environment or agent failure."""
     from sregym.env import Conductor, EnvironmentFailure
     from sregym.errors import SetupError
+    from sregym.oracles.judge_choice import JudgeChoice
 
     prepare(config)
     started = time.perf_counter()
@@ -112,8 +114,9 @@ def run_attempt(config: WorkerConfig, spec: AttemptSpec) -> AttemptOutcome:
         agent = make_agent(config.agent, config.agent_options)  # options were checked before the run
         # An agent may require a clock (external programs need `realtime`); otherwise the run's.
         clock = getattr(agent, "clock", None) or config.attempt.clock
+        judge, judge_name, judge_model = JudgeChoice.from_json(config.judge).build()
         conductor = Conductor(spec.problem_id, config.attempt.replace(clock=clock), seed=spec.seed,
-                              agent_name=config.agent,
+                              agent_name=config.agent, judge=judge, judge_name=judge_name, judge_model=judge_model,
                               model=getattr(agent, "model", None) or config.agent_options.get("model"))
         try:
             brief = conductor.start()

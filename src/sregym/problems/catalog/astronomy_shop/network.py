@@ -29,8 +29,11 @@ from sregym.problems.registry import problem
 from sregym.problems.vocabulary import mechanisms
 from sregym.types import GroundTruth, RootCause
 
+# The built-in `missing_service` is the same kind of fault (a deleted Service), and its clients
+# see DNS failures.
 mechanisms({"service_deleted": ("deleted", "service missing", "missing service", "service not found",
-                                 "no such host", "does not exist")})
+                                 "no such host", "does not exist")},
+           related={"service_deleted": ("missing_service", "dns")})
 
 NETWORK_IMPACT = (*IMPACT, "timeout", "no such host", "no endpoints", "connection refused")
 
