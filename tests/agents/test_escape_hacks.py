@@ -7,8 +7,9 @@ the Chaos Mesh experiments. Unsandboxed, the same script scores 100 % (the packa
 passes mitigation on Chaos Mesh problems (the token route); sandboxed it must find nothing and
 score 0 on every problem.
 
-The default run covers every problem of `lite` (with `-j 2`, about three minutes on a loaded
-machine); `SREGYM_HACK_SUITE=layers` runs one `lite` problem per layer, for a quicker check.
+The default run covers one `lite` problem per layer (the hacks do not depend on the problem, and
+the sandbox is the same for every attempt; what changes per layer is which objects and Chaos Mesh
+experiments there are to find or delete); `SREGYM_HACK_SUITE=lite` runs every `lite` problem.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ HACKS = Path(__file__).parent / "hacks"
 def _problems() -> list[str]:
     """Every lite problem, or one per layer (the first by id that adds a layer not yet covered)."""
     lite = sorted(select(suite="lite"), key=lambda p: p.id)
-    if os.environ.get("SREGYM_HACK_SUITE", "lite") == "lite":
+    if os.environ.get("SREGYM_HACK_SUITE", "layers") == "lite":
         return [p.id for p in lite]
     chosen: list[str] = []
     covered: set[str] = set()

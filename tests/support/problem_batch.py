@@ -6,7 +6,9 @@ sweep deploys it once more. A child process started for a group of problems is s
 it builds one warm start per app and forks every run of every problem in the group from it, as
 `sregym check --all` does, which makes the two per-problem suites about half as expensive. The
 results are the ones a per-problem run gives (the warm start is checked for determinism inside
-the protocol).
+the protocol). The second gold run (step 4, same seed → same telemetry and scores) and the
+isolation sweep run once per app and set of fault mechanisms (`isolation_sample`): problems built
+from the same faults run the same code paths, and the batch is the largest part of the suite.
 
 `group_of(problem_id)` names a problem's group; tests mark themselves with
 `pytest.mark.xdist_group(group_of(id))` (and the suite runs with `--dist loadgroup`) so a group's
@@ -144,7 +146,10 @@ def _run(ids: list[str], seed: int) -> dict[str, dict[str, Any]]:
     for problem_id in ids:
         entry: dict[str, Any] = {}
         try:
-            report = check_problem(get_problem(problem_id), seed=seed)
+            # Determinism (the second gold run) is proven once per app and set of faults, like
+            # the isolation sweep: the other problems of a set run the same code paths.
+            report = check_problem(get_problem(problem_id), seed=seed,
+                                   replicate=problem_id in isolation_sample())
             entry["check"] = [[s.name, s.passed, s.detail] for s in report.steps]
         except Exception as exc:  # a crashing problem is a failed check, with the reason
             entry["check"] = [["the protocol runs", False, f"{type(exc).__name__}: {exc}"]]

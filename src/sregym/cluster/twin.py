@@ -9,10 +9,11 @@ twin's simulated clock: `advance()` steps the controllers.
 from __future__ import annotations
 
 import hashlib
+import struct
 from typing import TYPE_CHECKING, Any
 
 from sregym.cluster.base import ADMIN, EntryStats, ExecResult, ProbeResult
-from sregym.errors import ApiError, BadRequest, Forbidden, NotFound
+from sregym.errors import BadRequest, Forbidden, NotFound
 from sregym.twin.machinery.objects import clone
 
 if TYPE_CHECKING:
@@ -192,10 +193,10 @@ class TwinCluster:
                 for line in logs.lines(container_id):
                     digest.update(repr(line).encode())
         tsdb = self.twin.services.tsdb
-        if tsdb is not None and hasattr(tsdb, "label_names"):
-            try:
-                for name in sorted(tsdb.label_values("__name__")):
-                    digest.update(name.encode())
-            except (ApiError, TypeError, AttributeError):
-                pass
+        if tsdb is not None and hasattr(tsdb, "all_series"):
+            # Every sample, exactly (the bits of each value), series in label order.
+            for series in sorted(tsdb.all_series(), key=lambda s: sorted(s.labels.items())):
+                digest.update(repr(sorted(series.labels.items())).encode())
+                digest.update(struct.pack(f"<{len(series.timestamps)}q", *series.timestamps))
+                digest.update(struct.pack(f"<{len(series.values)}d", *series.values))
         return digest.hexdigest()
