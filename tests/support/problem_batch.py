@@ -124,7 +124,7 @@ def _isolation(problem_id: str, seed: int) -> dict[str, Any]:
                     text.append(agent.logs(problem.namespace, pod["metadata"]["name"], c["name"]))
         blob = "\n".join(text).lower()
         forbidden = {problem.id.lower(), problem.id.split("/")[1].lower(), "fault", "faults", "inject",
-                     "injected", "injection", *(name.lower() for name in FAULTS.names())}
+                     "injected", "injection", "sregym", *(name.lower() for name in FAULTS.names())}
         # Whole words only ("default" is not "fault").
         found = sorted(w for w in forbidden if re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", blob))
         try:

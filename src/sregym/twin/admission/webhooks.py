@@ -474,7 +474,7 @@ def _load_config(twin: Twin, pod: dict[str, Any], container: dict[str, Any], env
     return loaded if isinstance(loaded, dict) else {}
 
 
-POLICY_REPOSITORY = "ghcr.io/sregym/pod-policy-webhook"
+POLICY_REPOSITORY = "ghcr.io/kube-policy/pod-policy-webhook"
 POLICY_FILE = "/etc/pod-policy/policy.yaml"
 
 
@@ -540,7 +540,7 @@ def policy_webhook(twin: Twin, pod: dict[str, Any], request: dict[str, Any]) -> 
     return response
 
 
-DEFAULTER_REPOSITORY = "ghcr.io/sregym/resource-defaulter"
+DEFAULTER_REPOSITORY = "ghcr.io/kube-policy/resource-defaulter"
 DEFAULTER_FILE = "/etc/defaulter/config.yaml"
 _DEFAULTER_KEYS = (("DEFAULT_MEMORY_LIMIT", "memoryLimit", "limits", "memory"),
                    ("DEFAULT_CPU_LIMIT", "cpuLimit", "limits", "cpu"),

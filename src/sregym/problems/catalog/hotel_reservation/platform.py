@@ -268,7 +268,7 @@ def _defaulter_objects(memory: str) -> list[dict[str, Any]]:
          "metadata": {"name": "resource-defaulter", "namespace": DEFAULTER_NS, "labels": labels},
          "spec": {"replicas": 1, "selector": {"matchLabels": labels},
                   "template": {"metadata": {"labels": labels}, "spec": {"containers": [{
-                      "name": "defaulter", "image": "ghcr.io/sregym/resource-defaulter:v1.0.0",
+                      "name": "defaulter", "image": "ghcr.io/kube-policy/resource-defaulter:v1.0.0",
                       "ports": [{"containerPort": 8443, "name": "https"}],
                       "env": [{"name": "DEFAULT_MEMORY_LIMIT", "value": memory},
                               {"name": "DEFAULT_MEMORY_REQUEST", "value": memory},
