@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -14,6 +12,7 @@ from sregym.oracles.diagnosis import score_diagnosis
 from sregym.oracles.llm_judge import LLMJudge
 from sregym.problems import get_problem
 from sregym.types import DiagnosisSubmission, EntityRef
+from support.scripted_openai import Reply, ScriptedModel, text
 
 TRUTH = get_problem("demo-shop/service-selector-mismatch-v1").ground_truth
 SUB = DiagnosisSubmission(root_causes=(EntityRef.parse("demo-shop/Service/catalog"),),
@@ -23,9 +22,16 @@ SUB = DiagnosisSubmission(root_causes=(EntityRef.parse("demo-shop/Service/catalo
 class FakeLLM:
     """Replies from a queue of texts; records the requests it got."""
 
-    def __init__(self) -> None:
+    def __init__(self, model: ScriptedModel) -> None:
         self.replies: list[str] = []
-        self.requests: list[dict] = []
+        self.model = model
+
+    def next_reply(self) -> Reply:
+        return text(self.replies.pop(0) if self.replies else "no idea")
+
+    @property
+    def requests(self) -> list[dict]:
+        return self.model.received()
 
 
 def _good(answer: bool = True) -> str:
@@ -35,33 +41,10 @@ def _good(answer: bool = True) -> str:
 
 @pytest.fixture
 def llm() -> Iterator[tuple[FakeLLM, str]]:
-    fake = FakeLLM()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            fake.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-            text = fake.replies.pop(0) if fake.replies else "no idea"
-            payload = json.dumps({"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
-                                  "choices": [{"index": 0, "finish_reason": "stop",
-                                               "message": {"role": "assistant", "content": text}}],
-                                  "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args: object) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield fake, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
+    fake: FakeLLM | None = None
+    with ScriptedModel([], default=lambda: fake.next_reply()) as model:  # type: ignore[union-attr]
+        fake = FakeLLM(model)
+        yield fake, model.base_url
 
 
 def test_judge_answers_with_evidence_and_confidence(llm: tuple[FakeLLM, str]) -> None:

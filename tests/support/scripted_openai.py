@@ -75,6 +75,11 @@ class ScriptedModel:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
+    def received(self) -> list[dict[str, Any]]:
+        """Every request so far as {"path", "body", "auth"}."""
+        return [{"path": p, "body": b, "auth": a} for p, b, a in zip(self.paths, self.requests, self.auth,
+                                                                     strict=True)]
+
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
