@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from sregym.cli.main import app
 from sregym.oracles.agreement import QUESTION_IDS, agreement, cohen_kappa, deterministic, evaluate, load_set
 from sregym.problems import all_problem_ids
+from support.scripted_openai import ScriptedModel
 
 ITEMS, HELD_OUT = load_set()
 
@@ -65,16 +66,16 @@ def test_the_deterministic_judge_reaches_kappa_085_overall_and_held_out() -> Non
     assert evaluate(deterministic, hand, HELD_OUT)["all"].kappa["overall"] >= 0.85
 
 
-def test_cli_prints_kappa_and_measures_an_llm_judge(llm_server: tuple[list[dict], str]) -> None:
+def test_cli_prints_kappa_and_measures_an_llm_judge(llm_server: ScriptedModel) -> None:
     runner = CliRunner(env={"COLUMNS": "200"})
     plain = runner.invoke(app, ["judge-eval"])
     assert plain.exit_code == 0, plain.output
     assert "held-out" in plain.output and "κ all" in plain.output
     assert plain.output.strip().splitlines()[-1].startswith("LLM judge: not measured")
-    seen, url = llm_server
-    result = runner.invoke(app, ["judge-eval", "--base-url", url, "--model", "judge-m", "--limit", "4"],
+    result = runner.invoke(app, ["judge-eval", "--base-url", llm_server.base_url, "--model", "judge-m", "--limit", "4"],
                            env={"SREGYM_JUDGE_API_KEY": "k-eval", "COLUMNS": "200"})
     assert result.exit_code == 0, result.output
+    seen = llm_server.received()
     assert "LLM judge (judge-m)" in result.output and len(seen) == 4
     assert seen[0]["auth"] == "Bearer k-eval" and seen[0]["body"]["model"] == "judge-m"
     half = runner.invoke(app, ["judge-eval", "--model", "m"])

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sregym.cli.main import app
+from support.scripted_openai import ScriptedModel
 
 PROBLEM = "demo-shop/bad-image-tag-v1"
 
@@ -50,8 +51,8 @@ def test_llm_judge_without_the_extra_is_one_line_and_exit_3(monkeypatch: pytest.
     assert "pip install 'sregym[llm]'" in result.output and len(result.output.strip().splitlines()) == 1
 
 
-def test_run_scores_the_diagnosis_with_the_llm_judge(llm_server: tuple[list[dict], str], tmp_path: Path) -> None:
-    seen, url = llm_server
+def test_run_scores_the_diagnosis_with_the_llm_judge(llm_server: ScriptedModel, tmp_path: Path) -> None:
+    url = llm_server.base_url
     out = tmp_path / "run"
     result = _run("--judge", "llm", "--judge-model", "judge-m", "--judge-base-url", url,
                   "--judge-api-key-env", "MY_JUDGE_KEY", env={"MY_JUDGE_KEY": "k-run-secret"}, out=out)
@@ -60,6 +61,7 @@ def test_run_scores_the_diagnosis_with_the_llm_judge(llm_server: tuple[list[dict
     diagnosis = line["diagnosis"]
     assert diagnosis["judge"] == "llm" and diagnosis["judge_model"] == "judge-m"
     assert [a["evidence"] for a in diagnosis["checklist"]] == ["ok"] * 9
+    seen = llm_server.received()
     assert seen and seen[0]["auth"] == "Bearer k-run-secret" and seen[0]["body"]["model"] == "judge-m"
     assert "DIAGNOSIS SUBMITTED" in seen[0]["body"]["messages"][1]["content"]
     stored = (out / "run.json").read_text()
