@@ -64,14 +64,11 @@ def entry_ok(ctx: CheckContext, window_s: float) -> tuple[bool, str]:
     return True, f"entry success {stats.success_ratio:.3f}, p95 {stats.p95_ms:.0f} ms"
 
 
-@check("replayed_burst_recovers")
-def replayed_burst_recovers(ctx: CheckContext, *, namespace: str = "sregym-system", name: str = "sregym-loadgen",
-                            multiplier: int = 5, seconds: float = 10.0, recover_within_s: float = 90.0,
-                            judge_window_s: float = 30.0) -> tuple[bool, str]:
-    """Durability: replay the incident's trigger (scale the load generator ×`multiplier` for
-    `seconds`), then the entry point must meet its SLO over the last `judge_window_s` within
-    `recover_within_s` of the burst's end."""
-    burst(ctx.cluster, namespace, name, multiplier, seconds)
+def recovery_after_trigger(ctx: CheckContext, recover_within_s: float,
+                           judge_window_s: float) -> tuple[bool, float, str]:
+    """Poll after a replayed trigger ended until the entry point meets its SLO over the last
+    `judge_window_s` (never judged before that much time has passed), for up to
+    `recover_within_s`: (recovered, seconds waited, the last reading)."""
     waited, detail = 0.0, ""
     while waited < recover_within_s:
         ctx.cluster.advance(POLL_S)
@@ -80,5 +77,19 @@ def replayed_burst_recovers(ctx: CheckContext, *, namespace: str = "sregym-syste
             continue
         ok, detail = entry_ok(ctx, judge_window_s)
         if ok:
-            return True, f"recovered {waited:.0f}s after a replayed ×{multiplier} burst of {seconds:.0f}s: {detail}"
+            return True, waited, detail
+    return False, waited, detail
+
+
+@check("replayed_burst_recovers")
+def replayed_burst_recovers(ctx: CheckContext, *, namespace: str = "sregym-system", name: str = "sregym-loadgen",
+                            multiplier: int = 5, seconds: float = 10.0, recover_within_s: float = 90.0,
+                            judge_window_s: float = 30.0) -> tuple[bool, str]:
+    """Durability: replay the incident's trigger (scale the load generator ×`multiplier` for
+    `seconds`), then the entry point must meet its SLO over the last `judge_window_s` within
+    `recover_within_s` of the burst's end."""
+    burst(ctx.cluster, namespace, name, multiplier, seconds)
+    ok, waited, detail = recovery_after_trigger(ctx, recover_within_s, judge_window_s)
+    if ok:
+        return True, f"recovered {waited:.0f}s after a replayed ×{multiplier} burst of {seconds:.0f}s: {detail}"
     return False, f"still degraded {recover_within_s:.0f}s after a replayed ×{multiplier} burst: {detail}"

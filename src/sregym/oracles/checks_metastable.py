@@ -14,9 +14,7 @@ from typing import Any
 
 from sregym.faults.transient_chaos import run_experiment
 from sregym.oracles.checks import CheckContext, check
-from sregym.oracles.checks_disk_and_metastable import entry_ok
-
-POLL_S = 10.0
+from sregym.oracles.checks_disk_and_metastable import recovery_after_trigger
 
 
 @check("replayed_chaos_recovers")
@@ -27,13 +25,7 @@ def replayed_chaos_recovers(ctx: CheckContext, *, namespace: str, labels: dict[s
     over the last `judge_window_s` within `recover_within_s` of the experiment's end."""
     run_experiment(ctx.cluster, name=name, kind=kind, namespace=namespace, labels=labels, action=action,
                    seconds=seconds)
-    waited, detail = 0.0, ""
-    while waited < recover_within_s:
-        ctx.cluster.advance(POLL_S)
-        waited += POLL_S
-        if waited < judge_window_s:
-            continue
-        ok, detail = entry_ok(ctx, judge_window_s)
-        if ok:
-            return True, f"recovered {waited:.0f}s after a replayed {seconds:.0f}s {kind}: {detail}"
+    ok, waited, detail = recovery_after_trigger(ctx, recover_within_s, judge_window_s)
+    if ok:
+        return True, f"recovered {waited:.0f}s after a replayed {seconds:.0f}s {kind}: {detail}"
     return False, f"still degraded {recover_within_s:.0f}s after a replayed {seconds:.0f}s {kind}: {detail}"
