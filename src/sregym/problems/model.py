@@ -16,8 +16,9 @@ from pydantic import Field, field_validator, model_validator
 
 from sregym.types import GroundTruth, Model
 
+# `none` is the layer of a no-incident control: nothing is broken, so it counts under no fault layer.
 Layer = Literal["app", "config", "k8s", "network", "control-plane", "os", "hardware", "metastable",
-                "correlated", "concurrent"]
+                "correlated", "concurrent", "none"]
 Difficulty = Literal["easy", "medium", "hard"]
 NoiseProfileName = Literal["none", "low", "high"]
 # `incident`: faults are injected and the oracles grade a diagnosis and a fix. `control`: nothing

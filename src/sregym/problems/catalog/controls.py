@@ -32,7 +32,7 @@ def _control(app: str, namespace: str, slug: str, title: str, what: str, *,
              changes: tuple[FaultSpec, ...] = (), extra_keep: tuple[CheckSpec, ...] = ()) -> Problem:
     return Problem(
         id=f"{app}/{slug}-v1", title=title, app=app, namespace=namespace, kind="control",
-        tags=Tags(layers=("app",), difficulty="easy", suites=SUITES),
+        tags=Tags(layers=("none",), difficulty="easy", suites=SUITES),
         changes=changes, ground_truth=_nothing_wrong(what),
         mitigation=MitigationSpec(must_keep=keep(*extra_keep), window_s=WINDOW_S),
         settle_s=SETTLE_S)
