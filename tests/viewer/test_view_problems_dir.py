@@ -36,7 +36,9 @@ def _run_dir(path: Path, problem_id: str, problems_dirs: list[str]) -> Path:
 def test_ground_truth_from_the_runs_problems_dir(tmp_path: Path) -> None:
     problem_id, code = _example_problem()
     assert problem_id not in PROBLEMS.names()
-    mine = tmp_path / "my_problems"
+    # Not "my_problems": plug-in modules are named after the directory, and the docs test loads the
+    # same example from a "my_problems" of its own in the same process.
+    mine = tmp_path / "viewer_problems"
     mine.mkdir()
     (mine / "example_problem.py").write_text(code)
     gone = _run_dir(tmp_path / "runs" / "a-gone", problem_id, [str(tmp_path / "deleted")])
