@@ -9,12 +9,30 @@ namespace once, e.g. `_deploy = partial(deployment_cause, NAMESPACE)`.
 
 from __future__ import annotations
 
+import copy
+from functools import cache
 from typing import Any, Literal
 
 from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec
 from sregym.types import EntityRef, RootCause, workload_aliases
 
 RESTART_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
+
+
+# ---------------------------------------------------------------------- manifests
+@cache
+def _app_documents(app: str) -> tuple[dict[str, Any], ...]:
+    from sregym.apps import get_app
+    from sregym.twin.machinery.yamldocs import load_documents
+
+    return tuple(load_documents(get_app(app).manifests()))
+
+
+def app_manifest(app: str, kind: str, name: str) -> dict[str, Any]:
+    """A copy of one object as `app`'s manifests declare it (what a gold solution recreates after
+    a fault deleted it, or patches back to). Bind the app once: `partial(app_manifest, APP)`."""
+    found = next(d for d in _app_documents(app) if d.get("kind") == kind and d["metadata"]["name"] == name)
+    return copy.deepcopy(found)
 
 
 # ------------------------------------------------------------------------- root causes

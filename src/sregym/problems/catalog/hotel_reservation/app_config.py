@@ -9,12 +9,12 @@ spans and error rates, and in what changed in its configuration.
 
 from __future__ import annotations
 
-import copy
-from functools import cache, partial
+from functools import partial
 from typing import Any
 
 from sregym.apps.hotel_reservation import NAMESPACE, PORTS
 from sregym.problems.builders import (
+    app_manifest,
     deployment_cause,
     keep,
     object_cause,
@@ -24,7 +24,6 @@ from sregym.problems.builders import (
 )
 from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
-from sregym.twin.machinery.yamldocs import load_documents
 from sregym.types import GroundTruth
 
 APP = "hotel-reservation"
@@ -38,16 +37,7 @@ RESTARTED_AT = "2025-06-01T00:00:00Z"  # what `kubectl rollout restart` stamps (
 
 
 # ------------------------------------------------------------------------------ helpers
-@cache
-def _manifests() -> tuple[dict[str, Any], ...]:
-    from sregym.apps import get_app
-
-    return tuple(load_documents(get_app(APP).manifests()))
-
-
-def _manifest(kind: str, name: str) -> dict[str, Any]:
-    found = next(d for d in _manifests() if d.get("kind") == kind and d["metadata"]["name"] == name)
-    return copy.deepcopy(found)
+_manifest = partial(app_manifest, APP)
 
 
 _deploy = partial(deployment_cause, NAMESPACE)

@@ -12,12 +12,12 @@ change (`delete_pods`), so rate cannot initialise and searches fail outright.
 
 from __future__ import annotations
 
-import copy
-from functools import cache, partial
+from functools import partial
 from typing import Any
 
 from sregym.apps.hotel_reservation import NAMESPACE, PORTS
 from sregym.problems.builders import (
+    app_manifest,
     deployment_cause,
     keep,
     object_cause,
@@ -27,7 +27,6 @@ from sregym.problems.builders import (
 )
 from sregym.problems.model import BASELINE_KEEP, Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
-from sregym.twin.machinery.yamldocs import load_documents
 from sregym.types import GroundTruth
 
 APP = "hotel-reservation"
@@ -46,16 +45,7 @@ _restart = partial(rollout_restart, NS, stamp=RESTARTED_AT, patch_type="strategi
 
 
 # ------------------------------------------------------------------------------ helpers
-@cache
-def _manifests() -> tuple[dict[str, Any], ...]:
-    from sregym.apps import get_app
-
-    return tuple(load_documents(get_app(APP).manifests()))
-
-
-def _manifest(kind: str, name: str) -> dict[str, Any]:
-    found = next(d for d in _manifests() if d.get("kind") == kind and d["metadata"]["name"] == name)
-    return copy.deepcopy(found)
+_manifest = partial(app_manifest, APP)
 
 
 def _selector(service: str) -> str:

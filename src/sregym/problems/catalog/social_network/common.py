@@ -9,12 +9,18 @@ the entry SLO breaks, while timelines keep working.
 
 from __future__ import annotations
 
-import copy
-from functools import cache, partial
+from functools import partial
 from typing import Any
 
 from sregym.apps.social_network import NAMESPACE, PORTS
-from sregym.problems.builders import deployment_cause, keep, object_cause, rollout_restart, service_serves
+from sregym.problems.builders import (
+    app_manifest,
+    deployment_cause,
+    keep,
+    object_cause,
+    rollout_restart,
+    service_serves,
+)
 from sregym.problems.model import (
     Action,
     CheckSpec,
@@ -25,7 +31,6 @@ from sregym.problems.model import (
     Problem,
     Tags,
 )
-from sregym.twin.machinery.yamldocs import load_documents
 from sregym.types import GroundTruth, RootCause
 
 APP = "social-network"
@@ -48,17 +53,9 @@ def selector(service: str) -> str:
     return f"service={service}"
 
 
-@cache
-def _manifests() -> tuple[dict[str, Any], ...]:
-    from sregym.apps import get_app
-
-    return tuple(load_documents(get_app(APP).manifests()))
-
-
 def manifest(kind: str, name: str) -> dict[str, Any]:
     """A copy of one object as the app's manifests declare it."""
-    found = next(d for d in _manifests() if d.get("kind") == kind and d["metadata"]["name"] == name)
-    return copy.deepcopy(found)
+    return app_manifest(APP, kind, name)
 
 
 def serves(service: str, port: int | None = None) -> CheckSpec:
