@@ -3,12 +3,11 @@ words of impact, the fix window and the chart's objects (gold solutions restore 
 
 from __future__ import annotations
 
-import copy
-from functools import cache, partial
+from functools import partial
 from typing import Any
 
 from sregym.apps.astronomy_shop import NAMESPACE
-from sregym.problems.builders import deployment_cause, object_cause, rollout_restart
+from sregym.problems.builders import app_manifest, deployment_cause, object_cause, rollout_restart
 from sregym.problems.model import CheckSpec, MitigationSpec
 
 APP = "astronomy-shop"
@@ -29,17 +28,9 @@ def selector(component: str) -> str:
     return f"opentelemetry.io/name={component}"
 
 
-@cache
-def _chart_objects() -> tuple[dict[str, Any], ...]:
-    from sregym.apps.astronomy_shop.manifests import objects
-
-    return tuple(objects())
-
-
 def chart_object(kind: str, name: str) -> dict[str, Any]:
     """A copy of one object as the chart renders it."""
-    found = next(o for o in _chart_objects() if o["kind"] == kind and o["metadata"]["name"] == name)
-    return copy.deepcopy(found)
+    return app_manifest(APP, kind, name)
 
 
 def error_free(service: str, span_name: str | None = None, *, window_s: float = 60.0) -> CheckSpec:
