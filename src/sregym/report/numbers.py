@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from itertools import combinations
-from math import comb
 from typing import Any
 
 from sregym.report.source import Attempt, Source
 from sregym.runner.stats import bootstrap_rate, paired, wilson
+from sregym.runner.summary import pass_hat_k_of
 
 GROUPINGS: dict[str, Callable[[Attempt], Iterable[str]]] = {
     "by_layer": lambda a: a.layers,
@@ -69,15 +69,8 @@ def group_numbers(attempts: Sequence[Attempt]) -> dict[str, Any]:
 
 
 def pass_hat_k(attempts: Sequence[Attempt]) -> dict[str, float]:
-    """C(c, k) / C(n, k) per problem, averaged over problems (the runner's definition)."""
-    per_problem = _by_problem((a for a in attempts if not a.environment_failure), lambda a: a.passed)
-    if not per_problem:
-        return {}
-    out = {}
-    for k in range(1, max(len(v) for v in per_problem.values()) + 1):
-        vals = [comb(sum(v), k) / comb(len(v), k) for v in per_problem.values() if len(v) >= k]
-        out[str(k)] = round(sum(vals) / len(vals), 6)
-    return out
+    """pass^k with the runner's estimator (`runner.summary.pass_hat_k_of`), attempts that ran only."""
+    return pass_hat_k_of(_by_problem((a for a in attempts if not a.environment_failure), lambda a: a.passed))
 
 
 def matrix(source: Source) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ are reliably right, not occasionally lucky.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from math import comb
 from typing import Any
 
@@ -162,6 +162,12 @@ def pass_hat_k(lines: list[Mapping[str, Any]]) -> dict[str, float]:
     for ln in lines:
         if not is_environment_failure(ln):
             per_problem[str(ln["problem_id"])].append(end_to_end_passed(ln))
+    return pass_hat_k_of(per_problem)
+
+
+def pass_hat_k_of(per_problem: Mapping[str, Sequence[bool]]) -> dict[str, float]:
+    """The estimator itself over {problem: its attempts' verdicts}: C(c, k) / C(n, k) averaged over
+    the problems with at least k attempts (the report applies it to snapshot repeats too)."""
     if not per_problem:
         return {}
     out: dict[str, float] = {}
@@ -328,5 +334,5 @@ def _caption(summary: Summary) -> str:
     return "; ".join(parts)
 
 
-__all__ = ["DetectionRates", "ProblemRow", "Rates", "Summary", "app_of", "detection_rates", "end_to_end_passed", "pass_hat_k", "phase_passed",
-           "problem_rows", "rates", "reason_head", "render_problems", "render_table", "summarize", "verdict"]
+__all__ = ["DetectionRates", "ProblemRow", "Rates", "Summary", "app_of", "detection_rates", "end_to_end_passed",
+           "pass_hat_k", "pass_hat_k_of", "phase_passed", "problem_rows", "rates", "reason_head", "render_problems", "render_table", "summarize", "verdict"]
