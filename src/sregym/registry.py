@@ -128,8 +128,10 @@ class PluginLoadError(ValueError):
 
 def load_plugin_dir(directory: str | Path, namespace: str, what: str,
                     before: Callable[[Path], object] | None = None) -> None:
-    """Import every `*.py` of `directory` (sorted) as `namespace.<dir>.<stem>`, once each
-    (after `before(directory)`, once the directory is known to exist: problems load apps first).
+    """Import every `*.py` of `directory` (sorted) as `namespace.<dir>_<path hash>.<stem>`, once
+    each (after `before(directory)`, once the directory is known to exist: problems load apps first).
+    The hash of the resolved path keeps two directories of the same name (`a/problems`,
+    `b/problems`) apart: their modules, and the mechanisms each declares for its own problems.
 
     `what` names the directory in errors ("problems directory"). A missing directory or a file
     raises `FileNotFoundError` / `NotADirectoryError`; a file that fails to import raises
@@ -143,8 +145,19 @@ def load_plugin_dir(directory: str | Path, namespace: str, what: str,
         raise NotADirectoryError(f"{what} {given} is a file, not a directory: give the directory that holds it")
     if before is not None:
         before(root)
+    package = f"{namespace}.{plugin_package(root)}"
     for path in sorted(root.glob("*.py")):
-        import_plugin_file(path, f"{namespace}.{root.name}.{path.stem}", root)
+        import_plugin_file(path, f"{package}.{path.stem}", root)
+
+
+def plugin_package(root: Path) -> str:
+    """The module-name segment of a plug-in directory: its name (readable in tracebacks) plus a
+    short digest of its resolved path (unique per directory)."""
+    import hashlib
+
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:8]
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in root.name) or "dir"
+    return f"{name}_{digest}"
 
 
 def import_plugin_file(path: Path, module_name: str, root: Path) -> None:

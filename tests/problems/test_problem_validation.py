@@ -151,6 +151,22 @@ def test_a_problem_set_adds_mechanisms_for_its_own_problems_only(tmp_path: Path,
     assert score_gold_diagnosis(added)[0]
 
 
+def test_two_problem_directories_of_the_same_name_load_apart(tmp_path: Path, forget: list[str]) -> None:
+    """Module names and mechanism scopes are keyed by the directory's path, not its name: a second
+    `problems/` directory with a `problems.py` of its own is loaded, with its own vocabulary."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = _plugin(tmp_path / "a", "problems", WITH_MECHANISM.replace("ID", "cert-first"))
+    second = _plugin(tmp_path / "b", "problems", WITH_MECHANISM.replace("ID", "cert-second").replace(
+        "cert_expiry", "cert_revoked"))
+    forget.extend(["demo-shop/cert-first-v1", "demo-shop/cert-second-v1"])
+    assert load_problems_dir(first) == ["demo-shop/cert-first-v1"]
+    assert load_problems_dir(second) == ["demo-shop/cert-second-v1"]
+    assert "cert_revoked" in vocabulary_of("demo-shop/cert-second-v1")
+    assert "cert_revoked" not in vocabulary_of("demo-shop/cert-first-v1")
+    assert "cert_expiry" in vocabulary_of("demo-shop/cert-first-v1")
+
+
 def test_gold_diagnosis_step_catches_a_wrong_ground_truth() -> None:
     good = get_problem(BASE)
     assert score_gold_diagnosis(good)[:2] == (True, "")
