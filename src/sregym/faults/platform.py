@@ -143,3 +143,48 @@ class PatchObjects(Fault):
             else:
                 restored[edit.field] = copy.deepcopy(original)
             cluster.replace(restored)
+
+
+class AwaitRolloutParams(FaultParams):
+    namespace: str
+    names: tuple[str, ...]
+    timeout_s: float = 180.0
+
+
+def rolled_out(obj: dict[str, Any] | None) -> bool:
+    """`kubectl rollout status` says done: the controller saw the latest spec, every replica is
+    updated and available, and no old replica is left."""
+    if obj is None:
+        return False
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    replicas = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
+    return (int(status.get("observedGeneration") or 0) >= int((obj.get("metadata") or {}).get("generation") or 0)
+            and int(status.get("updatedReplicas") or 0) >= replicas
+            and int(status.get("replicas") or 0) == int(status.get("updatedReplicas") or 0)
+            and int(status.get("availableReplicas") or 0) >= replicas)
+
+
+@fault
+class AwaitRollout(Fault):
+    """Wait, as an operator's change pipeline does, until Deployments finish rolling out before
+    the next step of an incident sequence (a pod created by the rollout must exist, with the rules
+    in force at its creation, before the rules change). Changes nothing; recover does nothing."""
+
+    name = "await_rollout"
+    Params = AwaitRolloutParams
+
+    def inject(self, cluster: Cluster) -> dict[str, Any]:
+        p = self.params
+        assert isinstance(p, AwaitRolloutParams)
+        for name in p.names:
+            waited = 0.0
+            while not rolled_out(cluster.get("Deployment", p.namespace, name)):
+                if waited >= p.timeout_s:
+                    raise RuntimeError(f"cannot inject: Deployment {p.namespace}/{name} not rolled out "
+                                       f"after {waited:.0f}s")
+                cluster.advance(POLL_S)
+                waited += POLL_S
+        return {}
+
+    def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
+        return None

@@ -838,6 +838,16 @@ def _builtin_catalogue() -> list[ImageSpec]:
                        "           Client Addr: [0.0.0.0] (HTTP: 8500, HTTPS: -1, gRPC: 8502, DNS: 8600)",
                        "==> Log data will now stream in as it occurs:",
                        "[INFO]  agent: Consul agent running!"), udp=(8600,))}),
+        # Cortex (a tenant's metrics ingester: `-target=ingester`), HTTP 9009 and gRPC 9095.
+        ImageSpec("docker.io/grafana/cortex", ("v1.16.1", "v1.17.1", "v1.18.1", "latest"), size_mb=92.6,
+                  ports=(9009, 9095), memory_mb=220, startup_seconds=2.0, shell="",
+                  startup_logs=('level=info ts=2026-01-05T09:00:00.000Z caller=main.go:218 msg="Starting Cortex" '
+                                'version="(version=1.16.1, branch=HEAD)"',
+                                'level=info ts=2026-01-05T09:00:00.000Z caller=server.go:323 http=[::]:9009 '
+                                'grpc=[::]:9095 msg="server listening on addresses"',
+                                'level=info ts=2026-01-05T09:00:02.000Z caller=lifecycler.go:614 msg="instance '
+                                'not found in ring, adding with no tokens" ring=ingester',
+                                'level=info ts=2026-01-05T09:00:02.000Z caller=cortex.go:436 msg="Cortex started"')),
     ]
 
 
