@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from sregym.faults.base import Fault, FaultParams, fault
+from sregym.faults.disk_and_metastable import rolled_out
 
 if TYPE_CHECKING:
     from sregym.cluster.base import Cluster
@@ -149,19 +150,6 @@ class AwaitRolloutParams(FaultParams):
     namespace: str
     names: tuple[str, ...]
     timeout_s: float = 180.0
-
-
-def rolled_out(obj: dict[str, Any] | None) -> bool:
-    """`kubectl rollout status` says done: the controller saw the latest spec, every replica is
-    updated and available, and no old replica is left."""
-    if obj is None:
-        return False
-    spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    replicas = int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1)
-    return (int(status.get("observedGeneration") or 0) >= int((obj.get("metadata") or {}).get("generation") or 0)
-            and int(status.get("updatedReplicas") or 0) >= replicas
-            and int(status.get("replicas") or 0) == int(status.get("updatedReplicas") or 0)
-            and int(status.get("availableReplicas") or 0) >= replicas)
 
 
 @fault

@@ -94,3 +94,62 @@ def metastable_catalog_retry_storm() -> Problem:
                      patch=_env_patch("frontend", {"PRODUCT_CATALOG_RPC_TIMEOUT": "5s",
                                                    "PRODUCT_CATALOG_RPC_RETRIES": "0"})),),
     )
+
+
+# ====================================================== load spike + retry storm on currency
+CURRENCY_TIMEOUT = "20ms"
+CURRENCY_RETRIES = "5"
+CURRENCY_CPU = "11m"  # ~1.1× what normal traffic's Convert/GetSupportedCurrencies need
+# Enough memory for the storm's in-flight calls: an OOM kill would empty the queue and end it.
+CURRENCY_MEMORY = "2Gi"
+LOAD_SPIKE = {"namespace": NAMESPACE, "name": "load-generator", "multiplier": 3, "seconds": 20.0}
+
+
+@problem
+def metastable_currency_load_spike() -> Problem:
+    """The frontend's currency client runs with a 20 ms per-attempt timeout and 5 retries (env
+    `CURRENCY_RPC_TIMEOUT`, `CURRENCY_RPC_RETRIES` on the frontend Deployment — a knob the twin
+    models, standing for a retry interceptor someone added), while `currency` was resized to a
+    14m CPU limit, enough for normal traffic with little headroom. Then the shop's traffic spikes
+    (the load generator runs three times its users for 20 s) and goes back to normal.
+
+    During the spike currency's queue grows past 20 ms; the frontend abandons its Convert and
+    GetSupportedCurrencies calls and retries each up to five times, so currency receives several
+    times the normal load — more than its limit can serve. Its queue stays at the frontend's
+    timeout: pages that show prices fail with DeadlineExceeded at the frontend, currency is
+    CPU-throttled, and it persists at normal traffic long after the spike (SREGym's
+    load_spike_rpc_retry_storm anatomy). Restarting currency clears the queue only until the next
+    spike. Fix: a timeout above currency's latency and few retries on the frontend (rolled out), or
+    enough currency capacity for the retries. A durability check replays the spike; the shop must
+    come back within a minute or so.
+    """
+    return Problem(
+        id="astronomy-shop/metastable-currency-load-spike-v1",
+        title="prices fail to load since a traffic spike, although traffic is back to normal",
+        app=APP, namespace=NAMESPACE,
+        tags=Tags(layers=("metastable",), difficulty="hard", suites=(SUITE,)),
+        faults=(FaultSpec(fault="patch_objects", params={"patches": [
+                    {"kind": "Deployment", "namespace": NAMESPACE, "name": "currency",
+                     "patch": _resources_patch("currency", CURRENCY_CPU, CURRENCY_MEMORY)},
+                    {"kind": "Deployment", "namespace": NAMESPACE, "name": "frontend",
+                     "patch": _env_patch("frontend", {"CURRENCY_RPC_TIMEOUT": CURRENCY_TIMEOUT,
+                                                      "CURRENCY_RPC_RETRIES": CURRENCY_RETRIES})}]}),
+                FaultSpec(fault="scale_burst", params={
+                    **LOAD_SPIKE, "wait_rollout": [f"{NAMESPACE}/currency", f"{NAMESPACE}/frontend"]})),
+        ground_truth=GroundTruth(
+            root_causes=(deploy("frontend"),), mechanism="retry_storm",
+            detail=f"the frontend's currency client uses CURRENCY_RPC_TIMEOUT={CURRENCY_TIMEOUT} with "
+                   f"CURRENCY_RPC_RETRIES={CURRENCY_RETRIES}: after a traffic spike the retries keep currency "
+                   "overloaded",
+            detail_keywords=("CURRENCY_RPC_TIMEOUT", "CURRENCY_RPC_RETRIES", CURRENCY_TIMEOUT, "retries", "retry",
+                             "timeout", "metastable"),
+            affected=(deploy("currency"), deploy("frontend")), impact_keywords=IMPACT,
+            description="A short traffic spike pushed currency's latency past the frontend's tiny timeout; the "
+                        "retries multiply the load on currency, which stays saturated at normal traffic."),
+        mitigation=MitigationSpec(
+            must_fix=(CheckSpec(check="entry_slo"),),
+            durability=(CheckSpec(check="replayed_burst_recovers", params=LOAD_SPIKE),),
+            window_s=180.0),
+        gold=(Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="frontend",
+                     patch=_env_patch("frontend", {"CURRENCY_RPC_TIMEOUT": "5s", "CURRENCY_RPC_RETRIES": "0"})),),
+    )
