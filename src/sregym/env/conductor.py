@@ -60,11 +60,14 @@ class Conductor:
 
     `config` says how the attempt runs; keyword `settings` (`noise=`, `clock=`, `limits=` ...,
     the fields of `AttemptConfig`) change single fields of it, the form tests and the Gym
-    session use."""
+    session use. `fixed_time` serves simulated time unchanged instead of anchoring it to the
+    machine's clock, so the same seed and calls give byte-identical observations (the Gymnasium
+    environments use it; kubectl's client-side ages then read against the machine's clock)."""
 
     def __init__(self, problem: str | Problem, config: AttemptConfig | None = None, *, seed: int = 0,
                  agent_name: str = "", model: str | None = None, judge: Any = None,
-                 judge_name: str = "deterministic", judge_model: str | None = None, **settings: Any) -> None:
+                 judge_name: str = "deterministic", judge_model: str | None = None, fixed_time: bool = False,
+                 **settings: Any) -> None:
         if isinstance(problem, str):
             from sregym.problems import get_problem
 
@@ -86,6 +89,7 @@ class Conductor:
         self._judge = judge
         self._judge_name = judge_name
         self._judge_model = judge_model
+        self.fixed_time = bool(fixed_time)
 
         self._phase: Phase = "done"
         self._started = False
@@ -269,7 +273,8 @@ class Conductor:
         self._access = AgentAccess(self._run.cluster.twin,  # type: ignore[attr-defined]
                                    server_tokens=tokens, agent_token=token_for(tokens, "agent"),
                                    speed=self.realtime_speed if self.clock == "realtime" else 0.0,
-                                   namespace=self._problem.namespace, prefix="sregym-attempt-")
+                                   namespace=self._problem.namespace, prefix="sregym-attempt-",
+                                   fixed_time=self.fixed_time)
 
     def _stop_serving(self) -> None:
         if self._access is not None:
