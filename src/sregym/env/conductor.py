@@ -93,6 +93,7 @@ class Conductor:
 
         self._phase: Phase = "done"
         self._started = False
+        self._prepared = False
         self._finished = False
         self._closed = False
         self._pending_finish = False
@@ -157,9 +158,26 @@ class Conductor:
             raise RuntimeError("this conductor was already started; make a new one per attempt")
         self._started = True
         self._wall0 = time.perf_counter()
+        self.prepare()
+        self._guarded(self._serve)
+        self._open_phase(self.phases[0])  # type: ignore[arg-type]
+        return self._brief()
+
+    def prepare(self) -> None:
+        """The part of `start()` that needs no server and no thread: deploy, baseline, inject,
+        settle. Called alone, it leaves a conductor that a forked child can `start()` from (the
+        Gymnasium environments' warm resets, `gym.episode`); `start()` calls it if needed."""
+        if self._prepared:
+            if self._env_failure is not None:
+                raise EnvironmentFailure(self._env_failure)
+            return
+        self._prepared = True
+        self._guarded(self._prepare)
+
+    def _guarded(self, step: Any) -> None:
+        """Run a setup step; any failure is the environment's (`EnvironmentFailure`)."""
         try:
-            self._prepare()
-            self._serve()
+            step()
         except EnvironmentFailure as exc:
             self._env_failure = str(exc)
             self._finish_now()
@@ -168,8 +186,6 @@ class Conductor:
             self._env_failure = f"{type(exc).__name__}: {exc}"
             self._finish_now()
             raise EnvironmentFailure(self._env_failure) from exc
-        self._open_phase(self.phases[0])  # type: ignore[arg-type]
-        return self._brief()
 
     def grants(self, capabilities: Iterable[Capability]) -> Grants:
         """Exactly the objects `capabilities` entitle an agent to, for this attempt: a

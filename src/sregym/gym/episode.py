@@ -1,23 +1,27 @@
-"""One episode of one problem, run in this process or in a child forked from a warm twin.
+"""One episode of one problem, run in this process or in a child forked from a prepared twin.
 
-Every episode of a problem begins the same way: a fresh twin with the seed, the app deployed,
-`baseline_s` of healthy traffic. Only then does the problem matter (baseline recorded, noise
-started, faults injected). That prefix is most of the cost of a cold reset, and it depends on
-nothing but (app, seed, baseline_s), so a warm reset builds it once in this process
-(`problems.warm_prefix.share`) and forks a child per episode: the child continues from its own
-copy of the prepared twin (the `Conductor` finds it through `warm_prefix.shared_run`) and serves
-the episode's tool calls over a pipe. A deep copy cannot do this — the twin holds running
-container programs (parked generators) — but a forked child inherits them as they are.
+Every episode of a problem with a given seed begins the same way: a fresh twin, the app deployed,
+`baseline_s` of healthy traffic, the baseline recorded, the faults injected and left to take
+hold. That is all of a cold reset's cost (seconds) and it depends on nothing the agent does, so a
+warm reset does it once per (problem, seed, options) in this process (`Conductor.prepare`, kept
+in `PreparedTwins`) and forks a child per episode: the child starts serving its own copy of the
+prepared twin and answers the episode's tool calls over a pipe. A deep copy cannot do this — the
+twin holds running container programs (parked generators) — but a forked child inherits them as
+they are, and the parent's copy is never touched, so every episode starts from the same state.
 
-Forking is only safe while this process runs a single thread (`warm.can_fork`); otherwise, or
-with `warm=False`, the episode runs in-process from a cold twin. Both give the same observations
-for the same seed and calls (the twin is deterministic; tests/gym/test_gym_warm_fork.py).
+Forking is only safe while this process runs a single thread (`problems.warm.can_fork`);
+otherwise, or with `warm=False`, the episode runs in-process from a cold twin. Both give the same
+observations for the same seed and calls (the twin is deterministic;
+tests/gym/test_gym_warm_fork.py checks it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import os
+import sys
 import traceback
 import weakref
 from dataclasses import dataclass, field
@@ -25,7 +29,6 @@ from multiprocessing import Pipe
 from multiprocessing.connection import Connection
 from typing import Any
 
-from sregym.env.config import FIELDS, AttemptConfig
 from sregym.env.conductor import Conductor, EnvironmentFailure
 from sregym.env.gym import reward_of
 from sregym.problems.model import Problem
@@ -66,9 +69,9 @@ class LocalEpisode:
 
     warm = False
 
-    def __init__(self, problem: str | Problem, seed: int, options: dict[str, Any]) -> None:
-        self._conductor = Conductor(problem, seed=seed, **options)
-        self._seed = int(seed)
+    def __init__(self, conductor: Conductor) -> None:
+        self._conductor = conductor
+        self._seed = conductor.seed
         self._result: dict[str, Any] | None = None
 
     def start(self) -> Opening:
@@ -105,6 +108,20 @@ class LocalEpisode:
 _PARENT_ENDS: weakref.WeakSet[Connection] = weakref.WeakSet()
 
 
+_CLOSING: list[int] = []  # children told to close, not reaped yet
+
+
+def reap_children(*, wait: bool = False) -> None:
+    """Collect the exit status of closed episodes' children (all of them with `wait`)."""
+    for pid in list(_CLOSING):
+        try:
+            done, _ = os.waitpid(pid, 0 if wait else os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _CLOSING.remove(pid)
+
+
 class EpisodeFailed(RuntimeError):
     """The forked episode's child raised or died (its traceback is the message)."""
 
@@ -115,7 +132,7 @@ class ForkedEpisode:
 
     warm = True
 
-    def __init__(self, problem: str | Problem, seed: int, options: dict[str, Any]) -> None:
+    def __init__(self, prepared: Conductor) -> None:
         parent_end, child_end = Pipe()
         pid = os.fork()
         if pid == 0:  # child: serve the episode, never return into the caller's stack
@@ -124,7 +141,7 @@ class ForkedEpisode:
                 parent_end.close()
                 for other in list(_PARENT_ENDS):
                     other.close()
-                _serve(child_end, problem, seed, options)
+                _serve(child_end, prepared)
             except BaseException:
                 status = 1
             finally:
@@ -135,7 +152,9 @@ class ForkedEpisode:
         _PARENT_ENDS.add(parent_end)
 
     def start(self) -> Opening:
-        return dataclasses.replace(self._answer(), warm=True)
+        opening, modules = self._answer()
+        preload(modules)
+        return dataclasses.replace(opening, warm=True)
 
     def call(self, tool: str, args: dict[str, Any]) -> Turn:
         self._conn.send(("call", tool, args))
@@ -157,17 +176,16 @@ class ForkedEpisode:
         return self._answer()  # type: ignore[no-any-return]
 
     def close(self) -> None:
+        """Tell the child to finish; it winds down (stops serving, removes its files) while
+        the caller goes on, and is reaped later (`reap_children`)."""
         if self._pid == 0:
             return
-        try:
+        with contextlib.suppress(OSError):
             self._conn.send(("close",))
-            self._answer()
-        except (EpisodeFailed, OSError, EOFError):
-            pass
-        finally:
-            self._conn.close()
-            os.waitpid(self._pid, 0)
-            self._pid = 0
+        self._conn.close()
+        _CLOSING.append(self._pid)
+        self._pid = 0
+        reap_children()
 
     def _answer(self) -> Any:
         try:
@@ -181,13 +199,15 @@ class ForkedEpisode:
         return payload
 
 
-def _serve(conn: Connection, problem: str | Problem, seed: int, options: dict[str, Any]) -> None:
+def _serve(conn: Connection, prepared: Conductor) -> None:
     """The child's loop: start the episode, then answer calls until told to close (or the
     parent goes away)."""
-    episode = LocalEpisode(problem, seed, options)
+    episode = LocalEpisode(prepared)
+    loaded = set(sys.modules)
     try:
         try:
-            conn.send(("ok", episode.start()))
+            opening = episode.start()
+            conn.send(("ok", (opening, sorted(set(sys.modules) - loaded))))
         except EnvironmentFailure as exc:
             conn.send(("environment_failure", str(exc)))
             return
@@ -200,9 +220,7 @@ def _serve(conn: Connection, problem: str | Problem, seed: int, options: dict[st
             except (EOFError, OSError):
                 return
             if message[0] == "close":
-                episode.close()
-                conn.send(("ok", None))
-                return
+                return  # `finally` closes the episode
             try:
                 conn.send(("ok", episode.call(message[1], message[2])))
             except Exception:
@@ -214,26 +232,60 @@ def _serve(conn: Connection, problem: str | Problem, seed: int, options: dict[st
 Episode = LocalEpisode | ForkedEpisode
 
 
-def baseline_of(options: dict[str, Any]) -> float:
-    """The healthy baseline period the conductor will run with these options."""
-    config = options.get("config") or AttemptConfig()
-    return float(config.replace(**{k: v for k, v in options.items() if k in FIELDS}).baseline_s)
+def preload(modules: list[str]) -> None:
+    """Import here the modules a child had to import to start its episode (the API servers,
+    uvicorn, httpx ... load on first serve), so the next children inherit them loaded instead
+    of importing them again: most of a warm start's cost until this was done."""
+    import importlib
+
+    for name in modules:
+        if name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except Exception:
+                continue
+
+
+class PreparedTwins:
+    """Prepared conductors (`Conductor.prepare()` done, never started) by (problem, seed,
+    options), the most recent `capacity` kept: each holds a whole twin."""
+
+    def __init__(self, capacity: int = 4) -> None:
+        self.capacity = capacity
+        self._kept: dict[str, Conductor] = {}
+
+    def get(self, problem: Problem, seed: int, options: dict[str, Any]) -> Conductor:
+        """The prepared conductor for this key (built on first use; `EnvironmentFailure` when
+        the environment cannot be brought up, and then nothing is kept)."""
+        key = repr((problem.id, int(seed), sorted(options.items(), key=lambda kv: kv[0])))
+        conductor = self._kept.pop(key, None)
+        if conductor is None:
+            conductor = Conductor(problem, seed=seed, **options)
+            conductor.prepare()
+            gc.collect()
+            gc.freeze()  # shared by every fork: out of the collector's reach, so children do not copy it
+        self._kept[key] = conductor  # most recent last
+        while len(self._kept) > self.capacity:
+            self._kept.pop(next(iter(self._kept)))
+        return conductor
+
+    def clear(self) -> None:
+        self._kept.clear()
+        gc.unfreeze()
+
+
+PREPARED = PreparedTwins()
 
 
 def open_episode(problem: Problem, seed: int, options: dict[str, Any], *, warm: bool = True) -> Episode:
-    """A started-to-be episode: forked from the warm prefix of (problem's app, seed) when `warm`
-    and forking is safe here (the prefix is built on first use), else in-process and cold."""
+    """An episode to `start()`: forked from the prepared twin of (problem, seed, options) when
+    `warm` and forking is safe here (prepared on first use), else in-process and cold."""
     from sregym.problems.warm import can_fork
-    from sregym.problems.warm_prefix import share
 
     if warm and can_fork():
-        try:
-            share(problem, seed, baseline_of(options))
-        except Exception:  # noqa: BLE001 - a cold episode then reports what went wrong
-            return LocalEpisode(problem, seed, options)
-        return ForkedEpisode(problem, seed, options)
-    return LocalEpisode(problem, seed, options)
+        return ForkedEpisode(PREPARED.get(problem, seed, options))
+    return LocalEpisode(Conductor(problem, seed=seed, **options))
 
 
-__all__ = ["OVER", "Episode", "EpisodeFailed", "ForkedEpisode", "LocalEpisode", "Opening", "Turn", "baseline_of",
-           "open_episode"]
+__all__ = ["OVER", "PREPARED", "Episode", "EpisodeFailed", "ForkedEpisode", "LocalEpisode", "Opening",
+           "PreparedTwins", "Turn", "open_episode", "preload", "reap_children"]
