@@ -21,6 +21,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "kube": ("kubernetes",),
     "report": ("matplotlib",),
     "gym": ("gymnasium",),
+    "ray": ("ray",),
 }
 
 

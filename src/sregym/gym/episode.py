@@ -160,11 +160,22 @@ class ForkedEpisode:
         self._conn.send(("call", tool, args))
         return self._answer()  # type: ignore[no-any-return]
 
+    async def astart(self) -> Opening:
+        """`start` for an asyncio loop."""
+        await self._readable()
+        return self.start()
+
     async def acall(self, tool: str, args: dict[str, Any]) -> Turn:
         """`call` for an asyncio loop: the child works while other episodes' calls proceed."""
+        self._conn.send(("call", tool, args))
+        await self._readable()
+        return self._answer()  # type: ignore[no-any-return]
+
+    async def _readable(self) -> None:
         import asyncio
 
-        self._conn.send(("call", tool, args))
+        if self._conn.poll():
+            return
         loop = asyncio.get_running_loop()
         ready = loop.create_future()
         fd = self._conn.fileno()
@@ -173,7 +184,6 @@ class ForkedEpisode:
             await ready
         finally:
             loop.remove_reader(fd)
-        return self._answer()  # type: ignore[no-any-return]
 
     def close(self) -> None:
         """Tell the child to finish; it winds down (stops serving, removes its files) while
