@@ -20,7 +20,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "mcp": ("mcp",),
     "kube": ("kubernetes",),
     "report": ("matplotlib",),
-    "gym": ("gymnasium",),
+    "gym": ("gymnasium", "numpy"),
     "ray": ("ray",),
 }
 

@@ -42,8 +42,7 @@ class _Shard:
         self.size = len(problem_ids)
 
     def reset(self, seeds: list[int | None] | None, mask: list[bool] | None) -> tuple[list[str], list[dict[str, Any]]]:
-        import numpy as np
-
+        np = require("numpy", "the Ray vector of sregym environments")
         options = {"reset_mask": np.array(mask)} if mask is not None else None
         obs, infos = self.vector.reset(seed=seeds, options=options)
         return list(obs), _unbatch(infos, self.size)
