@@ -269,14 +269,20 @@ class PreparedTwins:
         the environment cannot be brought up, and then nothing is kept)."""
         key = repr((problem.id, int(seed), sorted(options.items(), key=lambda kv: kv[0])))
         conductor = self._kept.pop(key, None)
-        if conductor is None:
-            conductor = Conductor(problem, seed=seed, **options)
+        if conductor is not None:
+            self._kept[key] = conductor  # most recent last
+            return conductor
+        # Frozen objects are never collected, so thaw first: an evicted twin's cycles go now.
+        gc.unfreeze()
+        while len(self._kept) >= self.capacity:
+            self._kept.pop(next(iter(self._kept)))
+        conductor = Conductor(problem, seed=seed, **options)
+        try:
             conductor.prepare()
+        finally:
             gc.collect()
             gc.freeze()  # shared by every fork: out of the collector's reach, so children do not copy it
-        self._kept[key] = conductor  # most recent last
-        while len(self._kept) > self.capacity:
-            self._kept.pop(next(iter(self._kept)))
+        self._kept[key] = conductor
         return conductor
 
     def clear(self) -> None:
