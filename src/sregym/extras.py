@@ -20,6 +20,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "mcp": ("mcp",),
     "kube": ("kubernetes",),
     "report": ("matplotlib",),
+    "gym": ("gymnasium", "numpy"),
+    "ray": ("ray",),
 }
 
 

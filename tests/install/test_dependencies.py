@@ -24,8 +24,9 @@ import sregym
 from sregym.extras import EXTRAS
 
 SRC = Path(sregym.__file__).resolve().parent
-# Modules documented as needing an extra even to import (none today: extras are imported lazily).
-NEEDS_EXTRA_TO_IMPORT: dict[str, str] = {}
+# Modules documented as needing an extra even to import; nothing imports them eagerly (the
+# Gymnasium class must subclass `gymnasium.Env`; `sregym.gym` registers it by a string entry point).
+NEEDS_EXTRA_TO_IMPORT: dict[str, str] = {"sregym.gym.env": "gym"}
 
 
 def _requirement_name(req: str) -> str | None:

@@ -60,11 +60,14 @@ class Conductor:
 
     `config` says how the attempt runs; keyword `settings` (`noise=`, `clock=`, `limits=` ...,
     the fields of `AttemptConfig`) change single fields of it, the form tests and the Gym
-    session use."""
+    session use. `fixed_time` serves simulated time unchanged instead of anchoring it to the
+    machine's clock, so the same seed and calls give byte-identical observations (the Gymnasium
+    environments use it; kubectl's client-side ages then read against the machine's clock)."""
 
     def __init__(self, problem: str | Problem, config: AttemptConfig | None = None, *, seed: int = 0,
                  agent_name: str = "", model: str | None = None, judge: Any = None,
-                 judge_name: str = "deterministic", judge_model: str | None = None, **settings: Any) -> None:
+                 judge_name: str = "deterministic", judge_model: str | None = None, fixed_time: bool = False,
+                 **settings: Any) -> None:
         if isinstance(problem, str):
             from sregym.problems import get_problem
 
@@ -86,9 +89,11 @@ class Conductor:
         self._judge = judge
         self._judge_name = judge_name
         self._judge_model = judge_model
+        self.fixed_time = bool(fixed_time)
 
         self._phase: Phase = "done"
         self._started = False
+        self._prepared = False
         self._finished = False
         self._closed = False
         self._pending_finish = False
@@ -153,9 +158,26 @@ class Conductor:
             raise RuntimeError("this conductor was already started; make a new one per attempt")
         self._started = True
         self._wall0 = time.perf_counter()
+        self.prepare()
+        self._guarded(self._serve)
+        self._open_phase(self.phases[0])  # type: ignore[arg-type]
+        return self._brief()
+
+    def prepare(self) -> None:
+        """The part of `start()` that needs no server and no thread: deploy, baseline, inject,
+        settle. Called alone, it leaves a conductor that a forked child can `start()` from (the
+        Gymnasium environments' warm resets, `gym.episode`); `start()` calls it if needed."""
+        if self._prepared:
+            if self._env_failure is not None:
+                raise EnvironmentFailure(self._env_failure)
+            return
+        self._prepared = True
+        self._guarded(self._prepare)
+
+    def _guarded(self, step: Any) -> None:
+        """Run a setup step; any failure is the environment's (`EnvironmentFailure`)."""
         try:
-            self._prepare()
-            self._serve()
+            step()
         except EnvironmentFailure as exc:
             self._env_failure = str(exc)
             self._finish_now()
@@ -164,8 +186,6 @@ class Conductor:
             self._env_failure = f"{type(exc).__name__}: {exc}"
             self._finish_now()
             raise EnvironmentFailure(self._env_failure) from exc
-        self._open_phase(self.phases[0])  # type: ignore[arg-type]
-        return self._brief()
 
     def grants(self, capabilities: Iterable[Capability]) -> Grants:
         """Exactly the objects `capabilities` entitle an agent to, for this attempt: a
@@ -269,7 +289,8 @@ class Conductor:
         self._access = AgentAccess(self._run.cluster.twin,  # type: ignore[attr-defined]
                                    server_tokens=tokens, agent_token=token_for(tokens, "agent"),
                                    speed=self.realtime_speed if self.clock == "realtime" else 0.0,
-                                   namespace=self._problem.namespace, prefix="sregym-attempt-")
+                                   namespace=self._problem.namespace, prefix="sregym-attempt-",
+                                   fixed_time=self.fixed_time)
 
     def _stop_serving(self) -> None:
         if self._access is not None:
