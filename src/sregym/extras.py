@@ -20,6 +20,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "mcp": ("mcp",),
     "kube": ("kubernetes",),
     "report": ("matplotlib",),
+    "ray": ("ray",),
 }
 
 
