@@ -7,7 +7,12 @@ a second death is an environment failure; the CLI takes the flags."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,10 +52,45 @@ class Exiter(Agent):
         session.call("kubectl", {"command": "get pods"})
 '''
 
+SLEEPER = '''
+import os
+import time
+
+from sregym.agents import Agent, agent
+
+
+@agent
+class Sleeper(Agent):
+    """Looks once, says where it runs (`<marker_dir>/sleeping` holds its pid), then hangs."""
+    name = "sleeper"
+    known_options = {"marker_dir": None}
+
+    def run(self, session, brief):
+        session.call("kubectl", {"command": "get pods"})
+        with open(os.path.join(self.options["marker_dir"], "sleeping"), "w") as fh:
+            fh.write(str(os.getpid()))
+        time.sleep(3600)
+'''
+
+
+def _agents_dir(tmp_path: Path, name: str, code: str) -> Path:
+    agents = tmp_path / "agents"
+    agents.mkdir(exist_ok=True)
+    (agents / f"{name}.py").write_text(code)
+    return agents
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield
     finally:
@@ -114,9 +154,7 @@ def test_resume_on_ray_runs_only_what_is_missing_or_failed(gold_ray: Path, tmp_p
 
 
 def _exiter_run(tmp_path: Path, deaths: int) -> tuple[dict, int]:
-    agents = tmp_path / "agents"
-    agents.mkdir()
-    (agents / "exiter.py").write_text(EXITER)
+    agents = _agents_dir(tmp_path, "exiter", EXITER)
     out = tmp_path / "run"
     run([NOOP_PROBLEM], agent="exiter", agent_options={"marker_dir": str(tmp_path), "deaths": deaths},
         agents_dirs=[agents], seeds=1, executor="ray", out_dir=out, progress=False)
@@ -152,3 +190,45 @@ def test_the_cli_runs_on_ray_and_checks_its_flags(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "--executor ray" in bad.output
     bad = CliRunner().invoke(app, ["run", "-p", NOOP_PROBLEM, "--executor", "dask", "--out", str(tmp_path / "y")])
     assert bad.exit_code == 2
+
+
+def test_an_attempt_over_its_wall_time_limit_is_cancelled_and_recorded(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    run([NOOP_PROBLEM], agent="sleeper", agent_options={"marker_dir": str(tmp_path)},
+        agents_dirs=[_agents_dir(tmp_path, "sleeper", SLEEPER)], seeds=1, executor="ray", out_dir=out,
+        progress=False, attempt_timeout_s=20)
+    [line] = [json.loads(raw) for raw in (out / "results.jsonl").read_text().splitlines()]
+    assert line["environment_failure"]
+    assert "exceeded its wall-time limit of 20s" in line["environment_failure_reason"]
+    pid = int((tmp_path / "sleeping").read_text())
+    deadline = time.monotonic() + 30
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(pid), "the cancelled attempt's worker process is still running"
+
+
+def test_sigterm_stops_a_ray_run_and_keeps_what_was_recorded(tmp_path: Path) -> None:
+    """The run starts its own local Ray (no address); `ray.init` must not take SIGTERM away from
+    the runner, which then cancels the task, writes the summary and exits 130."""
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "sregym.cli.main", "run", "-p", NOOP_PROBLEM, "--agent", "sleeper",
+           "--agents-dir", str(_agents_dir(tmp_path, "sleeper", SLEEPER)),
+           "-o", f"marker_dir={json.dumps(str(tmp_path))}", "--executor", "ray", "--out", str(out)]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            stdin=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 240
+        while not (tmp_path / "sleeping").exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert (tmp_path / "sleeping").exists(), "the attempt never started"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=90)  # the attempt would sleep for an hour
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "--resume" in err
+    assert json.loads((out / "summary.json").read_text())["missing"] == 1
+    assert json.loads((out / "run.json").read_text())["interrupted"] is True

@@ -28,6 +28,8 @@ this process already initialised (a test, a notebook) is used as it is and left 
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -65,13 +67,25 @@ def ray_session(address: str | None, num_cpus: int) -> Iterator[Any]:
         return
     options: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False}
     if address:
-        ray.init(address=address, **options)
+        _init_keeping_sigterm(ray, address=address, **options)
     else:
-        ray.init(num_cpus=max(1, int(num_cpus)), **options)
+        # "local": a new Ray of our own, even when RAY_ADDRESS or a `ray start` on this machine names another.
+        _init_keeping_sigterm(ray, address="local", num_cpus=max(1, int(num_cpus)), **options)
     try:
         yield ray
     finally:
         ray.shutdown()
+
+
+def _init_keeping_sigterm(ray: Any, **options: Any) -> None:
+    """`ray.init` replaces the SIGTERM handler with one that exits at once; the runner's own (a
+    SIGTERM ends the run like Ctrl-C: tasks cancelled, results put in order, summary written) is
+    put back."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
+    ray.init(**options)
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @dataclass
