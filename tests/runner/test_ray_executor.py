@@ -232,3 +232,15 @@ def test_sigterm_stops_a_ray_run_and_keeps_what_was_recorded(tmp_path: Path) -> 
     assert "interrupted" in err and "--resume" in err
     assert json.loads((out / "summary.json").read_text())["missing"] == 1
     assert json.loads((out / "run.json").read_text())["interrupted"] is True
+
+
+def test_without_ray_installed_the_run_stops_before_writing_anything(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from sregym.cli.main import app
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if it were not installed
+    out = tmp_path / "never"
+    result = CliRunner().invoke(app, ["run", "-p", NOOP_PROBLEM, "--executor", "ray", "--out", str(out)])
+    assert result.exit_code == 3, result.output
+    assert "pip install 'sregym[ray]'" in result.output
+    assert not out.exists()

@@ -28,6 +28,7 @@ this process already initialised (a test, a notebook) is used as it is and left 
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import threading
 import time
@@ -52,8 +53,8 @@ def lost_worker_errors(ray: Any) -> tuple[type[BaseException], ...]:
     """Ray's errors for a task whose process or node went away (or that was cancelled): the
     attempt itself did not fail, its environment did, so it deserves one more try."""
     exc = ray.exceptions
-    names = ("WorkerCrashedError", "NodeDiedError", "TaskCancelledError", "ObjectLostError", "ActorDiedError",
-             "TaskUnschedulableError")
+    # ObjectLostError: the task finished but the node holding its result died before we read it.
+    names = ("WorkerCrashedError", "NodeDiedError", "TaskCancelledError", "ObjectLostError")
     return tuple(getattr(exc, n) for n in names if isinstance(getattr(exc, n, None), type))
 
 
@@ -65,7 +66,9 @@ def ray_session(address: str | None, num_cpus: int) -> Iterator[Any]:
     if ray.is_initialized():
         yield ray
         return
-    options: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False}
+    # Workers print nothing the run needs (an outcome carries its reasons); Ray's INFO lines would
+    # only break up the progress bar.
+    options: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False, "logging_level": logging.WARNING}
     if address:
         _init_keeping_sigterm(ray, address=address, **options)
     else:
