@@ -244,3 +244,24 @@ def test_without_ray_installed_the_run_stops_before_writing_anything(tmp_path: P
     assert result.exit_code == 3, result.output
     assert "pip install 'sregym[ray]'" in result.output
     assert not out.exists()
+
+
+def test_a_cluster_that_refuses_the_connection_is_a_setup_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `ray.init` raises (a wrong token, versions that differ) becomes one `SetupError` line
+    (exit 3 in the CLI), and the SIGTERM handler is the caller's again. The real Ray of this
+    module is set aside for the test only: `ray_session` must try to connect."""
+    from sregym.errors import SetupError
+    from sregym.runner.ray_executor import ray_session
+
+    def refuse(**options: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # as ray.init does before it connects
+        raise ConnectionError("Authentication token is missing or incorrect\nmore detail")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refuse)
+    mine = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SetupError) as caught, ray_session("10.0.0.9:6379", 1):
+        pass
+    assert str(caught.value) == ("--executor ray could not connect to the Ray cluster at 10.0.0.9:6379: "
+                                 "ConnectionError: Authentication token is missing or incorrect")
+    assert signal.getsignal(signal.SIGTERM) is mine

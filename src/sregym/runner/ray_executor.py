@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from sregym.errors import SetupError
 from sregym.extras import require
 from sregym.runner.plan import AttemptSpec
 from sregym.runner.worker import AttemptOutcome, WorkerConfig, environment_failure, run_attempt_in_worker
@@ -66,14 +67,14 @@ def ray_session(address: str | None, num_cpus: int) -> Iterator[Any]:
     if ray.is_initialized():
         yield ray
         return
-    # Workers print nothing the run needs (an outcome carries its reasons); Ray's INFO lines would
-    # only break up the progress bar.
-    options: dict[str, Any] = {"log_to_driver": False, "include_dashboard": False, "logging_level": logging.WARNING}
+    # Workers print nothing the run needs (an outcome carries its reasons).
     if address:
-        _init_keeping_sigterm(ray, address=address, **options)
+        _init_keeping_sigterm(ray, address=address, log_to_driver=False)
     else:
-        # "local": a new Ray of our own, even when RAY_ADDRESS or a `ray start` on this machine names another.
-        _init_keeping_sigterm(ray, address="local", num_cpus=max(1, int(num_cpus)), **options)
+        # "local": a new Ray of our own, even when RAY_ADDRESS or a `ray start` on this machine names
+        # another; no dashboard, and no INFO lines to break up the progress bar.
+        _init_keeping_sigterm(ray, address="local", num_cpus=max(1, int(num_cpus)), log_to_driver=False,
+                              include_dashboard=False, logging_level=logging.WARNING)
     try:
         yield ray
     finally:
@@ -86,9 +87,15 @@ def _init_keeping_sigterm(ray: Any, **options: Any) -> None:
     put back."""
     main = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGTERM) if main else None
-    ray.init(**options)
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
+    try:
+        ray.init(**options)
+    except Exception as exc:  # no cluster there, a wrong token, versions that differ: the machine's setup
+        where = "start a local Ray" if options.get("address") == "local" else \
+            f"connect to the Ray cluster at {options.get('address')}"
+        raise SetupError(f"{FEATURE} could not {where}: {type(exc).__name__}: {_first_line(exc)}") from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 @dataclass
