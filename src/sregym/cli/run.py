@@ -51,6 +51,11 @@ def run_command(
                                                         "with the run seed (ids family-id@name=value,...)."),
     noise: str = typer.Option(AttemptConfig.default("noise"), "--noise", help="Noise profile: none, low or high."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Parallel worker processes."),
+    executor: str = typer.Option("local", "--executor", help="Where attempts run: local (a pool of -j worker "
+                                                             "processes) or ray (Ray tasks; needs sregym[ray])."),
+    ray_address: str = typer.Option(None, "--ray-address", help="Ray cluster to use with --executor ray (auto, "
+                                                                "ray://HOST:10001 ...); default: a local Ray "
+                                                                "with -j CPUs."),
     out: Path = typer.Option(None, "--out", help="Results directory (default runs/<timestamp>)."),
     resume: Path = typer.Option(None, "--resume", help="Finish an earlier run in DIR (its own settings)."),
     max_steps: int = typer.Option(None, "--max-steps", help="Step limit per phase (default: the problem's)."),
@@ -92,6 +97,10 @@ def run_command(
         raise typer.BadParameter("must be positive", param_hint="--attempt-timeout")
     if progress_mode not in ("auto", "bar", "lines", "none"):
         raise typer.BadParameter("must be auto, bar, lines or none", param_hint="--progress")
+    if executor not in ("local", "ray"):
+        raise typer.BadParameter("must be local or ray", param_hint="--executor")
+    if ray_address is not None and executor != "ray":
+        raise typer.BadParameter("needs --executor ray", param_hint="--ray-address")
     choice = _judge_choice(judge, judge_model, judge_base_url, judge_api_key_env)
     if resume is not None and (problem or suite or tag or out or variants):
         typer.echo("note: --resume runs the stored settings of that run; --problem/--suite/--tag/--out/--variants "
@@ -106,8 +115,10 @@ def run_command(
                       problems_dirs=problems_dir or [], agents_dirs=agents_dir or [], attempt=attempt,
                       attempt_timeout_s=attempt_timeout,
                       progress="none" if no_progress else progress_mode,  # type: ignore[arg-type]
-                      invocation={"argv": sys.argv[1:], "jobs": jobs, "progress": progress_mode},
-                      judge=choice.to_json() if choice.kind != "deterministic" else None)
+                      invocation={"argv": sys.argv[1:], "jobs": jobs, "progress": progress_mode,
+                                  **({"executor": executor} if executor != "local" else {})},
+                      judge=choice.to_json() if choice.kind != "deterministic" else None,
+                      executor=executor, ray_address=ray_address)
     except SetupError as err:
         typer.echo(f"sregym run: {err}", err=True)
         raise typer.Exit(exitcodes.ENVIRONMENT) from None

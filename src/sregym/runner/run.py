@@ -69,7 +69,8 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
         attempt: AttemptConfig | None = None, attempt_timeout_s: float | None = ATTEMPT_TIMEOUT_S,
         progress: bool | ProgressMode = "auto",
         on_result: Callable[[AttemptOutcome], None] | None = None,
-        invocation: dict[str, Any] | None = None, judge: dict[str, Any] | None = None) -> Summary:
+        invocation: dict[str, Any] | None = None, judge: dict[str, Any] | None = None,
+        executor: str = "local", ray_address: str | None = None) -> Summary:
     """Run (or resume) a benchmark; returns its `Summary` (also written to `summary.json`).
 
     `attempt` says how each attempt runs (noise, clock, limits, phases ...; the defaults of
@@ -82,8 +83,17 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
     in `run.json` next to the run's configuration. `variants` adds that many variants of each
     selected family after it (`problems/family.py`), drawn with the first seed; the drawn ids are
     the run's problem ids in `run.json`, so a resume runs the same ones. `judge` picks the checklist judge
-    (`oracles.judge_choice.JudgeChoice.to_json()`; the deterministic judge when None)."""
+    (`oracles.judge_choice.JudgeChoice.to_json()`; the deterministic judge when None).
+    `executor` is "local" (the `-j` process pool) or "ray" (each attempt a Ray task, on the cluster
+    at `ray_address` or a local Ray of `jobs` CPUs: `runner/ray_executor.py`)."""
     started_at = now_iso()
+    if executor not in ("local", "ray"):
+        raise ValueError(f"unknown executor {executor!r}: local or ray")
+    if executor == "ray":
+        from sregym.extras import require
+        from sregym.runner.ray_executor import FEATURE
+
+        require("ray", FEATURE)  # before anything is written
     if resume is not None:
         store = ResultsStore(resume)
         stored = store.read_config()
@@ -136,7 +146,12 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
     interrupted = False
     with reporter, _terminate_as_interrupt():
         try:
-            if todo:
+            if todo and executor == "ray":
+                from sregym.runner.ray_executor import run_on_ray
+
+                run_on_ray(config, todo, address=ray_address, num_cpus=jobs, on_start=reporter.start,
+                           on_outcome=record)
+            elif todo:
                 pool = AttemptPool(config, jobs, timeout_s=config.attempt_timeout_s)
                 pool.run(todo, on_start=reporter.start, on_outcome=record)
         except KeyboardInterrupt:
