@@ -35,7 +35,7 @@ def test_gold_attempt_records_the_slo_through_the_attempt() -> None:
     times = [p[0] for p in series.points]
     assert times == sorted(times) and times[0] <= series.baseline_start and times[-1] < series.window[1]
     baseline = [p for p in series.points if p[0] + series.bucket_s <= 0]
-    after_injection = [p for p in series.points if 0 <= p[0] and p[0] + series.bucket_s <= series.agent_start]
+    after_injection = [p for p in series.points if p[0] >= 0 and p[0] + series.bucket_s <= series.agent_start]
     window_end = [p for p in series.points if p[0] >= series.window[1] - 2 * series.bucket_s]
     # The broken selector makes the entry fail until the agent acts; the baseline meets the SLO and so does the fixed app.
     assert baseline and all(p[1] is not None and p[1] >= series.slo_success_ratio for p in baseline)

@@ -32,3 +32,16 @@ def in_progress(runs_root: Path, tmp_path: Path) -> tuple[Path, list[str]]:
     lines = (target / "results.jsonl").read_text().splitlines()
     (target / "results.jsonl").write_text(lines[0] + "\n")
     return target, lines[1:]
+
+
+SLO_PROBLEM = "hotel-reservation/service-selector-nothing-v1"  # demo-shop has no entry traffic to plot
+
+
+@pytest.fixture(scope="session")
+def slo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real one-attempt gold run on a Hotel Reservation problem, whose line has an entry-SLO series."""
+    from sregym.runner import run
+
+    out = tmp_path_factory.mktemp("slo") / "hr-gold"
+    run([SLO_PROBLEM], agent="gold", seeds=1, jobs=1, out_dir=out, progress=False)
+    return out

@@ -17,6 +17,7 @@ from sregym.runner.rundir import RunData
 from sregym.runner.stats import bootstrap_rate, wilson
 from sregym.runner.store import is_environment_failure
 from sregym.runner.summary import app_of, end_to_end_passed, phase_passed, verdict
+from sregym.viewer.slo_plot import slo_svg
 from sregym.viewer.timeline import timeline_svg
 
 PHASES = ("diagnosis", "mitigation", "end_to_end")
@@ -154,14 +155,15 @@ def submitted_diagnosis(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any] | 
 
 
 def attempt_view(run: RunData, key: str, problem_id: str, seed: int) -> dict[str, Any] | None:
-    """The attempt page: the result line, the trajectory, the ground truth and the timeline plot."""
+    """The attempt page: the result line, the trajectory, the ground truth, the timeline plot and
+    the entry-SLO plot (None when the line has no series)."""
     line = run.line(problem_id, seed)
     if line is None:
         return None
     steps = run.trajectory(problem_id, seed)
     return {"submitted_diagnosis": submitted_diagnosis(steps),"run": run_card(run, key), "problem_id": problem_id, "seed": seed, "result": line,
             "cell": _attempt_cell(line), "trajectory": steps, "ground_truth": ground_truth(problem_id, run),
-            "timeline_svg": timeline_svg(line, steps)}
+            "timeline_svg": timeline_svg(line, steps), "slo_svg": slo_svg(line.get("entry_slo"))}
 
 
 __all__ = ["attempt_view", "ground_truth", "problem_view", "rate_block", "run_card", "run_view", "submitted_diagnosis"]

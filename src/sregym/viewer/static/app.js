@@ -224,12 +224,18 @@ function renderAttempt(key, problemId, seed, d) {
   const r = d.result;
   const svg = h("div", { class: "panel", id: "timeline" });
   svg.innerHTML = d.timeline_svg; // built and escaped by the server (sregym/viewer/timeline.py)
+  let slo = null;
+  if (d.slo_svg) {
+    slo = h("div", { class: "panel", id: "entry-slo" });
+    slo.innerHTML = d.slo_svg; // built by the server too (sregym/viewer/slo_plot.py), numbers and fixed words only
+  }
   return [
     h("h1", {}, `${problemId} · seed ${seed} · `, h("span", { class: d.cell.verdict }, d.cell.verdict)),
     h("p", { class: "muted" }, `agent ${r.agent}${r.model ? ` (${r.model})` : ""} · steps ${num(r.steps)} · tool calls ${num(r.tool_calls)} · tokens ${num(r.tokens_in, 0)}/${num(r.tokens_out, 0)} · wall ${secs(r.wall_seconds)}${r.truncated ? ` · truncated: ${r.truncation_reason}` : ""}`),
     r.environment_failure_reason ? h("pre", {}, r.environment_failure_reason) : null,
     r.agent_error ? [h("h2", {}, "Agent error"), h("pre", {}, r.agent_error)] : null,
     h("h2", {}, "Timeline"), svg,
+    slo ? [h("h2", {}, "Entry SLO"), slo] : null,
     h("h2", {}, "Diagnosis"), h("div", { class: "grid" }, submittedPanel(d.submitted_diagnosis), groundTruthPanel(d.ground_truth)),
     h("h2", {}, "Checklist"), checklist(r.diagnosis),
     h("h2", {}, "Mitigation checks"), mitigation(r.mitigation),
