@@ -148,6 +148,7 @@ class AttemptResult(BaseModel):
     tool_calls: int
     tokens_in: int | None = None
     tokens_out: int | None = None
+    cost_usd: float | None = None  # set by the runner from the tokens and the model's price (runner.pricing)
     sim_seconds_to_detection: float | None = None  # time to detect (reported, as AIOpsLab's TTD)
     sim_seconds_to_diagnosis: float | None = None
     sim_seconds_to_mitigation: float | None = None

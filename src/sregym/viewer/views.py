@@ -66,7 +66,7 @@ def _attempt_cell(line: Mapping[str, Any]) -> dict[str, Any]:
             "sim_seconds_to_diagnosis": line.get("sim_seconds_to_diagnosis"),
             "sim_seconds_to_mitigation": line.get("sim_seconds_to_mitigation"),
             "steps": line.get("steps"), "tool_calls": line.get("tool_calls"),
-            "tokens_in": line.get("tokens_in"), "tokens_out": line.get("tokens_out"),
+            "tokens_in": line.get("tokens_in"), "tokens_out": line.get("tokens_out"), "cost_usd": line.get("cost_usd"),
             "truncated": line.get("truncated"), "agent_error": bool(line.get("agent_error"))}
 
 
@@ -97,7 +97,9 @@ def run_view(run: RunData, key: str) -> dict[str, Any]:
         "by_app": _grouped(run.lines, lambda ln: (app_of(str(ln["problem_id"])),)),
         "by_difficulty": _grouped(run.lines, lambda ln: (d,) if (d := difficulty.get(str(ln["problem_id"]))) else ()),
         "means": {"steps": summary.mean_steps, "tool_calls": summary.mean_tool_calls,
-                  "tokens_in": summary.mean_tokens_in, "tokens_out": summary.mean_tokens_out},
+                  "tokens_in": summary.mean_tokens_in, "tokens_out": summary.mean_tokens_out,
+                  "cost_usd": summary.mean_cost_usd},
+        "cost_usd": summary.cost_usd,
         "environment_failure_reasons": summary.environment_failure_reasons,
         "missing": summary.missing,
         "problems": problems,

@@ -26,6 +26,11 @@ function h(tag, attrs, ...children) {
 const enc = encodeURIComponent;
 const pct = (v) => (v === null || v === undefined ? "–" : `${(100 * v).toFixed(0)}%`);
 const num = (v, digits = 1) => (v === null || v === undefined ? "–" : Number(v).toFixed(digits).replace(/\.0+$/, ""));
+const usd = (v) => (v === null || v === undefined ? "–" : `$${Number(v) < 1 ? Number(v).toFixed(4) : Number(v).toFixed(2)}`);
+function costSum(values) {
+  const xs = values.filter((v) => typeof v === "number");
+  return xs.length ? xs.reduce((a, b) => a + b, 0) : null; // blank, not 0, when no cost is known
+}
 const secs = (v) => (v === null || v === undefined ? "–" : `${num(v)} s`);
 const mark = { pass: "pass", fail: "fail", environment_failure: "env-fail" };
 
@@ -103,7 +108,7 @@ function renderRun(key, d) {
     h("table", { id: "pass-k" }, h("tr", {}, Object.keys(d.pass_hat_k).map((k) => h("th", {}, `k=${k}`))),
       h("tr", {}, Object.values(d.pass_hat_k).map((v) => h("td", { class: "num" }, pct(v))))),
     h("h3", {}, "Means per attempt"),
-    h("p", {}, `steps ${num(d.means.steps)} · tool calls ${num(d.means.tool_calls)} · tokens in ${num(d.means.tokens_in, 0)} · tokens out ${num(d.means.tokens_out, 0)}`));
+    h("p", {}, `steps ${num(d.means.steps)} · tool calls ${num(d.means.tool_calls)} · tokens in ${num(d.means.tokens_in, 0)} · tokens out ${num(d.means.tokens_out, 0)} · cost ${usd(d.means.cost_usd)} per attempt, ${usd(d.cost_usd)} in all`));
   const problemRows = d.problems.map((p) => h("tr", { "data-problem": p.problem_id },
     h("td", {}, h("a", { href: `#/run/${enc(key)}/problem/${enc(p.problem_id)}`, class: "problem-link" }, p.problem_id)),
     h("td", {}, p.difficulty || "–"), h("td", {}, p.layers.join(", ")),
@@ -113,7 +118,8 @@ function renderRun(key, d) {
     h("td", { class: "num" }, secs(p.mean_sim_seconds_to_diagnosis)), h("td", { class: "num" }, secs(p.mean_sim_seconds_to_mitigation)),
     h("td", { class: "num" }, num(p.mean_steps)),
     h("td", { class: "num" }, num(mean(p.seeds.map((c) => c.tokens_in)), 0)),
-    h("td", { class: "num" }, num(mean(p.seeds.map((c) => c.tokens_out)), 0))));
+    h("td", { class: "num" }, num(mean(p.seeds.map((c) => c.tokens_out)), 0)),
+    h("td", { class: "num cost" }, usd(costSum(p.seeds.map((c) => c.cost_usd))))));
   const reasons = Object.entries(d.environment_failure_reasons);
   return [
     h("h1", {}, `${d.run.name}: ${d.run.agent}${d.run.model ? ` (${d.run.model})` : ""}`),
@@ -122,7 +128,7 @@ function renderRun(key, d) {
       ratesTable("by-app", "By app", d.by_app), ratesTable("by-difficulty", "By difficulty", d.by_difficulty)),
     reasons.length ? [h("h2", {}, "Environment failures"), h("ul", {}, reasons.map(([r, n]) => h("li", {}, `${n} × ${r}`)))] : null,
     h("h2", {}, "Problems"),
-    h("table", { id: "problems" }, h("tr", {}, ["problem", "difficulty", "layers", "seeds", "e2e", "to diagnosis", "to mitigation", "steps", "tokens in", "tokens out"].map((c) => h("th", {}, c))), problemRows),
+    h("table", { id: "problems" }, h("tr", {}, ["problem", "difficulty", "layers", "seeds", "e2e", "to diagnosis", "to mitigation", "steps", "tokens in", "tokens out", "cost"].map((c) => h("th", {}, c))), problemRows),
   ];
 }
 
@@ -145,13 +151,14 @@ function groundTruthPanel(gt) {
 
 function attemptsTable(key, problemId, cells) {
   return h("table", { id: "attempts" },
-    h("tr", {}, ["seed", "verdict", "diagnosis", "mitigation", "to diagnosis", "to mitigation", "steps", "tool calls", "tokens in", "tokens out"].map((c) => h("th", {}, c))),
+    h("tr", {}, ["seed", "verdict", "diagnosis", "mitigation", "to diagnosis", "to mitigation", "steps", "tool calls", "tokens in", "tokens out", "cost"].map((c) => h("th", {}, c))),
     cells.map((c) => h("tr", {},
       h("td", {}, h("a", { href: `#/run/${enc(key)}/attempt/${enc(problemId)}/${c.seed}`, class: "attempt-link" }, `seed ${c.seed}`)),
       h("td", { class: c.verdict }, c.verdict), h("td", {}, yesNo(c.diagnosis)), h("td", {}, yesNo(c.mitigation)),
       h("td", { class: "num" }, secs(c.sim_seconds_to_diagnosis)), h("td", { class: "num" }, secs(c.sim_seconds_to_mitigation)),
       h("td", { class: "num" }, num(c.steps)), h("td", { class: "num" }, num(c.tool_calls)),
-      h("td", { class: "num" }, num(c.tokens_in, 0)), h("td", { class: "num" }, num(c.tokens_out, 0)))));
+      h("td", { class: "num" }, num(c.tokens_in, 0)), h("td", { class: "num" }, num(c.tokens_out, 0)),
+      h("td", { class: "num cost" }, usd(c.cost_usd)))));
 }
 
 function renderProblem(key, problemId, d) {
@@ -231,7 +238,7 @@ function renderAttempt(key, problemId, seed, d) {
   }
   return [
     h("h1", {}, `${problemId} · seed ${seed} · `, h("span", { class: d.cell.verdict }, d.cell.verdict)),
-    h("p", { class: "muted" }, `agent ${r.agent}${r.model ? ` (${r.model})` : ""} · steps ${num(r.steps)} · tool calls ${num(r.tool_calls)} · tokens ${num(r.tokens_in, 0)}/${num(r.tokens_out, 0)} · wall ${secs(r.wall_seconds)}${r.truncated ? ` · truncated: ${r.truncation_reason}` : ""}`),
+    h("p", { class: "muted" }, `agent ${r.agent}${r.model ? ` (${r.model})` : ""} · steps ${num(r.steps)} · tool calls ${num(r.tool_calls)} · tokens ${num(r.tokens_in, 0)}/${num(r.tokens_out, 0)} · cost ${usd(r.cost_usd)} · wall ${secs(r.wall_seconds)}${r.truncated ? ` · truncated: ${r.truncation_reason}` : ""}`),
     r.environment_failure_reason ? h("pre", {}, r.environment_failure_reason) : null,
     r.agent_error ? [h("h2", {}, "Agent error"), h("pre", {}, r.agent_error)] : null,
     h("h2", {}, "Timeline"), svg,
