@@ -53,7 +53,8 @@ def _grouped(lines: Sequence[Mapping[str, Any]], keys_of: Any) -> dict[str, dict
 def run_card(run: RunData, key: str) -> dict[str, Any]:
     """One row of the runs list."""
     e2e = run.summary.overall.end_to_end
-    return {"key": key, "name": run.name, "path": str(run.path), "agent": run.agent, "model": run.summary.model,
+    return {"key": key, "name": run.name, "path": str(run.path), "kind": "run", "agent": run.agent,
+            "model": run.summary.model, "score": None,
             "noise": run.summary.noise, "started_at": run.config.get("started_at"),
             "finished_at": run.config.get("finished_at"), "running": run.running,
             "attempts": len(run.lines), "planned": len(run.lines) + run.summary.missing,

@@ -66,13 +66,16 @@ function setLive(running) {
 function renderRuns(data) {
   setCrumbs([]);
   if (!data.runs.length) return [h("h1", {}, "Runs"), h("p", { class: "muted" }, "No run directories found.")];
-  const rows = data.runs.map((r) => h("tr", { "data-run": r.key },
+  const state = (r) => (r.kind === "snapshot" ? (r.scored ? "scored" : "not scored") : r.running ? "running" : "finished");
+  const rows = data.runs.map((r) => h("tr", { "data-run": r.key, "data-kind": r.kind },
     h("td", {}, h("a", { href: `#/run/${enc(r.key)}` }, r.name)),
+    h("td", {}, r.kind === "snapshot" ? "snapshot" : "run"),
     h("td", {}, r.agent), h("td", {}, r.model || "–"), h("td", {}, r.started_at || "–"),
     h("td", { class: "num" }, `${r.attempts}/${r.planned}`), h("td", { class: "num" }, pct(r.end_to_end)),
-    h("td", { class: r.running ? "pass" : "muted" }, r.running ? "running" : "finished")));
+    h("td", { class: "num" }, r.score === null || r.score === undefined ? "–" : num(r.score, 3)),
+    h("td", { class: r.running ? "pass" : "muted" }, state(r))));
   return [h("h1", {}, "Runs"),
-    h("table", { id: "runs" }, h("tr", {}, ["run", "agent", "model", "started", "attempts", "end to end", "state"].map((c) => h("th", {}, c))), rows)];
+    h("table", { id: "runs" }, h("tr", {}, ["run", "kind", "agent", "model", "started", "attempts", "end to end", "score", "state"].map((c) => h("th", {}, c))), rows)];
 }
 
 // ------------------------------------------------------------------ run page
@@ -90,7 +93,45 @@ function mean(values) {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
 }
 
+// A scored snapshot run: the benchmark score (mean over tasks of the mean root-cause score over
+// repeats), the exact-root-cause rate, pass^k, layers, and one row per task with a cell per repeat.
+function renderSnapshot(key, d) {
+  setCrumbs([{ text: d.run.name }]);
+  setLive(false);
+  const o = d.overall;
+  const summary = h("div", { class: "panel", id: "summary" }, h("h3", {}, "Overall"),
+    h("table", {},
+      h("tr", {}, h("th", {}, "benchmark score"), h("td", { class: "num", id: "snapshot-score" }, num(d.score, 3))),
+      h("tr", {}, h("th", {}, "checklist"), h("td", { class: "num" }, d.checklist === null ? "–" : num(d.checklist, 3))),
+      h("tr", {}, h("th", {}, "exact root cause"), rateCell(o.diagnosis && { passed: o.diagnosis.passes, n: o.diagnosis.n, interval: o.diagnosis })),
+      h("tr", {}, h("th", {}, "tasks × repeats"), h("td", { class: "num" }, `${d.tasks.length} × ${d.repeats}`)),
+      h("tr", {}, h("th", {}, "judge"), h("td", {}, d.judge || "–"))),
+    h("h3", {}, "pass^k"),
+    h("table", { id: "pass-k" }, h("tr", {}, Object.keys(d.pass_hat_k).map((k) => h("th", {}, `k=${k}`))),
+      h("tr", {}, Object.values(d.pass_hat_k).map((v) => h("td", { class: "num" }, pct(v))))));
+  const layers = Object.entries(d.layers);
+  const layerPanel = layers.length ? h("div", { class: "panel" }, h("h3", {}, "By layer"),
+    h("table", { id: "by-layer" }, h("tr", {}, ["layer", "tasks", "score"].map((c) => h("th", {}, c))),
+      layers.map(([k, v]) => h("tr", {}, h("td", {}, k), h("td", { class: "num" }, v.tasks), h("td", { class: "num" }, num(v.score, 3)))))) : null;
+  const repeatCell = (r) => h("span", { class: `repeat ${r.score >= 1 ? "pass" : "fail"}`, title: r.reason || (r.entities || []).join(", ") || "no entities" },
+    `${r.repeat}:${num(r.score, 2)}`);
+  const rows = d.tasks.map((t) => h("tr", { "data-task": t.task },
+    h("td", {}, t.task), h("td", {}, t.problem || "–"), h("td", {}, t.layers.join(", ")),
+    h("td", { class: "repeats" }, t.repeats.map((r) => [repeatCell(r), " "])),
+    h("td", { class: "num" }, num(t.score, 3)), h("td", { class: "num" }, t.checklist === null ? "–" : num(t.checklist, 3)),
+    h("td", { class: "muted" }, [...new Set(t.repeats.map((r) => r.reason).filter((x) => x))].join("; ") || "")));
+  return [
+    h("h1", {}, `${d.run.name}: ${d.run.agent}${d.run.model ? ` (${d.run.model})` : ""} · snapshot`),
+    h("p", { class: "muted" }, `dataset ${d.dataset || "–"} · noise ${d.run.noise || "–"}`),
+    h("div", { class: "stack" }, summary, layerPanel),
+    d.notes.length ? [h("h2", {}, "Notes"), h("ul", {}, d.notes.map((n) => h("li", {}, n)))] : null,
+    h("h2", {}, "Tasks"),
+    h("table", { id: "tasks" }, h("tr", {}, ["task", "problem", "layers", "repeats", "score", "checklist", "why 0"].map((c) => h("th", {}, c))), rows),
+  ];
+}
+
 function renderRun(key, d) {
+  if (d.kind === "snapshot") return renderSnapshot(key, d);
   setCrumbs([{ text: d.run.name }]);
   setLive(d.run.running);
   const o = d.overall;
