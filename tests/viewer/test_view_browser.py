@@ -147,3 +147,23 @@ def test_the_attempt_shows_the_entry_slo_plot(browser, slo_run: Path, tmp_path: 
         assert plot.size["width"] > 300 and plot.size["height"] > 80  # laid out, not collapsed
         browser.save_screenshot(str(tmp_path / "slo.png"))
         assert (tmp_path / "slo.png").stat().st_size > 10_000
+
+
+def test_a_snapshot_run_page_shows_its_task_scores(browser, snapshot_runs: Path, tmp_path: Path) -> None:
+    import json
+
+    from selenium.webdriver.common.by import By
+
+    score = json.loads((snapshot_runs / "baseline-snap" / "score.json").read_text())
+    for url in _serve(snapshot_runs):
+        browser.get(url)
+        assert "not scored" in _wait(browser, '#runs tr[data-run="noop-snap"]').text
+        _wait(browser, '#runs tr[data-run="baseline-snap"] a').click()
+        tasks = _wait(browser, "#tasks")
+        assert float(browser.find_element(By.ID, "snapshot-score").text) == pytest.approx(score["score"], abs=5e-4)
+        rows = tasks.find_elements(By.CSS_SELECTOR, "tr[data-task]")
+        assert [r.get_attribute("data-task") for r in rows] == [t["task"] for t in score["tasks"]]
+        for row, task in zip(rows, score["tasks"], strict=True):
+            assert len(row.find_elements(By.CSS_SELECTOR, ".repeat")) == len(task["repeats"])
+        assert browser.find_element(By.ID, "pass-k").text.count("%") == 2
+        browser.save_screenshot(str(tmp_path / "snapshot.png"))

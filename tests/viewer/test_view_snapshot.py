@@ -1,6 +1,6 @@
 """`sregym view` and `sregym report` over a real scored snapshot run: a small dataset exported
 from two Hotel Reservation problems, `sregym snapshot run --agent baseline` (the offline baseline)
-with two repeats, `sregym snapshot score`; the viewer lists it beside a live run, its run page has
+with two repeats, `sregym snapshot score`; the viewer lists it, its run page has
 the per-task scores of `score.json`, and the report renders its summary. An unscored snapshot run
 is listed as such and its page says to score it."""
 
@@ -15,30 +15,15 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from sregym.cli.main import app as cli
-from sregym.snapshot.dataset import build_dataset
 from sregym.viewer import create_app
 
-PROBLEMS = ["hotel-reservation/crashing-image-geo-v1", "hotel-reservation/service-selector-nothing-v1"]
+PROBLEMS = ["hotel-reservation/crashing-image-geo-v1", "hotel-reservation/service-selector-nothing-v1"]  # conftest's
 
 
 def _cli(*args: str) -> str:
     result = CliRunner(env={"COLUMNS": "200"}).invoke(cli, list(args))
     assert result.exit_code == 0, result.output
     return result.stdout
-
-
-@pytest.fixture(scope="module")
-def snapshot_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """runs/ holding a scored snapshot run (`baseline-snap`) and an unscored one (`noop-snap`)."""
-    root = tmp_path_factory.mktemp("snapview")
-    dataset = root / "dataset"
-    build_dataset(PROBLEMS, dataset, seeds=1, window_s=180.0, baseline_s=60.0)
-    runs = root / "runs"
-    _cli("snapshot", "run", "--dataset", str(dataset), "--agent", "baseline", "--repeats", "2",
-         "--out", str(runs / "baseline-snap"))
-    _cli("snapshot", "score", "--dataset", str(dataset), "--outputs", str(runs / "baseline-snap"))
-    _cli("snapshot", "run", "--dataset", str(dataset), "--agent", "noop", "--repeats", "1", "--out", str(runs / "noop-snap"))
-    return runs
 
 
 @pytest.fixture(scope="module")

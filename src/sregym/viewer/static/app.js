@@ -117,7 +117,7 @@ function renderSnapshot(key, d) {
     `${r.repeat}:${num(r.score, 2)}`);
   const rows = d.tasks.map((t) => h("tr", { "data-task": t.task },
     h("td", {}, t.task), h("td", {}, t.problem || "–"), h("td", {}, t.layers.join(", ")),
-    h("td", { class: "repeats" }, t.repeats.map((r) => [repeatCell(r), " "])),
+    h("td", { class: "repeats" }, t.repeats.flatMap((r) => [repeatCell(r), " "])),
     h("td", { class: "num" }, num(t.score, 3)), h("td", { class: "num" }, t.checklist === null ? "–" : num(t.checklist, 3)),
     h("td", { class: "muted" }, [...new Set(t.repeats.map((r) => r.reason).filter((x) => x))].join("; ") || "")));
   return [
