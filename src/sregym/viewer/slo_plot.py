@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sregym.viewer.timeline import _fmt, _number, _tick_step
+from sregym.viewer.timeline import as_number, format_seconds, tick_step
 
 WIDTH, HEIGHT = 760, 250
 LEFT, RIGHT, TOP = 90, 20, 34
@@ -45,20 +45,20 @@ def slo_svg(series: Mapping[str, Any] | None) -> str | None:
     without entry traffic)."""
     if not isinstance(series, Mapping) or not series.get("points"):
         return None
-    bucket = _number(series.get("bucket_s")) or 1.0
+    bucket = as_number(series.get("bucket_s")) or 1.0
     points = [p for p in series["points"] if isinstance(p, Sequence) and len(p) == 4]
-    start = min(_number(series.get("baseline_start")) or 0.0, _number(points[0][0]) or 0.0)
+    start = min(as_number(series.get("baseline_start")) or 0.0, as_number(points[0][0]) or 0.0)
     window = series.get("window") if isinstance(series.get("window"), Sequence) else None
-    end = max([(_number(points[-1][0]) or 0.0) + bucket, *([_number(window[1]) or 0.0] if window else [])])
+    end = max([(as_number(points[-1][0]) or 0.0) + bucket, *([as_number(window[1]) or 0.0] if window else [])])
     span = max(end - start, 1.0)
     scale = (WIDTH - LEFT - RIGHT) / span
 
     def x(t: float) -> float:
         return round(LEFT + (t - start) * scale, 1)
 
-    target_ok = _number(series.get("slo_success_ratio")) or 0.0
-    target_p95 = _number(series.get("slo_p95_ms")) or 0.0
-    p95s = [v for p in points if (v := _number(p[2])) is not None]
+    target_ok = as_number(series.get("slo_success_ratio")) or 0.0
+    target_p95 = as_number(series.get("slo_p95_ms")) or 0.0
+    p95s = [v for p in points if (v := as_number(p[2])) is not None]
     p95_top = max([target_p95 * 1.25, *p95s, 1.0])
     ok_top, p95_y0 = TOP, TOP + PANEL_HEIGHT + GAP
 
@@ -70,9 +70,9 @@ def slo_svg(series: Mapping[str, Any] | None) -> str | None:
 
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="slo-plot" viewBox="0 0 {WIDTH} {HEIGHT}" '
              f'width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="entry SLO through the attempt">']
-    done = _number(series.get("done"))
+    done = as_number(series.get("done"))
     if window:
-        w0, w1 = _number(window[0]) or 0.0, _number(window[1]) or 0.0
+        w0, w1 = as_number(window[0]) or 0.0, as_number(window[1]) or 0.0
         parts.append(f'<rect class="window" x="{x(w0)}" y="{TOP - 6}" width="{round((w1 - w0) * scale, 1)}" '
                      f'height="{AXIS_Y - TOP + 6}"><title>verification window {w1 - w0:g}s</title></rect>')
     for top, label in ((ok_top, "success"), (p95_y0, "p95 latency")):
@@ -86,16 +86,16 @@ def slo_svg(series: Mapping[str, Any] | None) -> str | None:
     parts.append(f'<text class="scale-label" x="{WIDTH - RIGHT - 2}" y="{ok_top + 10}" text-anchor="end">100%</text>')
     parts.append(f'<text class="scale-label" x="{WIDTH - RIGHT - 2}" y="{p95_y0 + 10}" text-anchor="end">'
                  f"{p95_top:.0f} ms</text>")
-    centres = [(x((_number(p[0]) or 0.0) + bucket / 2), p) for p in points]
-    parts += _polylines([(cx, None if (v := _number(p[1])) is None else y_ok(max(0.0, min(1.0, v))))
+    centres = [(x((as_number(p[0]) or 0.0) + bucket / 2), p) for p in points]
+    parts += _polylines([(cx, None if (v := as_number(p[1])) is None else y_ok(max(0.0, min(1.0, v))))
                          for cx, p in centres], "success")
-    parts += _polylines([(cx, None if (v := _number(p[2])) is None else y_p95(v)) for cx, p in centres], "p95")
+    parts += _polylines([(cx, None if (v := as_number(p[2])) is None else y_p95(v)) for cx, p in centres], "p95")
     for t in series.get("actions") or ():
-        if (at := _number(t)) is not None:
+        if (at := as_number(t)) is not None:
             parts.append(f'<line class="action" x1="{x(at)}" y1="{AXIS_Y - 7}" x2="{x(at)}" y2="{AXIS_Y}">'
                          f"<title>agent action at {at:g}s</title></line>")
     markers = [(start, "baseline"), (0.0, "injection")]
-    if (diagnosed := _number(series.get("diagnosis"))) is not None:
+    if (diagnosed := as_number(series.get("diagnosis"))) is not None:
         markers.append((diagnosed, "diagnosis"))
     if done is not None:
         markers.append((done, "done"))
@@ -103,10 +103,10 @@ def slo_svg(series: Mapping[str, Any] | None) -> str | None:
         parts.append(f'<line class="marker {name}" x1="{x(t)}" y1="{TOP - 8}" x2="{x(t)}" y2="{AXIS_Y}"/>')
         parts.append(f'<text class="marker-label" x="{x(t) + 3}" y="{TOP - 22 + (n % 2) * 10}">{name}</text>')
     parts.append(f'<line class="axis" x1="{LEFT}" y1="{AXIS_Y}" x2="{WIDTH - RIGHT}" y2="{AXIS_Y}"/>')
-    step = _tick_step(span)
+    step = tick_step(span)
     tick = (start // step) * step + (step if start % step else 0.0)
     while tick <= end + 1e-9:
-        label = _fmt(abs(tick)) if tick >= 0 else "-" + _fmt(-tick)
+        label = format_seconds(abs(tick)) if tick >= 0 else "-" + format_seconds(-tick)
         parts.append(f'<line class="tick" x1="{x(tick)}" y1="{AXIS_Y}" x2="{x(tick)}" y2="{AXIS_Y + 4}"/>')
         parts.append(f'<text class="tick-label" x="{x(tick)}" y="{AXIS_Y + 16}" text-anchor="middle">{label}</text>')
         tick += step
