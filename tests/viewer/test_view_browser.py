@@ -123,3 +123,47 @@ def test_a_run_in_progress_updates_without_reload(browser, in_progress: tuple[Pa
             out.write("".join(line + "\n" for line in remaining))
         WebDriverWait(browser, WAIT_S).until(
             lambda d: len(d.find_elements(By.CSS_SELECTOR, "#problems a.seed-link")) == 4)
+
+
+def test_the_attempt_shows_the_entry_slo_plot(browser, slo_run: Path, tmp_path: Path) -> None:
+    import json
+    from urllib.parse import quote
+
+    from selenium.webdriver.common.by import By
+
+    line = json.loads((slo_run / "results.jsonl").read_text().splitlines()[-1])
+    series = line["entry_slo"]
+    for url in _serve(slo_run):
+        browser.get(f"{url}#/run/{slo_run.name}/attempt/{quote(line['problem_id'], safe='')}/{line['seed']}")
+        plot = _wait(browser, "#entry-slo svg.slo-plot")
+        _wait(browser, "#trajectory")
+        markers = {el.get_attribute("class") for el in plot.find_elements(By.CSS_SELECTOR, "line.marker")}
+        assert markers == {"marker baseline", "marker injection", "marker diagnosis", "marker done"}
+        assert len(plot.find_elements(By.CSS_SELECTOR, "line.action")) == len(series["actions"]) == line["tool_calls"]
+        assert plot.find_elements(By.CSS_SELECTOR, "rect.window")
+        curves = plot.find_elements(By.CSS_SELECTOR, "polyline.success") + plot.find_elements(By.CSS_SELECTOR, "circle.success")
+        drawn = sum(len((c.get_attribute("points") or "x").split()) for c in curves)
+        assert drawn == sum(1 for p in series["points"] if p[1] is not None)
+        assert plot.size["width"] > 300 and plot.size["height"] > 80  # laid out, not collapsed
+        browser.save_screenshot(str(tmp_path / "slo.png"))
+        assert (tmp_path / "slo.png").stat().st_size > 10_000
+
+
+def test_a_snapshot_run_page_shows_its_task_scores(browser, snapshot_runs: Path, tmp_path: Path) -> None:
+    import json
+
+    from selenium.webdriver.common.by import By
+
+    score = json.loads((snapshot_runs / "baseline-snap" / "score.json").read_text())
+    for url in _serve(snapshot_runs):
+        browser.get(url)
+        assert "not scored" in _wait(browser, '#runs tr[data-run="noop-snap"]').text
+        _wait(browser, '#runs tr[data-run="baseline-snap"] a').click()
+        tasks = _wait(browser, "#tasks")
+        assert float(browser.find_element(By.ID, "snapshot-score").text) == pytest.approx(score["score"], abs=5e-4)
+        rows = tasks.find_elements(By.CSS_SELECTOR, "tr[data-task]")
+        assert [r.get_attribute("data-task") for r in rows] == [t["task"] for t in score["tasks"]]
+        for row, task in zip(rows, score["tasks"], strict=True):
+            assert len(row.find_elements(By.CSS_SELECTOR, ".repeat")) == len(task["repeats"])
+        assert browser.find_element(By.ID, "pass-k").text.count("%") == 2
+        browser.save_screenshot(str(tmp_path / "snapshot.png"))

@@ -74,6 +74,11 @@ def run_command(
     judge: str = typer.Option("deterministic", "--judge", help="Diagnosis checklist judge: deterministic or llm."),
     judge_model: str = typer.Option(None, "--judge-model", help="Model of the LLM judge (--judge llm)."),
     judge_base_url: str = typer.Option(None, "--judge-base-url", help="OpenAI-compatible endpoint of the LLM judge."),
+    price_in: float = typer.Option(None, "--price-in", help="USD per million input tokens, for the cost of each "
+                                                            "attempt (default: $SREGYM_PRICE_IN, else the "
+                                                            "price table of common models)."),
+    price_out: float = typer.Option(None, "--price-out", help="USD per million output tokens (with --price-in; "
+                                                              "default $SREGYM_PRICE_OUT)."),
     judge_api_key_env: str = typer.Option(None, "--judge-api-key-env",
                                           help="Environment variable holding the LLM judge's API key "
                                                "(default SREGYM_JUDGE_API_KEY; the key is never stored)."),
@@ -102,6 +107,12 @@ def run_command(
     if ray_address is not None and executor != "ray":
         raise typer.BadParameter("needs --executor ray", param_hint="--ray-address")
     choice = _judge_choice(judge, judge_model, judge_base_url, judge_api_key_env)
+    from sregym.runner.pricing import override_price
+
+    try:
+        price = override_price(price_in, price_out)
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--price-in/--price-out") from None
     if resume is not None and (problem or suite or tag or out or variants):
         typer.echo("note: --resume runs the stored settings of that run; --problem/--suite/--tag/--out/--variants "
                    "are ignored", err=True)
@@ -118,7 +129,7 @@ def run_command(
                       invocation={"argv": sys.argv[1:], "jobs": jobs, "progress": progress_mode,
                                   **({"executor": executor} if executor != "local" else {})},
                       judge=choice.to_json() if choice.kind != "deterministic" else None,
-                      executor=executor, ray_address=ray_address)
+                      executor=executor, ray_address=ray_address, price=price)
     except SetupError as err:
         typer.echo(f"sregym run: {err}", err=True)
         raise typer.Exit(exitcodes.ENVIRONMENT) from None

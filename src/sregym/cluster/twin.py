@@ -171,6 +171,15 @@ class TwinCluster:
         return EntryStats(float(getattr(stats, "requests", 0.0)), float(stats.success_ratio),
                           float(getattr(stats, "p95_ms", getattr(stats, "p95_latency_ms", 0.0))))
 
+    def entry_stats_between(self, start: float, end: float) -> EntryStats | None:
+        """Entry statistics over the simulated interval (start, end] (twin only; None without a
+        data plane). For the after-the-fact SLO record of an attempt (`env.slo_series`)."""
+        dataplane = self.twin.services.dataplane
+        if dataplane is None or not hasattr(dataplane, "entry_stats_between"):
+            return None
+        stats = dataplane.entry_stats_between(start, end)
+        return EntryStats(float(stats.requests), float(stats.success_ratio), float(stats.p95_ms))
+
     def promql(self, query: str) -> list[dict[str, Any]]:
         """An instant query at the current simulated time, as the HTTP API's `result` list."""
         tsdb = self.twin.services.tsdb

@@ -34,6 +34,7 @@ from sregym.env.models import (
     Brief,
     DetectionOutcome,
     DiagnosisOutcome,
+    EntrySloSeries,
     MitigationOutcome,
     TrajectoryEntry,
 )
@@ -115,6 +116,8 @@ class Conductor:
         self._wall0 = time.perf_counter()
         self._wall_total: float | None = None
         self._inject_at = 0.0
+        self._agent_start = 0.0
+        self._slo_series: EntrySloSeries | None = None
 
         self._run: ProblemRun | None = None
         self._access: AgentAccess | None = None
@@ -278,6 +281,7 @@ class Conductor:
         run.inject()
         self._inject_at = cluster.now()
         run.advance(self._problem.settle_s)
+        self._agent_start = cluster.now() - self._inject_at
 
     def _serve(self) -> None:
         from sregym.twin.api.kubeconfig import make_tokens, token_for
@@ -502,7 +506,20 @@ class Conductor:
                                                vocabulary=vocabulary_of(self._problem.id))
         if "mitigation" in self.phases and self._declared_done:
             self._mitig_score = self._run.verify(self.verify_window_s)
+        self._slo_series = self._entry_slo_series()
         self._wall_total = time.perf_counter() - self._wall0
+
+    def _entry_slo_series(self) -> EntrySloSeries | None:
+        """The entry SLO from the baseline through the verification window (after serving stopped)."""
+        from sregym.env.slo_series import record_series
+
+        assert self._run is not None
+        slo = self._run.app.slo
+        return record_series(
+            self._run.cluster, inject_at=self._inject_at, baseline_s=self.baseline_s, agent_start=self._agent_start,
+            actions=[e.sim_time for e in self._trajectory if e.kind == "tool"], diagnosis=self._diag_s,
+            done=self._mitig_s, window_s=self._mitig_score.window_s if self._mitig_score is not None else None,
+            slo_success_ratio=slo.success_ratio, slo_p95_ms=slo.p95_latency_ms)
 
     def _result(self) -> AttemptResult:
         diagnosis = mitigation = None
@@ -535,7 +552,7 @@ class Conductor:
             wall_seconds=round(self._wall_total if self._wall_total is not None
                                else time.perf_counter() - self._wall0, 3),
             environment_failure=self._env_failure is not None, environment_failure_reason=self._env_failure,
-            agent_error=self._agent_error)
+            agent_error=self._agent_error, entry_slo=self._slo_series)
 
     # =============================================================== brief
     def _brief(self) -> Brief:

@@ -104,6 +104,28 @@ class MitigationOutcome(BaseModel):
     passed: bool = False
 
 
+class EntrySloSeries(BaseModel):
+    """The app's entry-point SLO through one attempt, for a person looking at it afterwards (the
+    viewer's timeline): one point per `bucket_s` of simulated time, `(t, success_ratio, p95_ms,
+    rps)` with `t` the bucket's start in seconds since the injection (negative: the healthy
+    baseline) and success/p95 null for a bucket without traffic; and the instants that explain
+    the curve. Read from the twin's history once the attempt is over, so the agent never sees it;
+    at most `env.slo_series.MAX_POINTS` points whatever the attempt's length."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bucket_s: float
+    points: tuple[tuple[float, float | None, float | None, float], ...]
+    baseline_start: float  # seconds since the injection (negative)
+    agent_start: float  # the agent's first phase opened (after the settle time)
+    actions: tuple[float, ...] = ()  # each tool call of the agent
+    diagnosis: float | None = None
+    done: float | None = None  # the agent declared the mitigation done
+    window: tuple[float, float] | None = None  # the verification window
+    slo_success_ratio: float
+    slo_p95_ms: float
+
+
 class AttemptResult(BaseModel):
     """One attempt of one agent on one problem with one seed: one line of `results.jsonl`."""
 
@@ -126,6 +148,7 @@ class AttemptResult(BaseModel):
     tool_calls: int
     tokens_in: int | None = None
     tokens_out: int | None = None
+    cost_usd: float | None = None  # set by the runner from the tokens and the model's price (runner.pricing)
     sim_seconds_to_detection: float | None = None  # time to detect (reported, as AIOpsLab's TTD)
     sim_seconds_to_diagnosis: float | None = None
     sim_seconds_to_mitigation: float | None = None
@@ -135,6 +158,7 @@ class AttemptResult(BaseModel):
     environment_failure: bool = False
     environment_failure_reason: str | None = None
     agent_error: str | None = None  # the agent crashed (its own bug): an agent failure, not the env's
+    entry_slo: EntrySloSeries | None = None  # the entry SLO through the attempt (twin only)
 
 
-__all__ = ["AttemptResult", "Brief", "DetectionOutcome", "DiagnosisOutcome", "Limits", "MitigationOutcome", "TrajectoryEntry"]
+__all__ = ["AttemptResult", "Brief", "DetectionOutcome", "DiagnosisOutcome", "EntrySloSeries", "Limits", "MitigationOutcome", "TrajectoryEntry"]

@@ -107,7 +107,7 @@ def means_table(n: dict[str, Any]) -> Table:
                   note="Means over attempts that ran; cost only when the results record it.")
     table.rows.append([number(n["mean_steps"], "mean_steps"), number(n["mean_tool_calls"], "mean_tool_calls"),
                        number(n["mean_tokens_in"], "mean_tokens_in", 0),
-                       number(n["mean_tokens_out"], "mean_tokens_out", 0), number(n["cost_usd"], "cost_usd", 2)])
+                       number(n["mean_tokens_out"], "mean_tokens_out", 0), number(n["cost_usd"], "cost_usd", 4)])
     return table
 
 
@@ -162,7 +162,7 @@ def leaderboard_table(comparison: dict[str, Any]) -> Table:
                            number(r["mean_steps"], f"{base}.mean_steps"),
                            number(r["mean_tokens_in"], f"{base}.mean_tokens_in", 0),
                            number(r["mean_tokens_out"], f"{base}.mean_tokens_out", 0),
-                           number(r["cost_usd"], f"{base}.cost_usd", 2)])
+                           number(r["cost_usd"], f"{base}.cost_usd", 4)])
     return table
 
 

@@ -25,6 +25,7 @@ from sregym.env.config import ATTEMPT_TIMEOUT_S, AttemptConfig
 from sregym.problems.family import expand_with_variants
 from sregym.runner.plan import load_problem_dirs, plan_attempts, seed_list, select_problem_ids
 from sregym.runner.pool import AttemptPool
+from sregym.runner.pricing import Price, attempt_cost
 from sregym.runner.progress import ProgressMode, Reporter
 from sregym.runner.provenance import now_iso, provenance
 from sregym.runner.store import ResultsStore, is_environment_failure
@@ -70,7 +71,7 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
         progress: bool | ProgressMode = "auto",
         on_result: Callable[[AttemptOutcome], None] | None = None,
         invocation: dict[str, Any] | None = None, judge: dict[str, Any] | None = None,
-        executor: str = "local", ray_address: str | None = None) -> Summary:
+        executor: str = "local", ray_address: str | None = None, price: Price | None = None) -> Summary:
     """Run (or resume) a benchmark; returns its `Summary` (also written to `summary.json`).
 
     `attempt` says how each attempt runs (noise, clock, limits, phases ...; the defaults of
@@ -85,7 +86,9 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
     the run's problem ids in `run.json`, so a resume runs the same ones. `judge` picks the checklist judge
     (`oracles.judge_choice.JudgeChoice.to_json()`; the deterministic judge when None).
     `executor` is "local" (the `-j` process pool) or "ray" (each attempt a Ray task, on the cluster
-    at `ray_address` or a local Ray of `jobs` CPUs: `runner/ray_executor.py`)."""
+    at `ray_address` or a local Ray of `jobs` CPUs: `runner/ray_executor.py`). `price` (USD per
+    million tokens) overrides the price table for each line's `cost_usd` (`runner.pricing`); it is
+    stored in `run.json`, so a resume prices the same way."""
     started_at = now_iso()
     if executor not in ("local", "ray"):
         raise ValueError(f"unknown executor {executor!r}: local or ray")
@@ -101,6 +104,7 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
         ids, seed_values = list(stored["problem_ids"]), [int(s) for s in stored["seeds"]]
         load_problem_dirs(config.problems_dirs)
         preflight(config)
+        price = Price.from_json(stored.get("price_override"))
         stored.setdefault("resumes", []).append({"started_at": started_at, **provenance(),
                                                  "invocation": dict(invocation or {})})
         store.write_config(stored)
@@ -121,7 +125,7 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
                                 "seeds": seeds if isinstance(seeds, int) else list(seed_values),
                                 "variants": variants, "variant_seed": seed_values[0]},
                   "jobs": jobs, "started_at": started_at, "finished_at": None, **provenance(),
-                  "invocation": dict(invocation or {})}
+                  "invocation": dict(invocation or {}), "price_override": price.to_json() if price else None}
         store.write_config(stored)
     plan = plan_attempts(ids, seed_values)
     todo = store.pending(plan)
@@ -137,6 +141,9 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
     def record(outcome: AttemptOutcome) -> None:
         nonlocal ran
         ran += 1
+        cost, _ = attempt_cost(outcome.result, price)
+        if cost is not None:
+            outcome.result["cost_usd"] = cost
         store.write_attempt(outcome.spec, outcome.result, outcome.trajectory)
         tallies.add(outcome.result)
         if on_result is not None:

@@ -99,6 +99,8 @@ class Summary(BaseModel):
     mean_tool_calls: float | None = None
     mean_tokens_in: float | None = None
     mean_tokens_out: float | None = None
+    cost_usd: float | None = None  # total over the attempts whose cost is known (None: none is)
+    mean_cost_usd: float | None = None  # per attempt, over those attempts
     environment_failure_reasons: dict[str, int] = {}  # first line of each reason -> attempts
     missing: int = 0
     ran: int = 0  # attempts run by this invocation (fewer than planned after a resume)
@@ -144,6 +146,12 @@ def _rate(values: list[bool]) -> float | None:
 def _mean(values: Iterable[Any]) -> float | None:
     nums = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
     return round(sum(nums) / len(nums), 6) if nums else None
+
+
+def _total(values: Iterable[Any]) -> float | None:
+    """The sum of the known numbers; None when there is none (an unknown cost is not 0)."""
+    nums = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    return round(sum(nums), 6) if nums else None
 
 
 def rates(lines: list[Mapping[str, Any]]) -> Rates:
@@ -256,6 +264,8 @@ def summarize(lines: list[Mapping[str, Any]], *, layers: Mapping[str, Iterable[s
         mean_tool_calls=_mean(ln.get("tool_calls") for ln in valid),
         mean_tokens_in=_mean(ln.get("tokens_in") for ln in valid),
         mean_tokens_out=_mean(ln.get("tokens_out") for ln in valid),
+        cost_usd=_total(ln.get("cost_usd") for ln in lines),
+        mean_cost_usd=_mean(ln.get("cost_usd") for ln in lines),
         environment_failure_reasons=dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
         missing=max(0, planned - len(lines)))
 

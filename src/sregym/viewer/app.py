@@ -1,5 +1,6 @@
 """The viewer's Starlette app: one HTML page, its static assets and four JSON endpoints (plain
-functions, so Starlette runs the file reading in its thread pool).
+functions, so Starlette runs the file reading in its thread pool). A scored snapshot run
+(`score.json`) is listed and has a run page (`viewer.snapshot_views`); it has no attempt pages.
 
 The run directories are found again on every request (`find_runs`), and each is read afresh
 (`load_run`), so a run that is still going, or a new run that appears under `runs/`, shows up on
@@ -21,6 +22,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from sregym.runner.rundir import NotARunDirectory, find_runs, load_run
+from sregym.viewer.snapshot_views import is_snapshot_dir, snapshot_card, snapshot_view
 from sregym.viewer.views import attempt_view, problem_view, run_card, run_view
 
 STATIC = Path(str(files("sregym.viewer") / "static"))
@@ -51,6 +53,9 @@ def create_app(paths: Sequence[str | Path]) -> Starlette:
         path = run_keys(roots).get(key)
         if path is None:
             return _error(404, f"no run {key!r}")
+        if is_snapshot_dir(path):
+            return _error(404, f"{key!r} is a snapshot run: it has tasks and repeats (on its run page), "
+                               "not attempts with trajectories here")
         try:
             return key, load_run(path)
         except NotARunDirectory as err:
@@ -62,6 +67,9 @@ def create_app(paths: Sequence[str | Path]) -> Starlette:
     def runs(request: Request) -> JSONResponse:
         cards = []
         for key, path in run_keys(roots).items():
+            if is_snapshot_dir(path):
+                cards.append(snapshot_card(path, key))
+                continue
             try:
                 cards.append(run_card(load_run(path), key))
             except NotARunDirectory:
@@ -69,6 +77,14 @@ def create_app(paths: Sequence[str | Path]) -> Starlette:
         return JSONResponse({"runs": cards})
 
     def run(request: Request) -> JSONResponse:
+        from sregym.report.source import NotAReportSource
+
+        path = run_keys(roots).get(request.path_params["run"])
+        if path is not None and is_snapshot_dir(path):
+            try:
+                return JSONResponse(snapshot_view(path, request.path_params["run"]))
+            except NotAReportSource as err:
+                return _error(404, str(err))
         found = lookup(request)
         if isinstance(found, JSONResponse):
             return found

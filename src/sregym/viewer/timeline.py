@@ -21,11 +21,11 @@ LANE_HEIGHT = 34
 AXIS_Y = TOP + LANE_HEIGHT * len(LANES) + 8
 
 
-def _number(value: Any) -> float | None:
+def as_number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _tick_step(span: float) -> float:
+def tick_step(span: float) -> float:
     """A round step giving 4 to 10 ticks over `span` seconds."""
     step = 1.0
     for candidate in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200):
@@ -35,17 +35,17 @@ def _tick_step(span: float) -> float:
     return step
 
 
-def _fmt(seconds: float) -> str:
+def format_seconds(seconds: float) -> str:
     return f"{seconds:g}s" if seconds < 120 else f"{seconds / 60:g}m"
 
 
 def timeline_svg(line: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> str:
     """The SVG text (no XML prolog, ready to inline in HTML)."""
-    diagnosed = _number(line.get("sim_seconds_to_diagnosis"))
-    done = _number(line.get("sim_seconds_to_mitigation"))
+    diagnosed = as_number(line.get("sim_seconds_to_diagnosis"))
+    done = as_number(line.get("sim_seconds_to_mitigation"))
     mitigation = line.get("mitigation") if isinstance(line.get("mitigation"), Mapping) else {}
-    window = _number(mitigation.get("window_s")) if done is not None else None
-    times = [t for t in (_number(s.get("sim_time")) for s in steps) if t is not None]
+    window = as_number(mitigation.get("window_s")) if done is not None else None
+    times = [t for t in (as_number(s.get("sim_time")) for s in steps) if t is not None]
     end = max([1.0, *times, *(t for t in (diagnosed, done) if t is not None),
                (done or 0.0) + (window or 0.0)])
     scale = (WIDTH - LEFT - RIGHT) / end
@@ -64,7 +64,7 @@ def timeline_svg(line: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) ->
         parts.append(f'<line class="lane-line" x1="{LEFT}" y1="{y}" x2="{WIDTH - RIGHT}" y2="{y}"/>')
     lane_y = {lane: TOP + n * LANE_HEIGHT + LANE_HEIGHT / 2 for n, lane in enumerate(LANES)}
     for step in steps:
-        t = _number(step.get("sim_time"))
+        t = as_number(step.get("sim_time"))
         if t is None:
             continue
         y = lane_y.get(str(step.get("phase")), lane_y["mitigation"])
@@ -85,15 +85,15 @@ def timeline_svg(line: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) ->
         parts.append(f'<line class="marker {name}" x1="{x(t)}" y1="{TOP - 8}" x2="{x(t)}" y2="{AXIS_Y}"/>')
         parts.append(f'<text class="marker-label" x="{x(t) + 3}" y="{TOP - 20 + (n % 2) * 10}">{name}</text>')
     parts.append(f'<line class="axis" x1="{LEFT}" y1="{AXIS_Y}" x2="{WIDTH - RIGHT}" y2="{AXIS_Y}"/>')
-    step_s = _tick_step(end)
+    step_s = tick_step(end)
     tick = 0.0
     while tick <= end + 1e-9:
         parts.append(f'<line class="tick" x1="{x(tick)}" y1="{AXIS_Y}" x2="{x(tick)}" y2="{AXIS_Y + 4}"/>')
-        parts.append(f'<text class="tick-label" x="{x(tick)}" y="{AXIS_Y + 16}" text-anchor="middle">{_fmt(tick)}</text>')
+        parts.append(f'<text class="tick-label" x="{x(tick)}" y="{AXIS_Y + 16}" text-anchor="middle">{format_seconds(tick)}</text>')
         tick += step_s
     parts.append(f'<text class="axis-label" x="{LEFT}" y="{HEIGHT - 4}">simulated time since the injection</text>')
     parts.append("</svg>")
     return "".join(parts)
 
 
-__all__ = ["timeline_svg"]
+__all__ = ["as_number", "format_seconds", "tick_step", "timeline_svg"]

@@ -17,6 +17,7 @@ from sregym.runner.rundir import RunData
 from sregym.runner.stats import bootstrap_rate, wilson
 from sregym.runner.store import is_environment_failure
 from sregym.runner.summary import app_of, end_to_end_passed, phase_passed, verdict
+from sregym.viewer.slo_plot import slo_svg
 from sregym.viewer.timeline import timeline_svg
 
 PHASES = ("diagnosis", "mitigation", "end_to_end")
@@ -52,7 +53,8 @@ def _grouped(lines: Sequence[Mapping[str, Any]], keys_of: Any) -> dict[str, dict
 def run_card(run: RunData, key: str) -> dict[str, Any]:
     """One row of the runs list."""
     e2e = run.summary.overall.end_to_end
-    return {"key": key, "name": run.name, "path": str(run.path), "agent": run.agent, "model": run.summary.model,
+    return {"key": key, "name": run.name, "path": str(run.path), "kind": "run", "agent": run.agent,
+            "model": run.summary.model, "score": None,
             "noise": run.summary.noise, "started_at": run.config.get("started_at"),
             "finished_at": run.config.get("finished_at"), "running": run.running,
             "attempts": len(run.lines), "planned": len(run.lines) + run.summary.missing,
@@ -65,7 +67,7 @@ def _attempt_cell(line: Mapping[str, Any]) -> dict[str, Any]:
             "sim_seconds_to_diagnosis": line.get("sim_seconds_to_diagnosis"),
             "sim_seconds_to_mitigation": line.get("sim_seconds_to_mitigation"),
             "steps": line.get("steps"), "tool_calls": line.get("tool_calls"),
-            "tokens_in": line.get("tokens_in"), "tokens_out": line.get("tokens_out"),
+            "tokens_in": line.get("tokens_in"), "tokens_out": line.get("tokens_out"), "cost_usd": line.get("cost_usd"),
             "truncated": line.get("truncated"), "agent_error": bool(line.get("agent_error"))}
 
 
@@ -96,7 +98,9 @@ def run_view(run: RunData, key: str) -> dict[str, Any]:
         "by_app": _grouped(run.lines, lambda ln: (app_of(str(ln["problem_id"])),)),
         "by_difficulty": _grouped(run.lines, lambda ln: (d,) if (d := difficulty.get(str(ln["problem_id"]))) else ()),
         "means": {"steps": summary.mean_steps, "tool_calls": summary.mean_tool_calls,
-                  "tokens_in": summary.mean_tokens_in, "tokens_out": summary.mean_tokens_out},
+                  "tokens_in": summary.mean_tokens_in, "tokens_out": summary.mean_tokens_out,
+                  "cost_usd": summary.mean_cost_usd},
+        "cost_usd": summary.cost_usd,
         "environment_failure_reasons": summary.environment_failure_reasons,
         "missing": summary.missing,
         "problems": problems,
@@ -154,14 +158,15 @@ def submitted_diagnosis(steps: Sequence[Mapping[str, Any]]) -> dict[str, Any] | 
 
 
 def attempt_view(run: RunData, key: str, problem_id: str, seed: int) -> dict[str, Any] | None:
-    """The attempt page: the result line, the trajectory, the ground truth and the timeline plot."""
+    """The attempt page: the result line, the trajectory, the ground truth, the timeline plot and
+    the entry-SLO plot (None when the line has no series)."""
     line = run.line(problem_id, seed)
     if line is None:
         return None
     steps = run.trajectory(problem_id, seed)
     return {"submitted_diagnosis": submitted_diagnosis(steps),"run": run_card(run, key), "problem_id": problem_id, "seed": seed, "result": line,
             "cell": _attempt_cell(line), "trajectory": steps, "ground_truth": ground_truth(problem_id, run),
-            "timeline_svg": timeline_svg(line, steps)}
+            "timeline_svg": timeline_svg(line, steps), "slo_svg": slo_svg(line.get("entry_slo"))}
 
 
 __all__ = ["attempt_view", "ground_truth", "problem_view", "rate_block", "run_card", "run_view", "submitted_diagnosis"]

@@ -192,6 +192,18 @@ class DataPlaneEngine(Controller):
                           p95_ms=quantile(components, 0.95), p50_ms=quantile(components, 0.5),
                           rps=requests / window_s if window_s > 0 else 0.0)
 
+    def entry_stats_between(self, start: float, end: float) -> EntryStats:
+        """`entry_stats` over the simulated interval (start, end] instead of the trailing window
+        (for a record of the SLO through an attempt, read after it; history is ENTRY_HISTORY_S)."""
+        ticks = [t for name in sorted(self.entry) for t in self.entry[name] if start < t.at <= end]
+        requests = sum(t.rate for t in ticks) * self.twin.clock.tick
+        ok = sum(t.success for t in ticks) * self.twin.clock.tick
+        components = [c for t in ticks for c in t.components]
+        span = end - start
+        return EntryStats(requests=requests, success_ratio=ok / requests if requests > 0 else 1.0,
+                          p95_ms=quantile(components, 0.95), p50_ms=quantile(components, 0.5),
+                          rps=requests / span if span > 0 else 0.0)
+
     def span_metrics(self) -> list[tuple[str, dict[str, str], float, str]]:
         """Cumulative span-metric samples: (name, labels, value, type). The label dicts are built
         once per span key and returned again every scrape (the collector caches series by them;

@@ -26,6 +26,11 @@ function h(tag, attrs, ...children) {
 const enc = encodeURIComponent;
 const pct = (v) => (v === null || v === undefined ? "–" : `${(100 * v).toFixed(0)}%`);
 const num = (v, digits = 1) => (v === null || v === undefined ? "–" : Number(v).toFixed(digits).replace(/\.0+$/, ""));
+const usd = (v) => (v === null || v === undefined ? "–" : `$${Number(v) < 1 ? Number(v).toFixed(4) : Number(v).toFixed(2)}`);
+function costSum(values) {
+  const xs = values.filter((v) => typeof v === "number");
+  return xs.length ? xs.reduce((a, b) => a + b, 0) : null; // blank, not 0, when no cost is known
+}
 const secs = (v) => (v === null || v === undefined ? "–" : `${num(v)} s`);
 const mark = { pass: "pass", fail: "fail", environment_failure: "env-fail" };
 
@@ -61,13 +66,16 @@ function setLive(running) {
 function renderRuns(data) {
   setCrumbs([]);
   if (!data.runs.length) return [h("h1", {}, "Runs"), h("p", { class: "muted" }, "No run directories found.")];
-  const rows = data.runs.map((r) => h("tr", { "data-run": r.key },
+  const state = (r) => (r.kind === "snapshot" ? (r.scored ? "scored" : "not scored") : r.running ? "running" : "finished");
+  const rows = data.runs.map((r) => h("tr", { "data-run": r.key, "data-kind": r.kind },
     h("td", {}, h("a", { href: `#/run/${enc(r.key)}` }, r.name)),
+    h("td", {}, r.kind === "snapshot" ? "snapshot" : "run"),
     h("td", {}, r.agent), h("td", {}, r.model || "–"), h("td", {}, r.started_at || "–"),
     h("td", { class: "num" }, `${r.attempts}/${r.planned}`), h("td", { class: "num" }, pct(r.end_to_end)),
-    h("td", { class: r.running ? "pass" : "muted" }, r.running ? "running" : "finished")));
+    h("td", { class: "num" }, r.score === null || r.score === undefined ? "–" : num(r.score, 3)),
+    h("td", { class: r.running ? "pass" : "muted" }, state(r))));
   return [h("h1", {}, "Runs"),
-    h("table", { id: "runs" }, h("tr", {}, ["run", "agent", "model", "started", "attempts", "end to end", "state"].map((c) => h("th", {}, c))), rows)];
+    h("table", { id: "runs" }, h("tr", {}, ["run", "kind", "agent", "model", "started", "attempts", "end to end", "score", "state"].map((c) => h("th", {}, c))), rows)];
 }
 
 // ------------------------------------------------------------------ run page
@@ -85,7 +93,45 @@ function mean(values) {
   return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
 }
 
+// A scored snapshot run: the benchmark score (mean over tasks of the mean root-cause score over
+// repeats), the exact-root-cause rate, pass^k, layers, and one row per task with a cell per repeat.
+function renderSnapshot(key, d) {
+  setCrumbs([{ text: d.run.name }]);
+  setLive(false);
+  const o = d.overall;
+  const summary = h("div", { class: "panel", id: "summary" }, h("h3", {}, "Overall"),
+    h("table", {},
+      h("tr", {}, h("th", {}, "benchmark score"), h("td", { class: "num", id: "snapshot-score" }, num(d.score, 3))),
+      h("tr", {}, h("th", {}, "checklist"), h("td", { class: "num" }, d.checklist === null ? "–" : num(d.checklist, 3))),
+      h("tr", {}, h("th", {}, "exact root cause"), rateCell(o.diagnosis && { passed: o.diagnosis.passes, n: o.diagnosis.n, interval: o.diagnosis })),
+      h("tr", {}, h("th", {}, "tasks × repeats"), h("td", { class: "num" }, `${d.tasks.length} × ${d.repeats}`)),
+      h("tr", {}, h("th", {}, "judge"), h("td", {}, d.judge || "–"))),
+    h("h3", {}, "pass^k"),
+    h("table", { id: "pass-k" }, h("tr", {}, Object.keys(d.pass_hat_k).map((k) => h("th", {}, `k=${k}`))),
+      h("tr", {}, Object.values(d.pass_hat_k).map((v) => h("td", { class: "num" }, pct(v))))));
+  const layers = Object.entries(d.layers);
+  const layerPanel = layers.length ? h("div", { class: "panel" }, h("h3", {}, "By layer"),
+    h("table", { id: "by-layer" }, h("tr", {}, ["layer", "tasks", "score"].map((c) => h("th", {}, c))),
+      layers.map(([k, v]) => h("tr", {}, h("td", {}, k), h("td", { class: "num" }, v.tasks), h("td", { class: "num" }, num(v.score, 3)))))) : null;
+  const repeatCell = (r) => h("span", { class: `repeat ${r.score >= 1 ? "pass" : "fail"}`, title: r.reason || (r.entities || []).join(", ") || "no entities" },
+    `${r.repeat}:${num(r.score, 2)}`);
+  const rows = d.tasks.map((t) => h("tr", { "data-task": t.task },
+    h("td", {}, t.task), h("td", {}, t.problem || "–"), h("td", {}, t.layers.join(", ")),
+    h("td", { class: "repeats" }, t.repeats.flatMap((r) => [repeatCell(r), " "])),
+    h("td", { class: "num" }, num(t.score, 3)), h("td", { class: "num" }, t.checklist === null ? "–" : num(t.checklist, 3)),
+    h("td", { class: "muted" }, [...new Set(t.repeats.map((r) => r.reason).filter((x) => x))].join("; ") || "")));
+  return [
+    h("h1", {}, `${d.run.name}: ${d.run.agent}${d.run.model ? ` (${d.run.model})` : ""} · snapshot`),
+    h("p", { class: "muted" }, `dataset ${d.dataset || "–"} · noise ${d.run.noise || "–"}`),
+    h("div", { class: "stack" }, summary, layerPanel),
+    d.notes.length ? [h("h2", {}, "Notes"), h("ul", {}, d.notes.map((n) => h("li", {}, n)))] : null,
+    h("h2", {}, "Tasks"),
+    h("table", { id: "tasks" }, h("tr", {}, ["task", "problem", "layers", "repeats", "score", "checklist", "why 0"].map((c) => h("th", {}, c))), rows),
+  ];
+}
+
 function renderRun(key, d) {
+  if (d.kind === "snapshot") return renderSnapshot(key, d);
   setCrumbs([{ text: d.run.name }]);
   setLive(d.run.running);
   const o = d.overall;
@@ -103,7 +149,7 @@ function renderRun(key, d) {
     h("table", { id: "pass-k" }, h("tr", {}, Object.keys(d.pass_hat_k).map((k) => h("th", {}, `k=${k}`))),
       h("tr", {}, Object.values(d.pass_hat_k).map((v) => h("td", { class: "num" }, pct(v))))),
     h("h3", {}, "Means per attempt"),
-    h("p", {}, `steps ${num(d.means.steps)} · tool calls ${num(d.means.tool_calls)} · tokens in ${num(d.means.tokens_in, 0)} · tokens out ${num(d.means.tokens_out, 0)}`));
+    h("p", {}, `steps ${num(d.means.steps)} · tool calls ${num(d.means.tool_calls)} · tokens in ${num(d.means.tokens_in, 0)} · tokens out ${num(d.means.tokens_out, 0)} · cost ${usd(d.means.cost_usd)} per attempt, ${usd(d.cost_usd)} in all`));
   const problemRows = d.problems.map((p) => h("tr", { "data-problem": p.problem_id },
     h("td", {}, h("a", { href: `#/run/${enc(key)}/problem/${enc(p.problem_id)}`, class: "problem-link" }, p.problem_id)),
     h("td", {}, p.difficulty || "–"), h("td", {}, p.layers.join(", ")),
@@ -113,7 +159,8 @@ function renderRun(key, d) {
     h("td", { class: "num" }, secs(p.mean_sim_seconds_to_diagnosis)), h("td", { class: "num" }, secs(p.mean_sim_seconds_to_mitigation)),
     h("td", { class: "num" }, num(p.mean_steps)),
     h("td", { class: "num" }, num(mean(p.seeds.map((c) => c.tokens_in)), 0)),
-    h("td", { class: "num" }, num(mean(p.seeds.map((c) => c.tokens_out)), 0))));
+    h("td", { class: "num" }, num(mean(p.seeds.map((c) => c.tokens_out)), 0)),
+    h("td", { class: "num cost" }, usd(costSum(p.seeds.map((c) => c.cost_usd))))));
   const reasons = Object.entries(d.environment_failure_reasons);
   return [
     h("h1", {}, `${d.run.name}: ${d.run.agent}${d.run.model ? ` (${d.run.model})` : ""}`),
@@ -122,7 +169,7 @@ function renderRun(key, d) {
       ratesTable("by-app", "By app", d.by_app), ratesTable("by-difficulty", "By difficulty", d.by_difficulty)),
     reasons.length ? [h("h2", {}, "Environment failures"), h("ul", {}, reasons.map(([r, n]) => h("li", {}, `${n} × ${r}`)))] : null,
     h("h2", {}, "Problems"),
-    h("table", { id: "problems" }, h("tr", {}, ["problem", "difficulty", "layers", "seeds", "e2e", "to diagnosis", "to mitigation", "steps", "tokens in", "tokens out"].map((c) => h("th", {}, c))), problemRows),
+    h("table", { id: "problems" }, h("tr", {}, ["problem", "difficulty", "layers", "seeds", "e2e", "to diagnosis", "to mitigation", "steps", "tokens in", "tokens out", "cost"].map((c) => h("th", {}, c))), problemRows),
   ];
 }
 
@@ -145,13 +192,14 @@ function groundTruthPanel(gt) {
 
 function attemptsTable(key, problemId, cells) {
   return h("table", { id: "attempts" },
-    h("tr", {}, ["seed", "verdict", "diagnosis", "mitigation", "to diagnosis", "to mitigation", "steps", "tool calls", "tokens in", "tokens out"].map((c) => h("th", {}, c))),
+    h("tr", {}, ["seed", "verdict", "diagnosis", "mitigation", "to diagnosis", "to mitigation", "steps", "tool calls", "tokens in", "tokens out", "cost"].map((c) => h("th", {}, c))),
     cells.map((c) => h("tr", {},
       h("td", {}, h("a", { href: `#/run/${enc(key)}/attempt/${enc(problemId)}/${c.seed}`, class: "attempt-link" }, `seed ${c.seed}`)),
       h("td", { class: c.verdict }, c.verdict), h("td", {}, yesNo(c.diagnosis)), h("td", {}, yesNo(c.mitigation)),
       h("td", { class: "num" }, secs(c.sim_seconds_to_diagnosis)), h("td", { class: "num" }, secs(c.sim_seconds_to_mitigation)),
       h("td", { class: "num" }, num(c.steps)), h("td", { class: "num" }, num(c.tool_calls)),
-      h("td", { class: "num" }, num(c.tokens_in, 0)), h("td", { class: "num" }, num(c.tokens_out, 0)))));
+      h("td", { class: "num" }, num(c.tokens_in, 0)), h("td", { class: "num" }, num(c.tokens_out, 0)),
+      h("td", { class: "num cost" }, usd(c.cost_usd)))));
 }
 
 function renderProblem(key, problemId, d) {
@@ -224,12 +272,18 @@ function renderAttempt(key, problemId, seed, d) {
   const r = d.result;
   const svg = h("div", { class: "panel", id: "timeline" });
   svg.innerHTML = d.timeline_svg; // built and escaped by the server (sregym/viewer/timeline.py)
+  let slo = null;
+  if (d.slo_svg) {
+    slo = h("div", { class: "panel", id: "entry-slo" });
+    slo.innerHTML = d.slo_svg; // built by the server too (sregym/viewer/slo_plot.py), numbers and fixed words only
+  }
   return [
     h("h1", {}, `${problemId} · seed ${seed} · `, h("span", { class: d.cell.verdict }, d.cell.verdict)),
-    h("p", { class: "muted" }, `agent ${r.agent}${r.model ? ` (${r.model})` : ""} · steps ${num(r.steps)} · tool calls ${num(r.tool_calls)} · tokens ${num(r.tokens_in, 0)}/${num(r.tokens_out, 0)} · wall ${secs(r.wall_seconds)}${r.truncated ? ` · truncated: ${r.truncation_reason}` : ""}`),
+    h("p", { class: "muted" }, `agent ${r.agent}${r.model ? ` (${r.model})` : ""} · steps ${num(r.steps)} · tool calls ${num(r.tool_calls)} · tokens ${num(r.tokens_in, 0)}/${num(r.tokens_out, 0)} · cost ${usd(r.cost_usd)} · wall ${secs(r.wall_seconds)}${r.truncated ? ` · truncated: ${r.truncation_reason}` : ""}`),
     r.environment_failure_reason ? h("pre", {}, r.environment_failure_reason) : null,
     r.agent_error ? [h("h2", {}, "Agent error"), h("pre", {}, r.agent_error)] : null,
     h("h2", {}, "Timeline"), svg,
+    slo ? [h("h2", {}, "Entry SLO"), slo] : null,
     h("h2", {}, "Diagnosis"), h("div", { class: "grid" }, submittedPanel(d.submitted_diagnosis), groundTruthPanel(d.ground_truth)),
     h("h2", {}, "Checklist"), checklist(r.diagnosis),
     h("h2", {}, "Mitigation checks"), mitigation(r.mitigation),
