@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.kube import serve_twin
 
 from sregym.apps import get_app
 from sregym.cluster.twin import TwinCluster
@@ -17,7 +18,6 @@ from sregym.faults.base import make_fault
 from sregym.oracles.checks import CheckContext
 from sregym.oracles.checks_app_config import service_error_free
 from sregym.problems.registry import get_problem
-from tests.support.kube import serve_twin
 
 NS = "social-network"
 

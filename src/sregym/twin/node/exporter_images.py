@@ -6,11 +6,13 @@ flag an operator sets. `prom/statsd-exporter` reads `--web.listen-address` (defa
 listeners first and the HTTP server last, and prints go-kit logfmt lines. When a port is already
 bound in the pod, the kubelet (`node/netns.py`) ends it with the line it prints then:
 `level=error err="listen tcp :9090: bind: address already in use"`, exit status 1.
+
+The images join the built-in catalogue when this module is imported (the kubelet imports it).
 """
 
 from __future__ import annotations
 
-from sregym.twin.node.images import MIB, ImageSpec, argv_flag, log_stamp
+from sregym.twin.node.images import MIB, ImageSpec, argv_flag, log_stamp, register_image
 from sregym.twin.node.netns import go_bind_error
 from sregym.twin.node.shell import FOREVER, Invocation, Listen, Program, Sleep, Usage
 
@@ -68,3 +70,7 @@ def exporter_images() -> list[ImageSpec]:
         description="StatsD to Prometheus metrics exporter", ports=(9102,), shell="",
         entrypoint=("/bin/statsd_exporter",),
         commands={"/bin/statsd_exporter": statsd_exporter, "statsd_exporter": statsd_exporter})]
+
+
+for _spec in exporter_images():
+    register_image(_spec)

@@ -871,14 +871,3 @@ def preloaded_images() -> list[str]:
 
 for _spec in _builtin_catalogue():
     register_image(_spec)
-
-
-def _register_exporters() -> None:
-    # Imported here: the exporter module builds on this one.
-    from sregym.twin.node.exporter_images import exporter_images
-
-    for spec in exporter_images():
-        register_image(spec)
-
-
-_register_exporters()
