@@ -75,7 +75,9 @@ def test_sidecar_on_the_thrift_port_crash_loops_and_kubectl_shows_eaddrinuse(clu
     assert "1/2" in table and ("CrashLoopBackOff" in table or "Error" in table), table
     endpoints = served.ok("-n", NS, "get", "endpoints", "user-service", "-o", "jsonpath={.subsets[*].addresses}")
     assert endpoints.strip() == "", endpoints
-    assert not service_error_free(ctx, service="compose-post-service")[0]
+    # compose-post fails a few percent of posts even when healthy; with user-service gone most fail.
+    ok, detail = service_error_free(ctx, service="compose-post-service")
+    assert not ok and float(detail.split(": ", 1)[1].split("%", 1)[0]) > 50, detail
     fault.recover(cluster, state)
     served.advance(60)
     assert all(s["ready"] for p in _pods(cluster, "user-service") for s in _statuses(p).values())
