@@ -19,7 +19,8 @@ from sregym.problems.warm import in_fork, warm_start
 from sregym.types import GroundTruth
 
 CONTROLS = ("astronomy-shop/no-incident-noise-v1", "hotel-reservation/no-incident-noise-v1",
-            "hotel-reservation/no-incident-rollout-v1", "hotel-reservation/no-incident-scale-up-v1")
+            "hotel-reservation/no-incident-rollout-v1", "hotel-reservation/no-incident-scale-up-v1",
+            "social-network/no-incident-noise-v1")
 
 
 def test_the_catalogue_has_the_controls_and_the_detection_suite_mixes_both_kinds() -> None:

@@ -19,7 +19,8 @@ from sregym.problems.catalog.social_network.common import manifest
 from sregym.problems.registry import get_problem, select
 
 NS = "social-network"
-FORBIDDEN = re.compile(r"fault|inject|sregym|benchmark|chaos|ground.?truth|problem", re.IGNORECASE)
+# "default" (a defaulting webhook, DEFAULT_* settings) is Kubernetes' word, not a leak.
+FORBIDDEN = re.compile(r"(?<!de)fault|inject|sregym|benchmark|chaos|ground.?truth|problem", re.IGNORECASE)
 
 
 def _ids() -> list[str]:

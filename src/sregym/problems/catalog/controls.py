@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sregym.apps.astronomy_shop import NAMESPACE as ASTRO_NAMESPACE
 from sregym.apps.hotel_reservation import NAMESPACE as HR_NAMESPACE
+from sregym.apps.social_network import NAMESPACE as SN_NAMESPACE
 from sregym.problems.builders import keep
 from sregym.problems.model import CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
@@ -29,10 +30,11 @@ def _nothing_wrong(what: str) -> GroundTruth:
 
 
 def _control(app: str, namespace: str, slug: str, title: str, what: str, *,
-             changes: tuple[FaultSpec, ...] = (), extra_keep: tuple[CheckSpec, ...] = ()) -> Problem:
+             changes: tuple[FaultSpec, ...] = (), extra_keep: tuple[CheckSpec, ...] = (),
+             app_suites: tuple[str, ...] = (), sources: tuple[str, ...] = ()) -> Problem:
     return Problem(
         id=f"{app}/{slug}-v1", title=title, app=app, namespace=namespace, kind="control",
-        tags=Tags(layers=("none",), difficulty="easy", suites=SUITES),
+        tags=Tags(layers=("none",), difficulty="easy", suites=(*SUITES, *app_suites), sources=sources),
         changes=changes, ground_truth=_nothing_wrong(what),
         mitigation=MitigationSpec(must_keep=keep(*extra_keep), window_s=WINDOW_S),
         settle_s=SETTLE_S)
@@ -72,3 +74,12 @@ def astronomy_noise_only() -> Problem:
     """Astronomy Shop with its ambient noise only. Nothing needs an operator."""
     return _control("astronomy-shop", ASTRO_NAMESPACE, "no-incident-noise",
                     "Astronomy Shop on an ordinary day", "ambient noise only")
+
+
+@problem
+def social_network_noise_only() -> Problem:
+    """Social Network with its ambient noise only (AIOpsLab `noop_detection_social_network`):
+    the wrk2 mixes post and read timelines, nothing needs an operator."""
+    return _control("social-network", SN_NAMESPACE, "no-incident-noise",
+                    "Social Network on an ordinary day", "ambient noise only", app_suites=("social-network",),
+                    sources=("aiopslab:noop_detection_social_network-1",))

@@ -6,7 +6,8 @@ order (native sidecars keep running), pulls images against the catalogue, resolv
 (`CreateContainerConfigError`), starts each container's process from the image's behaviour,
 evaluates probes against what that process listens on and serves, OOM-kills a container whose
 working set exceeds its memory limit, restarts containers with the kubelet's crash-loop back-off,
-restarts a running container (or native sidecar) whose image was changed in place, and writes pod
+restarts a running container (or native sidecar) whose image was changed in place, fails a bind of
+a port another container of the pod holds (one network namespace, `node/netns.py`), and writes pod
 status (phase, conditions, container statuses) only when it changed.
 
 Each pod carries a next-wakeup time, so an idle pod (servers listening, no probe due) costs a
@@ -25,8 +26,10 @@ from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import get_path, set_condition
 from sregym.twin.machinery.quantity import memory_bytes
+from sregym.twin.node import exporter_images  # noqa: F401  (registers the sidecar exporter images)
 from sregym.twin.node.images import PullResult, container_argv, preloaded_images, resolve_pull, start_program
 from sregym.twin.node.logs import log_store
+from sregym.twin.node.netns import bind_failure, port_holder
 from sregym.twin.node.podconfig import ConfigError, container_files, expand, resolve_env, volume_errors
 from sregym.twin.node.probes import PROBE_KINDS, PROBE_LABEL, run_probe, server_latency_ms
 from sregym.twin.node.runtime import (
@@ -602,6 +605,9 @@ class Kubelet(Controller):
             if isinstance(effect, Output):
                 self._log(instance, timed.at, effect.stream, effect.text)
             elif isinstance(effect, Listen):
+                if port_holder(runtime, record.name, effect.port, effect.protocol) is not None:
+                    self._bind_failed(pod, runtime, record, instance, effect, timed.at)
+                    return
                 if instance.listening.get((effect.port, effect.protocol)) is not effect:
                     self.runtime.changed()
                 instance.listening[(effect.port, effect.protocol)] = effect
@@ -631,6 +637,15 @@ class Kubelet(Controller):
         if instance.stopping_until is not None:
             wake = min(wake, instance.stopping_until)
         runtime.next_wake = min(runtime.next_wake, max(wake, now + 1e-6) if wake < math.inf else wake)
+
+    def _bind_failed(self, pod: dict[str, Any], runtime: PodRuntime, record: ContainerRecord,
+                     instance: ContainerInstance, listen: Listen, at: float) -> None:
+        """Another container of the pod holds the port (one network namespace): the bind fails
+        with EADDRINUSE, the program prints its error and exits."""
+        text, code = bind_failure(listen)
+        self._log(instance, at, "stderr", text)
+        instance.process.close()
+        self._finish(pod, runtime, record, instance, at, code)
 
     def _working_set(self, runtime: PodRuntime, instance: ContainerInstance) -> float:
         memory = float(instance.memory_bytes)

@@ -33,6 +33,7 @@ from sregym.twin.dataplane.spec import (
     parse_duration_ms,
 )
 from sregym.twin.node.images import ImageSpec, register_image
+from sregym.twin.node.netns import go_bind_error
 from sregym.twin.node.shell import FOREVER, CommandFn, Invocation, Listen, Program, Sleep, Usage
 
 MIB = 1 << 20
@@ -196,6 +197,20 @@ def program_command(name: str) -> CommandFn:
     return run
 
 
+THRIFT_BIND_ERROR = ("terminate called after throwing an instance of "
+                     "'apache::thrift::transport::TTransportException'\n"
+                     "  what():  Could not bind: Address already in use")
+
+
+def _bind_error(spec: ProgramSpec, now: float, port: int) -> tuple[str, int]:
+    """What the binary prints when its port is taken in the pod: a C++ Thrift server aborts on
+    the uncaught TTransportException (SIGABRT, 134); a Go server logs net.Listen's error
+    fatally and exits 1."""
+    if spec.protocol == "thrift" and spec.log.style == "boost":
+        return THRIFT_BIND_ERROR, 134
+    return format_log(spec.log.style, now, "fatal", spec.log.main_caller, go_bind_error(port)), 1
+
+
 def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
     ctx = call.ctx
     twin = ctx.twin
@@ -271,7 +286,9 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
             return dep.startup_failure_exit_code
     paths: tuple[str, ...] | None = spec.http_paths if spec.protocol == "http" else None
     if listens:
-        yield Listen(port, "TCP", http_paths=paths, grpc_health=spec.grpc_health)
+        bind_error, bind_code = _bind_error(spec, call.now, port)
+        yield Listen(port, "TCP", http_paths=paths, grpc_health=spec.grpc_health,
+                     bind_error=bind_error, bind_exit_code=bind_code)
         for extra in extra_listen_ports(spec.flag_server, settings):  # flagd's OFREP port
             yield Listen(extra, "TCP", http_paths=())
         admin = read_setting(spec.admin_port, call, spec) if spec.admin_port is not None else None

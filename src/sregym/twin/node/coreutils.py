@@ -452,7 +452,8 @@ def netcat(call: Invocation) -> Program:
     if port is None or not port.isdigit():
         call.error("nc: missing port number")
         return 1
-    yield Listen(int(port), "UDP" if "-u" in args else "TCP", http_paths=None)
+    yield Listen(int(port), "UDP" if "-u" in args else "TCP", http_paths=None,
+                 bind_error="nc: bind: Address already in use")
     yield Sleep(FOREVER)
     return 0
 

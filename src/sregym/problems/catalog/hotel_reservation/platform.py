@@ -258,7 +258,8 @@ def validating_webhook_outage() -> Problem:
 DEFAULTER_NS = "platform-policy"
 
 
-def _defaulter_objects(memory: str) -> list[dict[str, Any]]:
+def resource_defaulter_objects(memory: str, namespace: str = NS) -> list[dict[str, Any]]:
+    """The resource-defaulter webhook (and an inert decoy) mutating pods created in `namespace`."""
     labels = {"app.kubernetes.io/name": "resource-defaulter"}
     inert_rules = [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["cert-manager.io"], "apiVersions": ["v1"],
                     "resources": ["certificates", "issuers"], "scope": "*"}]
@@ -284,7 +285,7 @@ def _defaulter_objects(memory: str) -> list[dict[str, Any]]:
              "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
                         "resources": ["pods"], "scope": "Namespaced"}],
              "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
-                                                         "values": [NS]}]},
+                                                         "values": [namespace]}]},
              "failurePolicy": "Ignore", "sideEffects": "None", "admissionReviewVersions": ["v1"],
              "reinvocationPolicy": "Never", "timeoutSeconds": 5}]},
         # An inert webhook of a tool that is not installed: it matches no pod.
@@ -316,7 +317,7 @@ def mutating_webhook_memory_limits() -> Problem:
         title="rate keeps crashing since its pod was recreated",
         app=APP, namespace=NS,
         tags=Tags(layers=("control-plane",), difficulty="hard", suites=("lite",)),
-        faults=(_recreating(_defaulter_objects(memory), ("rate",), wait_ready=(f"{DEFAULTER_NS}/resource-defaulter",)),),
+        faults=(_recreating(resource_defaulter_objects(memory), ("rate",), wait_ready=(f"{DEFAULTER_NS}/resource-defaulter",)),),
         ground_truth=GroundTruth(
             root_causes=(object_cause(None, "MutatingWebhookConfiguration", "resource-defaults"),),
             mechanism="admission_webhook",

@@ -35,6 +35,10 @@ class Listen:
     http_paths: tuple[str, ...] | None = ()
     grpc_health: bool = False
     handler: str = ""  # a registered HTTP handler answers the port (dataplane/port_pages.py)
+    # What the program prints and exits with when the port is already bound in its network
+    # namespace (EADDRINUSE); empty means Go's `listen tcp :<port>: bind: address already in use`.
+    bind_error: str = ""
+    bind_exit_code: int = 1
 
 
 @dataclass(frozen=True)
