@@ -32,9 +32,9 @@ mechanisms({"cache_stampede": ("cache stampede", "stampede", "thundering herd", 
 
 POST_MONGO = "post-storage-mongodb"
 POST_CACHE = "post-storage-memcached"
-# About three times what post-storage-mongodb uses with a warm cache (StorePost inserts and the
+# About twice what post-storage-mongodb uses with a warm cache (StorePost inserts and the
 # few misses), and under half of what it needs when every timeline read misses the cache.
-MONGO_CPU = "15m"
+MONGO_CPU = "10m"
 CACHE_RESTART = {"name": "cache-restart", "kind": "PodChaos", "namespace": NS, "labels": {"service": POST_CACHE},
                  "action": {"action": "pod-kill"}, "seconds": 10.0}
 
@@ -55,19 +55,19 @@ def _declared_resources() -> dict[str, Any]:
 
 @problem
 def metastable_post_cache_stampede() -> Problem:
-    """post-storage-mongodb was resized to a 15m CPU limit (request and limit), about three times
+    """post-storage-mongodb was resized to a 10m CPU limit (request and limit), about twice
     what it uses while post-storage-memcached is warm — then post-storage-memcached restarts and
     comes back empty (a pod kill that is over in seconds).
 
     With the cache empty every ReadPosts (home and user timeline reads, nine requests in ten)
-    misses and goes to MongoDB: more finds than 15m of CPU serves. mongod's queue grows past
+    misses and goes to MongoDB: several times the finds 10m of CPU serves. mongod's queue grows past
     post-storage-service's `timeout_ms`, the finds are still executed but answered too late
     (mongod logs them as slow queries), post-storage fails ReadPosts with a timeout, and since a
     miss is only written back after MongoDB answered, memcached stays partly empty: timelines keep
     failing at the same traffic long after memcached is back and Running, and new posts fail too
     (their StorePost inserts wait in the same queue). post-storage-mongodb is throttled at its
-    limit. Restarting MongoDB or post-storage only
-    empties the queue until it fills again; restarting memcached changes nothing. Fix: give
+    limit. Restarting MongoDB or post-storage empties the queue, which
+    fills again within seconds from the cold cache; restarting memcached changes nothing. Fix: give
     post-storage-mongodb the CPU to serve the reads of a cold cache (remove or raise the limit),
     so the misses are answered and filled. A durability check kills the cache again; the
     timelines must come back within a minute or two.
