@@ -55,22 +55,22 @@ def _declared_resources() -> dict[str, Any]:
 
 @problem
 def metastable_post_cache_stampede() -> Problem:
-    """post-storage-mongodb was resized to a 10m CPU limit (request and limit), about twice
-    what it uses while post-storage-memcached is warm — then post-storage-memcached restarts and
-    comes back empty (a pod kill that is over in seconds).
+    """post-storage-mongodb was resized to a 10m CPU limit (request and limit), about twice what
+    it uses while post-storage-memcached is warm — then post-storage-memcached restarts and comes
+    back empty (a pod kill that is over in seconds).
 
     With the cache empty every ReadPosts (home and user timeline reads, nine requests in ten)
-    misses and goes to MongoDB: several times the finds 10m of CPU serves. mongod's queue grows past
-    post-storage-service's `timeout_ms`, the finds are still executed but answered too late
+    misses and goes to MongoDB: several times the finds 10m of CPU serves. mongod's queue grows
+    past post-storage-service's `timeout_ms`; the finds are still executed but answered too late
     (mongod logs them as slow queries), post-storage fails ReadPosts with a timeout, and since a
-    miss is only written back after MongoDB answered, memcached stays partly empty: timelines keep
+    miss is only written back after MongoDB answered, memcached stays mostly empty: timelines keep
     failing at the same traffic long after memcached is back and Running, and new posts fail too
     (their StorePost inserts wait in the same queue). post-storage-mongodb is throttled at its
-    limit. Restarting MongoDB or post-storage empties the queue, which
-    fills again within seconds from the cold cache; restarting memcached changes nothing. Fix: give
-    post-storage-mongodb the CPU to serve the reads of a cold cache (remove or raise the limit),
-    so the misses are answered and filled. A durability check kills the cache again; the
-    timelines must come back within a minute or two.
+    limit. Restarting MongoDB or post-storage empties the queue, which fills again within seconds
+    from the cold cache; restarting memcached changes nothing. Fix: give post-storage-mongodb the
+    CPU to serve the reads of a cold cache (remove or raise the limit), so the misses are answered
+    and written back. A durability check kills the cache again; the timelines must come back
+    within two minutes.
     """
     return social_problem(
         "metastable-post-cache-stampede", "timelines keep failing after the post cache came back",
