@@ -5,11 +5,14 @@ partly empty), restarts are no fix, and only capacity for a cold cache recovers.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sregym.faults.base import make_fault
 from sregym.problems.registry import PROBLEMS
 from sregym.twin.datastores import Memcached, bank_of
+from support.kube import serve_twin
 from support.problem_runs import deployed
 
 PID = "social-network/metastable-post-cache-stampede-v1"
@@ -80,6 +83,27 @@ def test_gold_passes_with_the_replayed_cache_restart() -> None:
     score = run.verify()
     assert score.passed, [(c.name, c.detail) for c in score.checks]
     assert any(c.name == "replayed_chaos_recovers" and c.passed for c in score.checks)
+
+
+def test_what_kubectl_shows_and_the_fix_as_an_operator_types_it(tmp_path: Path) -> None:
+    """Real kubectl: the cache pod is Running and never restarted, MongoDB sits at its CPU limit
+    and logs slow queries; `kubectl set resources` on MongoDB ends the incident."""
+    cluster, run = deployed(PID)
+    run.inject()
+    run.advance(60)
+    harness = serve_twin(cluster.twin, tmp_path)
+    try:
+        cache = harness.ok("get", "pods", "-n", NS, "-l", "service=post-storage-memcached", "--no-headers")
+        assert "1/1" in cache and "Running" in cache and cache.split()[3] == "0"
+        top = harness.ok("top", "pod", "-n", NS, "-l", "service=post-storage-mongodb", "--no-headers")
+        assert top.split()[1] in ("10m", "11m")  # throttled at its limit
+        assert '"msg":"Slow query"' in harness.ok("logs", "deploy/post-storage-mongodb", "-n", NS, "--tail=50")
+        harness.ok("set", "resources", "deployment/post-storage-mongodb", "-n", NS,
+                   "--limits=cpu=1", "--requests=cpu=100m")
+    finally:
+        harness.server.stop()
+    run.advance(120)
+    assert cluster.entry_stats(30).success_ratio > 0.995
 
 
 def test_it_is_a_metastable_social_network_problem() -> None:
