@@ -67,3 +67,20 @@ def test_the_queue_drains_when_load_falls_and_a_restarted_mongod_starts_empty() 
 def test_without_a_cpu_limit_the_service_time_does_not_depend_on_load() -> None:
     twin = _twin(None)
     assert _drive(twin, 20.0, 5) == _drive(twin, 2000.0, 20)
+
+
+def test_other_stores_with_a_cpu_limit_still_report_their_load_as_usage() -> None:
+    twin = Twin(seed=5)
+    twin.apply([{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "cache", "namespace": "default"},
+                 "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "cache"}},
+                          "template": {"metadata": {"labels": {"app": "cache"}}, "spec": {"containers": [
+                              {"name": "memcached", "image": "memcached:1.6.7",
+                               "resources": {"limits": {"cpu": "100m"}}}]}}}}])
+    twin.advance(20)
+    pod = _pod(twin)
+    store = datastore_for(twin, pod)
+    assert store is not None and store.kind == "memcached"
+    store.request("get", rate=2000.0)
+    twin.advance(twin.clock.tick)
+    cpu, _memory = runtime_of(twin).container_usage("default", pod["metadata"]["name"], "memcached")
+    assert cpu > 0.1 * 2000.0 * 0.08 / 1000.0  # the gets' CPU, not nothing

@@ -39,7 +39,7 @@ class DatastoreController(Controller):
         store = self.bank.instances.get(key)
         if store is None or store.config.get("_instance") != instance.container_id:
             return 0.0, 0.0
-        if cpu_limit(store) is not None:  # CFS caps it; the rest waits in its queue
+        if store.kind == "mongodb" and cpu_limit(store) is not None:  # CFS caps it; the rest waits in its queue
             return queue_of(store).cores_used, float(store.memory_bytes())
         load = self.bank.last_loads.get(key)
         return (load.cpu_seconds if load else 0.0), float(store.memory_bytes())
