@@ -3,7 +3,7 @@ whose cause is short — a few seconds of extra network latency, a CPU-hungry ne
 
 `transient_chaos` first waits for the listed workloads to finish rolling out (so the trigger
 hits the system in the state the other faults put it in), then creates the experiment (any
-kind: `NetworkChaos` delay, `StressChaos` ...) with a `duration` in Chaos Mesh's hidden
+kind: `NetworkChaos` delay, `StressChaos`, a `PodChaos` pod kill ...) with a `duration` in Chaos Mesh's hidden
 namespace, lets it run out and deletes it. When the fault returns the trigger is gone; whatever
 persists is the system's own doing. The metastable durability check
 (`oracles/checks_metastable.py`) replays the same experiment with `run_experiment`. Kubernetes

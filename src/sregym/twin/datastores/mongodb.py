@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.datastores.base import DataStore, DbOutcome, bank_of, state_key
+from sregym.twin.datastores.cpu_queue import wait_ms
 from sregym.twin.datastores.disk import disk_effects
 
 if TYPE_CHECKING:
@@ -342,13 +343,14 @@ class MongoServer(DataStore):
                            _command_doc(command, args, db))
         except MongoError as exc:
             return DbOutcome.fail(exc.code_name, f"({exc.code_name}) {exc.errmsg}")
-        service_ms = self.cost_ms(op, db, collection, index_field)
-        service_ms, failure = disk_effects(self, DATA_DIR, op, rate, service_ms, db=db, collection=collection)
+        cost = self.cost_ms(op, db, collection, index_field)
+        wait = wait_ms(self, cost)  # behind a CPU limit the queue adds to every operation's duration
+        service_ms, failure = disk_effects(self, DATA_DIR, op, rate, cost + wait, db=db, collection=collection)
         if op in ("insert", "update", "delete") and rate > 0 and failure is None:
             coll = self.mongo_state.collection(db, collection, create=op == "insert")
             if coll is not None and op == "insert":
                 coll.docs += max(0, int(rate))
-        self.account(rate, service_ms)
+        self.account(rate, service_ms - wait)
         if failure is not None:
             return failure
         return DbOutcome(True, None, "", service_ms)

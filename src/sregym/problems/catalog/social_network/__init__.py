@@ -1,1 +1,1 @@
-"""Social Network problems: one module per theme (network, kubernetes, datastores)."""
+"""Social Network problems: one module per theme (network, kubernetes, datastores, metastable)."""
