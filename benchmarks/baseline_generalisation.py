@@ -129,6 +129,25 @@ def tabulate(out: Path) -> dict[str, float]:
     return rates
 
 
+def compare(before: Path, after: Path) -> None:
+    """Paired end-to-end rates per split on the problems both runs finished (a run cut short)."""
+    def outcomes(out: Path) -> dict[str, bool]:
+        rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        return {r["problem_id"]: bool(r.get("passed")) for r in rows}
+
+    old, new, seen = outcomes(before), outcomes(after), seen_ids()
+    common = sorted(set(old) & set(new))
+    print(f"\npaired on {len(common)} problems both runs finished:")
+    for split in ("seen", "held-out"):
+        ids = [i for i in common if (i in seen) == (split == "seen")]
+        if ids:
+            print(f"  {split:9} n={len(ids):3}  before {sum(old[i] for i in ids) / len(ids):6.1%}  "
+                  f"after {sum(new[i] for i in ids) / len(ids):6.1%}")
+    for pid in common:
+        if old[pid] != new[pid]:
+            print(f"  {'fixed ' if new[pid] else 'BROKEN'} {pid}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", dest="which", choices=("all", "seen", "heldout"), default="all")
@@ -139,9 +158,12 @@ def main() -> None:
     parser.add_argument("-j", "--jobs", type=int, default=1)
     parser.add_argument("--out", default=None, help="results directory (default: temporary)")
     parser.add_argument("--from", dest="existing", default=None, help="tabulate an earlier run's directory")
+    parser.add_argument("--before", default=None, help="with --from: also compare with this earlier run, paired")
     args = parser.parse_args()
     if args.existing:
         tabulate(Path(args.existing))
+        if args.before:
+            compare(Path(args.before), Path(args.existing))
         return
     out = Path(args.out or tempfile.mkdtemp(prefix="sregym-baseline-generalisation-"))
     tabulate(run(args.problem or select(args.which, args.every_seen, args.every_heldout), args.seeds, args.jobs, out))
