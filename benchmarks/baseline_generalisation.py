@@ -22,6 +22,11 @@ within 25 points of seen.
 before the rewrite (commit e4b4216), all 34 finished:
     seen       9  e2e 55.6%  diag 55.6%  mit 66.7%   (demo-shop 2/2, hotel-reservation 3/7)
     held-out  25  e2e 28.0%  diag 28.0%  mit 44.0%   (astronomy-shop 4/15, HR parity 1/4, social-network 2/6)
+
+after the first rewrite steps (commit 492170c: recent changes, flag files, scheduler reasons,
+deleted Services), same sample, all 34 finished, paired with the run above:
+    seen       9  e2e 55.6%  diag 55.6%  mit 66.7%   (unchanged, problem by problem)
+    held-out  25  e2e 56.0%  diag 56.0%  mit 72.0%   (astronomy-shop 9/15, HR parity 2/4, social-network 3/6)
 """
 
 from __future__ import annotations
