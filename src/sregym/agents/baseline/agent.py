@@ -27,7 +27,8 @@ if TYPE_CHECKING:  # the runtime import graph stays free of env/problem code
 # Findings of these tests rest on object-specific evidence, so several may be reported together
 # (concurrent faults); weaker ones are only used as the primary finding or as a fallback fix.
 SPECIFIC = {"service_port", "service_selector", "service_extra_pods", "image_pull", "admission_webhook",
-            "resource_quota", "volume_attach", "node_selector", "missing_volume_source", "probe", "job_sidecar"}
+            "resource_quota", "volume_attach", "unschedulable", "node_selector", "missing_volume_source", "probe",
+            "job_sidecar"}
 DIAGNOSIS_CALL_BUDGET = 40
 VERIFY_POLLS = 4
 

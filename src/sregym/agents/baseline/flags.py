@@ -16,6 +16,7 @@ import json
 import re
 
 from sregym.agents.baseline import remedies as fix
+from sregym.agents.baseline.changes import recent_changes
 from sregym.agents.baseline.context import IMPACT, Ctx, Finding, callers, containers
 
 _UNSUPPORTED = re.compile(r"(?i)code = Unimplemented|unknown method|not implemented|unknown service|"
@@ -97,4 +98,68 @@ def _flag_settings(ctx: Ctx, workload: str) -> list[tuple[str, str, str]]:
     return out
 
 
-__all__ = ["feature_flag", "previous_value"]
+# ------------------------------------------------------------------ flag definition files
+def _flag_file(text: str) -> dict | None:
+    """A flag definition file (OpenFeature/flagd style: `flags` -> {variants, defaultVariant})."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    flags = doc.get("flags") if isinstance(doc, dict) else None
+    if not isinstance(flags, dict) or not all(isinstance(f, dict) and "variants" in f for f in flags.values()):
+        return None
+    return doc
+
+
+def _switched_on(flags: dict) -> list[str]:
+    """Flags served with a variant other than `off` although an `off` variant exists."""
+    return sorted(name for name, f in flags.items()
+                  if "off" in (f.get("variants") or {}) and f.get("defaultVariant") not in (None, "off"))
+
+
+def _mounters(ctx: Ctx, configmap: str) -> list[str]:
+    """Deployments whose pods mount the ConfigMap as a volume (they read it at start)."""
+    text = ctx.get(f"get deployments -n {ctx.ns} -o jsonpath="
+                   """'{range .items[*]}{.metadata.name}{"\\t"}{.spec.template.spec.volumes[*].configMap.name}{"\\n"}{end}'""")
+    return sorted(n for line in text.splitlines() for n, _, maps in [line.partition("\t")]
+                  if configmap in maps.split())
+
+
+def flag_file(ctx: Ctx) -> Finding | None:
+    """A recently edited ConfigMap holds a feature-flag file in which flags are switched on.
+
+    The generic method: "what changed?" names the ConfigMap (its newest write is well after its
+    creation); its content is a flag definition file; a flag served with a variant other than
+    `off` opens a code path (errors, latency, load, memory) in the services that evaluate it.
+    The revert: every switched-on flag back to `off`, then restart the workloads that mount the
+    file, since they copy it at start. Services whose names the flag names are the affected ones.
+    """
+    for change in recent_changes(ctx, "ConfigMap"):
+        data = ctx.json(f"get configmap {change.name} -n {ctx.ns}").get("data") or {}
+        for key, text in sorted(data.items()):
+            doc = _flag_file(text) if isinstance(text, str) else None
+            on = _switched_on(doc["flags"]) if doc else []
+            if not doc or not on:
+                continue
+            for name in on:
+                doc["flags"][name]["defaultVariant"] = "off"
+            body = json.dumps({"data": {key: json.dumps(doc, indent=2) + "\n"}})
+            readers = _mounters(ctx, change.name)
+            cmds = [(f"patch configmap {change.name} -n {ctx.ns} --type merge -p '{body}'", None),
+                    *[fix.restart(ctx.ns, r, "flag") for r in readers]]
+            touched = sorted({d for d in ctx.facts.deployments for flag in on
+                              if flag.lower().startswith(d.replace("-", ""))} - set(readers))
+            settings = ", ".join(f"{n}={v}" for n, v in ((n, json.loads(text)["flags"][n].get("defaultVariant"))
+                                                         for n in on))
+            return Finding([ctx.obj("ConfigMap", change.name)],
+                           "feature flag switched on (defaultVariant) opens a failure code path",
+                           f"ConfigMap {change.name} was edited at {change.at} (after deployment); its flag file "
+                           f"{key} now serves {settings} (defaultVariant moved from off). The feature flag drives "
+                           f"{', '.join(touched) or 'the services that evaluate it'} onto its failure code path. "
+                           f"Fix: defaultVariant back to off and restart {', '.join(readers) or 'the flag server'}. "
+                           f"{IMPACT}", cmds,
+                           affected=[ctx.dep(d) for d in touched] + callers(ctx, touched))
+    return None
+
+
+__all__ = ["feature_flag", "flag_file", "previous_value"]

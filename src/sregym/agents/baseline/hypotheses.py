@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from sregym.agents.baseline import databases
 from sregym.agents.baseline import remedies as fix
+from sregym.agents.baseline.addresses import missing_service
 from sregym.agents.baseline.context import (
     IMPACT,
     Ctx,
@@ -25,7 +26,8 @@ from sregym.agents.baseline.context import (
     load_json,
     workloads_of_events,
 )
-from sregym.agents.baseline.flags import feature_flag
+from sregym.agents.baseline.flags import feature_flag, flag_file
+from sregym.agents.baseline.placement import unschedulable
 from sregym.agents.baseline.workloads import job_sidecar, missing_volume_source, volume_attach
 
 
@@ -741,7 +743,8 @@ def dns_policy(ctx: Ctx) -> Finding | None:
 # Ordered from the most specific evidence (events naming the object) to the weakest.
 HYPOTHESES: list[Callable[[Ctx], Finding | None]] = [
     service_port, service_selector, service_extra_pods, image_pull, admission_webhook, resource_quota,
-    volume_attach, node_selector, missing_volume_source, config_reference, probe, job_sidecar, rollout_strategy,
+    volume_attach, unschedulable, node_selector, missing_volume_source, config_reference, flag_file,
+    missing_service, probe, job_sidecar, rollout_strategy,
     oom, dns_policy, crashing_image, config_crash, disk, dns, db_auth, feature_flag, retry_storm, cpu_throttling,
     network_policy, env_shadowed, scaled_to_zero,
 ]
