@@ -73,6 +73,8 @@ EXERCISED: list[tuple[str, str]] = [
     (r"^sregym check \S+ --seed 0$", "tests/problems/test_check_protocol.py::test_cli_check_runs_one_problem"),
     (r"^sregym check --all --problems-dir ", "tests/test_docs.py::test_problem_example_passes_check"),
     (r"^sregym view ", "tests/viewer/test_view_api.py::test_cli_serves_a_run_directory"),
+    (r"^sregym run --suite lite --agent baseline --executor ray ",
+     "tests/runner/test_ray_executor.py::test_the_cli_runs_on_ray_and_checks_its_flags"),
 ]
 
 

@@ -83,6 +83,8 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                      "restricted level", "restricted profile", "runasnonroot", "allowprivilegeescalation"),
     "autoscaling": ("hpa", "horizontalpodautoscaler", "autoscal", "missing request for cpu",
                     "failedgetresourcemetric", "no cpu request", "without a cpu request"),
+    "port_conflict": ("address already in use", "eaddrinuse", "port conflict", "same port", "already bound",
+                      "bind:", "binds the same port", "port clash"),
     "priority_preemption": ("preempt", "priorityclass", "priority class", "globaldefault", "global default",
                             "default priority", "higher priority", "lower priority", "priorityclassname"),
 }
@@ -116,6 +118,8 @@ RELATED: dict[str, frozenset[str]] = {
     "wrong_command": frozenset({"crashing_image", "service_port"}),
     "pod_security": frozenset({"admission_webhook", "resource_quota"}),
     "autoscaling": frozenset({"cpu_throttling"}),
+    # A sidecar that cannot bind crash-loops and leaves its Service without endpoints.
+    "port_conflict": frozenset({"sidecar_lifecycle", "service_port", "crashing_image"}),
     # A preempted pod that cannot come back waits Pending with FailedScheduling.
     "priority_preemption": frozenset({"unschedulable", "memory_pressure"}),
 }

@@ -528,3 +528,52 @@ def host_port_conflict() -> Problem:
             {"op": "remove", "path": "/spec/template/spec/containers/0/ports/0/hostPort"}]),),
         settle_s=SETTLE_S,
     )
+
+
+# ------------------------------------------------ 13. a sidecar binding frontend's port
+STATSD_FLAGS = ["--statsd.listen-udp=:9125", "--statsd.listen-tcp=:9125"]
+
+
+def _metrics_sidecar(web_port: int) -> dict[str, Any]:
+    # The declared port says what was meant (the exporter's default 9102); the flag says otherwise.
+    return {"name": "metrics", "image": "prom/statsd-exporter:v0.26.1",
+            "args": [f"--web.listen-address=:{web_port}", *STATSD_FLAGS],
+            "ports": [{"containerPort": 9102, "name": "metrics"}, {"containerPort": 9125, "protocol": "UDP"}]}
+
+
+@problem
+def sidecar_port_conflict() -> Problem:
+    """A change to `frontend` adds a `metrics` sidecar (prom/statsd-exporter) whose web listener
+    is set to `:5000` (its declared containerPort says 9102), the port frontend's HTTP server
+    already binds in the same pod (SREGym `sidecar_port_conflict_hotel_reservation`).
+
+    Containers of a pod share one network namespace: whichever binds second fails with `bind:
+    address already in use` and exits. frontend has no readiness probe, so the new pod counts as
+    Ready for the moment before the sidecar fails and the rollout replaces the old pod; from then
+    on the sidecar crash-loops, the only frontend pod is 1/2 and not Ready, the frontend Service has
+    no endpoints and every request to the site fails. Fix: move the sidecar to a free port
+    (statsd-exporter's default :9102) or remove it.
+    """
+    port = PORTS["frontend"]
+    return Problem(
+        id="hotel-reservation/sidecar-port-conflict-v1",
+        title="the site is down since the last frontend rollout",
+        app=APP, namespace=NS,
+        tags=Tags(layers=("config",), difficulty="medium"),
+        faults=(_patch_fault(_patch("frontend", {"spec": {"template": {"spec": {"containers": [
+            _metrics_sidecar(port)]}}}})),),
+        ground_truth=GroundTruth(
+            root_causes=(_deploy("frontend"),), mechanism="port_conflict",
+            detail=f"frontend's sidecar container metrics (statsd-exporter) listens on --web.listen-address=:{port}, "
+                   "the port frontend's server already binds in the pod (address already in use)",
+            detail_keywords=("address already in use", str(port), "metrics", "sidecar", "web.listen-address",
+                             "statsd-exporter"),
+            affected=(_obj("Service", "frontend"),), impact_keywords=IMPACT,
+            description="The sidecar cannot bind the port the frontend container holds, so it crash-loops and the "
+                        "frontend pod is not Ready; the frontend Service has no endpoints and the site is down."),
+        mitigation=_mitigation(CheckSpec(check="sustained_ready", params={"deployment": "frontend", "seconds": 60}),
+                               _serves("frontend")),
+        gold=(Action(op="patch", kind="Deployment", namespace=NS, name="frontend", patch={"spec": {"template": {
+            "spec": {"containers": [{"name": "metrics", "args": ["--web.listen-address=:9102", *STATSD_FLAGS]}]}}}}),),
+        settle_s=SETTLE_S,
+    )

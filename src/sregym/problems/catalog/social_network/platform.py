@@ -27,12 +27,6 @@ from sregym.problems.catalog.social_network.common import (
 )
 from sregym.problems.model import Action, CheckSpec, FaultSpec, Problem
 from sregym.problems.registry import problem
-from sregym.problems.vocabulary import mechanisms
-
-mechanisms({
-    "port_conflict": ("address already in use", "eaddrinuse", "port conflict", "same port", "already bound",
-                      "bind:", "binds the same port", "port clash"),
-}, related={"port_conflict": ("sidecar_lifecycle", "service_port", "crashing_image")})
 
 FRONT = "nginx-thrift"
 USER = "user-service"
