@@ -68,6 +68,7 @@ class KubeAttempt:
                 raise ClusterNotReady(f"the kubeconfig's credential may not {verb} {resource}"
                                       f"{'.' + group if group else ''}{where}; use a cluster-admin context")
         app = get_app(self.problem.app)
+        self.wait_gone([app.namespace], only_terminating=True)  # the previous attempt's, going away
         if self.cluster.get("Namespace", None, app.namespace) is not None:
             raise ClusterNotReady(f"namespace {app.namespace} already exists; remove it first (an attempt "
                                   "installs the app fresh and deletes the namespace afterwards)")
@@ -152,6 +153,27 @@ class KubeAttempt:
         return KubeAgentAccess(kubeconfig_writer=writer, token=token, urls=self.target.urls,
                                namespace=self.problem.namespace)
 
+    def wait_gone(self, namespaces: list[str], *, only_terminating: bool = False) -> None:
+        """Wait (cluster time, up to `ready_timeout_s`) until `namespaces` are deleted, so the next
+        attempt can install into a fresh one. `only_terminating`: skip the ones not being deleted."""
+        waited = 0.0
+        while True:
+            left = []
+            for name in namespaces:
+                obj = self.cluster.get("Namespace", None, name)
+                if obj is not None and (not only_terminating or obj["metadata"].get("deletionTimestamp")
+                                        or obj["metadata"].get("deletion_timestamp")):
+                    left.append(name)
+            if not left:
+                return
+            if waited >= self.target.ready_timeout_s:
+                raise ClusterNotReady(f"namespace(s) {', '.join(left)} still terminating after "
+                                      f"{waited:.0f}s of cluster time")
+            if waited == 0.0:
+                self.progress(f"waiting for namespace(s) {', '.join(left)} to be deleted")
+            self.cluster.advance(POLL_S)
+            waited += POLL_S
+
     # ----------------------------------------------------------------- cleanup
     def cleanup(self, run: Any = None) -> list[str]:
         """Recover the faults (restores what they changed), then delete everything created."""
@@ -161,7 +183,12 @@ class KubeAttempt:
                 run.recover()
             except Exception as exc:
                 failed.append(f"recover: {exc}")
-        failed += cleanup(self.cluster, list(self.cluster.created))
+        created = list(self.cluster.created)
+        failed += cleanup(self.cluster, created)
+        try:
+            self.wait_gone([name for kind, _, name in created if kind == "Namespace"])
+        except ClusterNotReady as exc:
+            failed.append(str(exc))
         if not failed and self.ledger is not None:
             self.ledger.unlink(missing_ok=True)
         for line in failed:

@@ -23,6 +23,11 @@ CLUSTER_ROLE = "oncall-cluster"
 NAMESPACED_ROLE = "oncall"
 TOKEN_SECONDS = 86400
 RBAC_API = "rbac.authorization.k8s.io/v1"
+# What `system:basic-user` grants every authenticated user on a real cluster (`kubectl auth can-i`,
+# `kubectl auth whoami`); stated here too so a cluster without that default binding answers alike.
+SELF_REVIEWS = ({"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews",
+                                                                     "selfsubjectrulesreviews"], "verbs": ["create"]},
+                {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]})
 
 
 def agent_rules() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -50,7 +55,7 @@ def agent_rules() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
                 for (group, verbs), res in sorted(table.items()) if res]
 
     read_all = {"apiGroups": ["*"], "resources": ["*"], "verbs": list(READ)}
-    return rules(cluster), [read_all, *rules(namespaced)]
+    return [*rules(cluster), *SELF_REVIEWS], [read_all, *rules(namespaced)]
 
 
 def _binding(kind: str, name: str, role: str, namespace: str | None = None) -> dict[str, Any]:
