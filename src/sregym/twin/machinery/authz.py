@@ -174,11 +174,12 @@ def _stored_rbac(user: str, verb: str, group: str, resource: str, namespace: str
                  sub: str) -> tuple[bool, str]:
     """A ServiceAccount (or any other user): what the cluster's RBAC objects bind to it
     (`rbac_objects.py`); nothing when no store is bound."""
-    from sregym.twin.machinery.rbac_objects import bound_rules
+    from sregym.twin.machinery.rbac_objects import bound_rules  # below authz: it imports nothing of it
 
     if "*" in (group, resource):
         return False, ""
-    for rule in bound_rules(user, namespace):
+    for groups, resources, verbs in bound_rules(user, namespace):
+        rule = PolicyRule(groups, resources, verbs)
         if verb == "*" and "*" not in rule.verbs:
             continue
         if rule.allows(verb, group, resource, sub):

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from sregym.twin.machinery.authz import PolicyRule
+# One PolicyRule as (apiGroups, resources, verbs); `authz.py` makes its `PolicyRule` from it.
+Rule = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 SA_PREFIX = "system:serviceaccount:"
 
-Resolver = Callable[[str, "str | None"], "tuple[PolicyRule, ...]"]
+Resolver = Callable[[str, "str | None"], "tuple[Rule, ...]"]
 _RESOLVER: ContextVar[Resolver | None] = ContextVar("sregym_rbac_resolver", default=None)
 
 
@@ -43,21 +43,19 @@ def subject_matches(subject: dict[str, Any], user: str, binding_namespace: str |
     return False
 
 
-def _rules_of(role: dict[str, Any] | None) -> list[PolicyRule]:
-    from sregym.twin.machinery.authz import PolicyRule
-
-    out = []
+def _rules_of(role: dict[str, Any] | None) -> list[Rule]:
+    out: list[Rule] = []
     for rule in (role or {}).get("rules") or []:
         if not isinstance(rule, dict) or rule.get("resourceNames") or rule.get("nonResourceURLs"):
             continue  # name-restricted rules grant less than a rule without names: never more
-        out.append(PolicyRule(tuple(rule.get("apiGroups") or ()), tuple(rule.get("resources") or ()),
-                              tuple(rule.get("verbs") or ())))
+        out.append((tuple(rule.get("apiGroups") or ()), tuple(rule.get("resources") or ()),
+                    tuple(rule.get("verbs") or ())))
     return out
 
 
-def rules_from_store(store: Any, user: str, namespace: str | None) -> tuple[PolicyRule, ...]:
+def rules_from_store(store: Any, user: str, namespace: str | None) -> tuple[Rule, ...]:
     """The rules bound to `user` for a request in `namespace` (None: cluster scope)."""
-    rules: list[PolicyRule] = []
+    rules: list[Rule] = []
     for binding in store.list("ClusterRoleBinding"):
         if any(subject_matches(s, user, None) for s in binding.get("subjects") or []):
             ref = binding.get("roleRef") or {}
@@ -81,10 +79,10 @@ def bind_store(store: Any) -> None:
     _RESOLVER.set(lambda user, namespace: rules_from_store(store, user, namespace))
 
 
-def bound_rules(user: str, namespace: str | None) -> tuple[PolicyRule, ...]:
+def bound_rules(user: str, namespace: str | None) -> tuple[Rule, ...]:
     """The stored rules of `user`, or none when no store is bound (in-process callers)."""
     resolver = _RESOLVER.get()
     return resolver(user, namespace) if resolver is not None else ()
 
 
-__all__ = ["SA_PREFIX", "bind_store", "bound_rules", "rules_from_store", "subject_matches"]
+__all__ = ["SA_PREFIX", "Rule", "bind_store", "bound_rules", "rules_from_store", "subject_matches"]
