@@ -179,3 +179,18 @@ def test_twin_only_problems_are_skipped_with_their_reason(served: Served, tmp_pa
     assert done.returncode == 2
     assert "device-scoped IOChaos" in done.stderr and "needs the twin" in done.stderr
     assert not (tmp_path / "out" / "results.jsonl").exists()
+
+
+def test_check_protocol_runs_on_the_cluster_and_cleans_up(served: Served) -> None:
+    flags = [f for f in served.flags() if f not in ("--backend", "kube")]
+    done = subprocess.run([*SREGYM, "check", "demo-shop/nonexistent-node-selector-v1", "--backend", "kube", *flags],
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "PASS demo-shop/nonexistent-node-selector-v1" in done.stdout
+    assert _leftovers(served) == []
+
+
+def test_kube_flags_without_the_kube_backend_are_refused() -> None:
+    done = subprocess.run([*SREGYM, "run", "-p", "demo-shop/missing-configmap-key-v1", "--prometheus-url",
+                           "http://127.0.0.1:1"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--prometheus-url" in done.stderr and "--backend kube" in done.stderr
