@@ -70,6 +70,16 @@ def kube_target(command: str, backend: str, kubeconfig: str | None, context: str
                       speed=speed, ledger_dir=tempfile.mkdtemp(prefix="sregym-kube-ledger-"))
 
 
+def stop_on_sigterm() -> None:
+    """Turn SIGTERM into KeyboardInterrupt, so the `finally` blocks that clean the cluster run."""
+    import signal
+
+    def _interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
 def cleanup_leftovers(target: Any) -> None:
     """Remove what killed attempts left on the cluster; say so when something stays."""
     import shutil
@@ -91,4 +101,4 @@ def cleanup_leftovers(target: Any) -> None:
 
 
 __all__ = ["BACKENDS", "backend_option", "cleanup_leftovers", "context_option", "kube_target",
-           "kubeconfig_option", "speed_option", "url_option"]
+           "kubeconfig_option", "speed_option", "stop_on_sigterm", "url_option"]
