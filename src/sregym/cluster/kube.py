@@ -10,7 +10,7 @@ agent credential), exec'ing `nc -z`, as a human operator would test a Service fr
 Time: a real cluster's clock runs on its own, so `advance()` sleeps; a caller that controls the
 clock (the twin served in manual mode) passes `advance_fn`/`now_fn`. A cluster whose clock runs
 `speed` times faster than the wall (a twin served with `sregym twin up --speed N`) sleeps
-`seconds / speed`, and `now()` follows the cluster's clock from one reading of Prometheus' `time()`.
+until the cluster's clock (Prometheus' `time()`, which is also `now()`) has moved `seconds`.
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ class KubeCluster:
             raise ValueError("speed must be positive")
         self._advance_fn = advance_fn
         self._now_fn = now_fn
-        self._anchor: tuple[float, float] | None = None  # (cluster time, monotonic) when speed != 1
         self.api_client = config.new_client_from_config(config_file=kubeconfig, context=self.context)
         self.core = client.CoreV1Api(self.api_client)
         self.dynamic = DynamicClient(self.api_client)
@@ -69,7 +68,6 @@ class KubeCluster:
                                 speed=self.speed)
         else:
             raise KeyError(f"no kubeconfig context for user {user!r}")
-        other._anchor = self._anchor
         return other
 
     # ---------------------------------------------------------------- helpers
@@ -224,18 +222,21 @@ class KubeCluster:
     def advance(self, seconds: float) -> None:
         if self._advance_fn is not None:
             self._advance_fn(seconds)
+        elif self.speed == 1.0:
+            time.sleep(seconds)  # the cluster's clock runs on its own
         else:
-            time.sleep(seconds / self.speed)  # the cluster's clock runs on its own
+            # A sped-up clock may fall behind its nominal rate on a busy machine: wait until the
+            # cluster's own clock has moved `seconds`, not for the wall time it should take.
+            until = self.now() + seconds
+            while (left := until - self.now()) > 0:
+                time.sleep(min(max(left / self.speed, 0.01), 1.0))
 
     def now(self) -> float:
         if self._now_fn is not None:
             return self._now_fn()
         if self.speed == 1.0:
             return time.time()
-        if self._anchor is None:
-            self._anchor = (self._server_time(), time.monotonic())
-        at, mono = self._anchor
-        return at + (time.monotonic() - mono) * self.speed
+        return self._server_time()
 
     def _server_time(self) -> float:
         """Prometheus' `time()`: the cluster's present (the wall clock when nothing answers)."""
