@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from sregym.cli import backend as backend_flags
 from sregym.cli import exitcodes
 from sregym.cli.validate import Args
 from sregym.env.config import AttemptConfig
@@ -48,8 +49,16 @@ def mcp_command(
     max_steps: int = typer.Option(None, "--max-steps", help="Step limit per phase (default: the problem's)."),
     result: Path = typer.Option(None, "--result", help="Write the scored attempt (JSON) here."),
     problems_dir: list[Path] = typer.Option(None, "--problems-dir", help="Load extra problem files (*.py)."),
+    backend_name: str = backend_flags.backend_option(),
+    kubeconfig: str = backend_flags.kubeconfig_option(),
+    context: str = backend_flags.context_option(),
+    prometheus_url: str = backend_flags.url_option("prometheus"),
+    loki_url: str = backend_flags.url_option("loki"),
+    jaeger_url: str = backend_flags.url_option("jaeger"),
+    cluster_speed: float = backend_flags.speed_option(),
 ) -> None:
-    """Serve the agent tools of one problem attempt over MCP."""
+    """Serve the agent tools of one problem attempt over MCP (on the twin, or with --backend kube
+    on a cluster reached by kubeconfig: docs/real-cluster.md)."""
     from sregym.env import Conductor, EnvironmentFailure, Limits
     from sregym.extras import MissingExtra, require
 
@@ -65,6 +74,10 @@ def mcp_command(
     args.out_file(result, "--result")
     args.problems_dirs(problems_dir)
     args.problem(problem)
+    target = backend_flags.kube_target("mcp", backend_name, kubeconfig, context, prometheus_url, loki_url,
+                                       jaeger_url, cluster_speed)
+    if target is not None:
+        backend_flags.stop_on_sigterm()  # SIGTERM cleans the cluster up like Ctrl-C
     try:
         require("mcp", "sregym mcp")
     except MissingExtra as err:
@@ -72,7 +85,8 @@ def mcp_command(
     sock = _listen(args, host, port) if transport == "http" else None
     try:
         attempt = AttemptConfig(noise=noise, clock=clock, seconds_per_call=seconds_per_call,  # type: ignore[arg-type]
-                                phases=phase_list, limits=Limits(max_steps=max_steps))
+                                phases=phase_list, limits=Limits(max_steps=max_steps),
+                                kube=target.to_json() if target is not None else None)
         conductor = Conductor(problem, attempt, seed=seed, agent_name="mcp")
     except (KeyError, ValueError) as err:
         args.fail(err.args[0] if isinstance(err, KeyError) and err.args else str(err))
@@ -80,11 +94,15 @@ def mcp_command(
         brief = conductor.start()
     except EnvironmentFailure as err:
         conductor.close()
+        if target is not None:
+            backend_flags.cleanup_leftovers(target)
         args.fail(f"the environment could not be prepared: {err}", exitcodes.ENVIRONMENT)
     try:
         _serve(conductor, brief.text, result, sock)
     finally:
         conductor.close()
+        if target is not None:
+            backend_flags.cleanup_leftovers(target)
 
 
 def _listen(args: Args, host: str, port: int) -> socket.socket:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from sregym.cli import backend as backend_flags
 from sregym.cli import exitcodes
 from sregym.cli.progress import ItemProgress, results_table, seconds
 from sregym.cli.validate import Args, one_line
@@ -152,9 +153,19 @@ def check(problem_ids: list[str] = typer.Argument(None, help="Problem ids (defau
           all_: bool = typer.Option(False, "--all", help="Check every registered problem."),
           seed: int = typer.Option(0, "--seed", help="Run seed (0 or more)."),
           jobs: int = typer.Option(None, "-j", "--jobs", help="Worker processes (default: one per CPU)."),
-          problems_dir: list[Path] = ProblemsDir) -> None:
+          problems_dir: list[Path] = ProblemsDir,
+          backend_name: str = backend_flags.backend_option(),
+          kubeconfig: str = backend_flags.kubeconfig_option(),
+          context: str = backend_flags.context_option(),
+          prometheus_url: str = backend_flags.url_option("prometheus"),
+          loki_url: str = backend_flags.url_option("loki"),
+          jaeger_url: str = backend_flags.url_option("jaeger"),
+          cluster_speed: float = backend_flags.speed_option()) -> None:
     """Run the check protocol: must_fix fails after injection, gold passes, noop fails, recover
     restores the baseline, same seed gives identical telemetry and scores.
+
+    With --backend kube the problems are checked one at a time on that cluster, without the
+    "same seed" steps (docs/real-cluster.md).
 
     One line per problem as it finishes (verdict, id, seed, wall time), then a table."""
     import os
@@ -170,6 +181,8 @@ def check(problem_ids: list[str] = typer.Argument(None, help="Problem ids (defau
     if not ids:
         args.fail("no problems given: name ids or pass --all")
     problems = [args.problem(pid, "PROBLEM_IDS") for pid in ids]
+    target = backend_flags.kube_target("check", backend_name, kubeconfig, context, prometheus_url, loki_url,
+                                       jaeger_url, cluster_speed)
 
     with ItemProgress(len(problems), "check") as progress:
         def show_report(report: CheckReport) -> None:
@@ -178,7 +191,18 @@ def check(problem_ids: list[str] = typer.Argument(None, help="Problem ids (defau
             for line in failed_steps:
                 typer.echo(line)
 
-        reports = check_many(problems, seed, jobs=jobs or os.cpu_count() or 1, on_report=show_report)
+        if target is None:
+            reports = check_many(problems, seed, jobs=jobs or os.cpu_count() or 1, on_report=show_report)
+        else:
+            from sregym.env.kube.check import check_on_cluster
+
+            reports = []
+            try:
+                for problem in problems:
+                    reports.append(check_on_cluster(problem, seed, target))
+                    show_report(reports[-1])
+            finally:
+                backend_flags.cleanup_leftovers(target)
     failed = sum(not r.passed for r in reports)
     results_table(f"check, seed {seed}", ("problem", "seed", "verdict", "wall"),
                   ((r.problem_id, str(r.seed), "PASS" if r.passed else "FAIL", seconds(r.wall_s)) for r in reports),

@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 
+from sregym.cli import backend as backend_flags
 from sregym.env.config import ATTEMPT_TIMEOUT_S, AttemptConfig
 
 
@@ -82,6 +83,13 @@ def run_command(
     judge_api_key_env: str = typer.Option(None, "--judge-api-key-env",
                                           help="Environment variable holding the LLM judge's API key "
                                                "(default SREGYM_JUDGE_API_KEY; the key is never stored)."),
+    backend_name: str = backend_flags.backend_option(),
+    kubeconfig: str = backend_flags.kubeconfig_option(),
+    context: str = backend_flags.context_option(),
+    prometheus_url: str = backend_flags.url_option("prometheus"),
+    loki_url: str = backend_flags.url_option("loki"),
+    jaeger_url: str = backend_flags.url_option("jaeger"),
+    cluster_speed: float = backend_flags.speed_option(),
 ) -> None:
     """Run an agent on problems × seeds; write results.jsonl, trajectories/ and summary.json."""
     import sys
@@ -118,8 +126,12 @@ def run_command(
                    "are ignored", err=True)
     from sregym.env.models import Limits
 
+    target = backend_flags.kube_target("run", backend_name, kubeconfig, context, prometheus_url, loki_url, jaeger_url,
+                                 cluster_speed)
+    problem = _portable(problem or [], target)
     attempt = AttemptConfig(noise=noise, seconds_per_call=seconds_per_call, phases=phase_list,
-                            limits=Limits(max_steps=max_steps) if max_steps is not None else Limits())
+                            limits=Limits(max_steps=max_steps) if max_steps is not None else Limits(),
+                            kube=target.to_json() if target is not None else None)
     try:
         summary = run(problem or [], agent=agent, agent_options=agent_options(model, base_url, api_key_env, option),
                       seeds=seeds, variants=variants, jobs=jobs, out_dir=out, resume=resume, suite=suite, tag=tag,
@@ -137,10 +149,36 @@ def run_command(
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         typer.echo(f"sregym run: {message}", err=True)
         raise typer.Exit(exitcodes.USAGE) from None
+    finally:
+        if target is not None:
+            backend_flags.cleanup_leftovers(target)
     tables = [render_problems(summary)] if summary.per_problem else []
     print_fitted(*tables, render_table(summary))
     typer.echo(f"results: {summary.out_dir}")
     raise typer.Exit(_exit_code(summary))
+
+
+def _portable(problem_ids: list[str], target: object) -> list[str]:
+    """With `--backend kube`, the named problems that can run on a real cluster; the others are
+    skipped with their reason (suites and tags are filtered per attempt, with the same reason)."""
+    if target is None or not problem_ids:
+        return problem_ids
+    from sregym.problems import get_problem
+    from sregym.problems.portability import twin_only_reason
+
+    kept = []
+    for pid in problem_ids:
+        reason = twin_only_reason(get_problem(pid))
+        if reason:
+            typer.echo(f"skipping {pid} on --backend kube: it needs the twin ({reason})", err=True)
+        else:
+            kept.append(pid)
+    if not kept:
+        from sregym.cli import exitcodes
+
+        typer.echo("sregym run: no selected problem can run on --backend kube", err=True)
+        raise typer.Exit(exitcodes.USAGE)
+    return kept
 
 
 def _judge_choice(kind: str, model: str | None, base_url: str | None, key_env: str | None) -> Any:

@@ -138,6 +138,10 @@ def up(
 
         args.choice(app_name, "--app", list_apps())
     twin = Twin(seed=seed)
+    from sregym.apps import get_app, list_apps
+
+    for name in list_apps():  # the public registry a real cluster pulls from: every app's images
+        get_app(name).push_images(twin)
     if app_name:
         from sregym.apps import deploy_app
 

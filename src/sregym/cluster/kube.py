@@ -8,7 +8,9 @@ Reachability probes run from a small probe pod in the `sregym-system` namespace 
 agent credential), exec'ing `nc -z`, as a human operator would test a Service from inside.
 
 Time: a real cluster's clock runs on its own, so `advance()` sleeps; a caller that controls the
-clock (the twin served in manual mode) passes `advance_fn`/`now_fn`.
+clock (the twin served in manual mode) passes `advance_fn`/`now_fn`. A cluster whose clock runs
+`speed` times faster than the wall (a twin served with `sregym twin up --speed N`) sleeps
+until the cluster's clock (Prometheus' `time()`, which is also `now()`) has moved `seconds`.
 """
 
 from __future__ import annotations
@@ -30,7 +32,10 @@ class KubeCluster:
 
     def __init__(self, kubeconfig: str, *, context: str | None = None, user: str = ADMIN,
                  prometheus_url: str | None = None, advance_fn: Callable[[float], None] | None = None,
-                 now_fn: Callable[[], float] | None = None, contexts: dict[str, str] | None = None) -> None:
+                 now_fn: Callable[[], float] | None = None, contexts: dict[str, str] | None = None,
+                 kubeconfigs: dict[str, str] | None = None, speed: float = 1.0) -> None:
+        """`contexts`/`kubeconfigs` name, per user, the context (in `kubeconfig`) or the whole
+        kubeconfig file `as_user` switches to; `speed` is the cluster clock's rate (see above)."""
         from sregym.extras import require
 
         require("kubernetes", "a real cluster (KubeCluster)")
@@ -41,7 +46,11 @@ class KubeCluster:
         self.user = user
         self.contexts = dict(contexts or {})
         self.context = context or self.contexts.get(user)
+        self.kubeconfigs = dict(kubeconfigs or {})
         self.prometheus_url = prometheus_url
+        self.speed = float(speed)
+        if self.speed <= 0:
+            raise ValueError("speed must be positive")
         self._advance_fn = advance_fn
         self._now_fn = now_fn
         self.api_client = config.new_client_from_config(config_file=kubeconfig, context=self.context)
@@ -50,10 +59,16 @@ class KubeCluster:
         self._resources: dict[str, Any] = {}
 
     def as_user(self, user: str) -> KubeCluster:
-        if user not in self.contexts:
+        if user in self.kubeconfigs:
+            other = KubeCluster(self.kubeconfigs[user], user=user, prometheus_url=self.prometheus_url,
+                                advance_fn=self._advance_fn, now_fn=self._now_fn, speed=self.speed)
+        elif user in self.contexts:
+            other = KubeCluster(self.kubeconfig, user=user, prometheus_url=self.prometheus_url,
+                                advance_fn=self._advance_fn, now_fn=self._now_fn, contexts=self.contexts,
+                                speed=self.speed)
+        else:
             raise KeyError(f"no kubeconfig context for user {user!r}")
-        return KubeCluster(self.kubeconfig, user=user, prometheus_url=self.prometheus_url,
-                           advance_fn=self._advance_fn, now_fn=self._now_fn, contexts=self.contexts)
+        return other
 
     # ---------------------------------------------------------------- helpers
     def _resource(self, kind: str, api_version: str | None = None) -> Any:
@@ -120,7 +135,11 @@ class KubeCluster:
         if label_selector:
             kw["label_selector"] = label_selector
         out = self._call(res.get, **kw).to_dict()
-        return list(out.get("items") or [])
+        items = list(out.get("items") or [])
+        for item in items:  # a real API server leaves them out of list items
+            item.setdefault("kind", res.kind)
+            item.setdefault("apiVersion", res.group_version)
+        return items
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         res = self._resource(obj["kind"], obj.get("apiVersion"))
@@ -137,6 +156,15 @@ class KubeCluster:
         body = dict(obj)
         body["metadata"] = {**meta, "resourceVersion": current["metadata"]["resourceVersion"]}
         return self._call(res.replace, body=body, namespace=ns).to_dict()
+
+    def server_side_apply(self, obj: dict[str, Any], *, field_manager: str = "sregym") -> dict[str, Any]:
+        """`kubectl apply --server-side --force-conflicts`: the server merges `obj` into what
+        exists and records `field_manager` as the owner of its fields (how the app is installed)."""
+        res = self._resource(obj["kind"], obj.get("apiVersion"))
+        meta = obj.get("metadata") or {}
+        ns = (meta.get("namespace") or "default") if res.namespaced else None
+        return self._call(self.dynamic.server_side_apply, res, body=obj, name=meta["name"], namespace=ns,
+                          field_manager=field_manager, force_conflicts=True).to_dict()
 
     def replace(self, obj: dict[str, Any]) -> dict[str, Any]:
         res = self._resource(obj["kind"], obj.get("apiVersion"))
@@ -194,11 +222,28 @@ class KubeCluster:
     def advance(self, seconds: float) -> None:
         if self._advance_fn is not None:
             self._advance_fn(seconds)
+        elif self.speed == 1.0:
+            time.sleep(seconds)  # the cluster's clock runs on its own
         else:
-            time.sleep(seconds)  # a real cluster: simulated time is wall time
+            # A sped-up clock may fall behind its nominal rate on a busy machine: wait until the
+            # cluster's own clock has moved `seconds`, not for the wall time it should take.
+            until = self.now() + seconds
+            while (left := until - self.now()) > 0:
+                time.sleep(min(max(left / self.speed, 0.01), 1.0))
 
     def now(self) -> float:
-        return self._now_fn() if self._now_fn is not None else time.time()
+        if self._now_fn is not None:
+            return self._now_fn()
+        if self.speed == 1.0:
+            return time.time()
+        return self._server_time()
+
+    def _server_time(self) -> float:
+        """Prometheus' `time()`: the cluster's present (the wall clock when nothing answers)."""
+        result = self.promql("time()") if self.prometheus_url else []
+        if len(result) == 2 and not isinstance(result[1], dict):  # a scalar: [time, "value"]
+            return float(result[1])
+        return time.time()
 
     # ------------------------------------------------------------ observation
     def _ensure_probe(self) -> None:

@@ -120,7 +120,8 @@ class Conductor:
         self._slo_series: EntrySloSeries | None = None
 
         self._run: ProblemRun | None = None
-        self._access: AgentAccess | None = None
+        self._access: Any = None  # AgentAccess, or a KubeAgentAccess with --backend kube
+        self._kube: Any = None  # the cluster side of a --backend kube attempt (env/kube/attempt.py)
         self.session = ToolSession(Backend(self))
 
     # ================================================================ public
@@ -246,9 +247,14 @@ class Conductor:
         if self._closed:
             return
         self._closed = True
-        if self._access is not None:
-            self._access.close()
-            self._access = None
+        try:
+            if self._access is not None:
+                self._access.close()
+                self._access = None
+        finally:
+            if self._kube is not None:  # remove what the attempt created on the cluster
+                kube, self._kube = self._kube, None
+                kube.cleanup(self._run)
 
     def __enter__(self) -> Conductor:
         return self
@@ -258,6 +264,10 @@ class Conductor:
 
     # ================================================================ setup
     def _prepare(self) -> None:
+        if self.config.kube is not None:
+            run = self._prepare_kube()
+            self._begin_incident(run, run.cluster)
+            return
         shared = shared_run(self._problem, self.seed, self.noise, self.baseline_s)
         if shared is not None:  # forked from a warm prefix: deployed, baseline period run
             run = self._run = shared[0]
@@ -271,6 +281,28 @@ class Conductor:
             except RuntimeError as exc:
                 raise EnvironmentFailure(f"deploy failed: {exc}") from None
             run.advance(self.baseline_s)
+        self._begin_incident(run, cluster)
+
+    def _prepare_kube(self) -> ProblemRun:
+        """`--backend kube`: check the cluster, install the app on it, run the healthy baseline."""
+        import os
+
+        from sregym.env.kube.attempt import KubeAttempt
+        from sregym.env.kube.target import ClusterNotReady, KubeTarget
+
+        target = KubeTarget.from_json(dict(self.config.kube or {}))
+        kube = self._kube = KubeAttempt(target, self._problem, f"{self._problem.id}-s{self.seed}-p{os.getpid()}")
+        try:
+            kube.check_prerequisites(noise=self.noise)
+            run = self._run = ProblemRun(self._problem, kube.cluster, seed=self.seed, noise=self.noise)
+            kube.install(run)
+            run.advance(self.baseline_s)
+        except ClusterNotReady as exc:
+            raise EnvironmentFailure(str(exc)) from None
+        return run
+
+    def _begin_incident(self, run: ProblemRun, cluster: Any) -> None:
+        """Record the healthy baseline (it must hold), start the noise, inject, let it settle."""
         run.record_baseline()
         from sregym.oracles.mitigation import evaluate
 
@@ -287,6 +319,9 @@ class Conductor:
         from sregym.twin.api.kubeconfig import make_tokens, token_for
 
         assert self._run is not None
+        if self._kube is not None:  # a real ServiceAccount token on the cluster itself
+            self._access = self._kube.grant()
+            return
         # A fresh random agent token per attempt; the server accepts no admin token at all (the
         # conductor, faults and oracles reach the twin in-process), so none can leak to the agent.
         tokens = make_tokens(("agent",))

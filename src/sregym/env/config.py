@@ -55,6 +55,9 @@ class AttemptConfig:
     """Simulated seconds per wall second in the realtime clock."""
     verify_window_s: float | None = None
     """Simulated seconds the fix is watched before mitigation is scored (None: the problem's)."""
+    kube: dict[str, Any] | None = None
+    """`--backend kube`: the cluster to run on (`env/kube/target.py` `KubeTarget.to_json()`);
+    None: a fresh in-process twin."""
 
     def __post_init__(self) -> None:
         phases = tuple(self.phases)

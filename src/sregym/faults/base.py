@@ -31,9 +31,15 @@ class Fault:
 
     name: ClassVar[str] = ""
     Params: ClassVar[type[FaultParams]] = FaultParams
+    twin_only: ClassVar[str] = ""
+    """Why this fault needs the twin (a twin extension or hook); empty: it runs on any cluster."""
 
     def __init__(self, params: dict[str, Any] | FaultParams) -> None:
         self.params = params if isinstance(params, FaultParams) else self.Params(**params)
+
+    def twin_only_reason(self) -> str:
+        """Why this fault, with these parameters, cannot run on a real cluster ("" if it can)."""
+        return self.twin_only
 
     def inject(self, cluster: Cluster) -> dict[str, Any]:
         raise NotImplementedError

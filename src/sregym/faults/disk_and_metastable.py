@@ -51,6 +51,7 @@ class DiskSectorErrors(ChaosExperiment):
     """Latent sector errors on the disk behind a pod's volume (persist across pod restarts)."""
 
     name = "disk_sector_errors"
+    twin_only = "device-scoped IOChaos (a disk's sectors or latency) is a twin extension of Chaos Mesh"
     Params = DiskSectorErrorsParams
     kind = "IOChaos"
 

@@ -46,6 +46,7 @@ class SlowDisk(ChaosExperiment):
     """A degraded disk behind a pod's volume: every IO waits `delay` (persists across restarts)."""
 
     name = "slow_disk"
+    twin_only = "device-scoped IOChaos (a disk's sectors or latency) is a twin extension of Chaos Mesh"
     Params = SlowDiskParams
     kind = "IOChaos"
 

@@ -83,6 +83,7 @@ class HostAgent(Fault):
     """A privileged host agent pinned to one node, acting on the node's kubelet or clock."""
 
     name = "host_agent"
+    twin_only = "repairing the node after recovery (start the kubelet, reset the clock) is a twin hook"
     Params = HostAgentParams
 
     def inject(self, cluster: Cluster) -> dict[str, Any]:

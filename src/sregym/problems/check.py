@@ -96,6 +96,12 @@ def _noop_and_recover(run: ProblemRun) -> NoopOutcome:
     return steps
 
 
+def noop_protocol(run: ProblemRun) -> NoopOutcome:
+    """Steps 1 and 3 (noop fails, recover restores the baseline; for a control: noop passes,
+    recover is a no-op) on a deployed, warmed-up run, on any cluster (`--backend kube` too)."""
+    return _control_noop_and_recover(run) if run.problem.is_control else _noop_and_recover(run)
+
+
 def _control_noop_and_recover(run: ProblemRun) -> NoopOutcome:
     """Steps 1 and 3 for a no-incident control: nothing to fix, nothing to undo."""
     run.record_baseline()

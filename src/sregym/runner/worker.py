@@ -29,7 +29,7 @@ from sregym.runner.plan import AttemptSpec, load_problem_dirs
 
 # Attempt settings no flag of `sregym run` sets: stored in `run.json` only when they differ from
 # the default, so the file keeps the fields it always had.
-_STORED_WHEN_SET = ("baseline_s", "realtime_speed", "verify_window_s")
+_STORED_WHEN_SET = ("baseline_s", "realtime_speed", "verify_window_s", "kube")
 
 
 class WorkerConfig(BaseModel):
@@ -173,7 +173,7 @@ def run_attempt_in_worker(config_json: str, spec_json: str) -> str:
     """Process-pool entry point: JSON in and out, so nothing but plain data crosses processes."""
     config, spec = WorkerConfig.model_validate_json(config_json), AttemptSpec.model_validate_json(spec_json)
     prepare(config)
-    forked = _run_forked(config, spec)
+    forked = None if config.attempt.kube else _run_forked(config, spec)  # a cluster is not forked
     return forked if forked is not None else run_attempt(config, spec).model_dump_json()
 
 

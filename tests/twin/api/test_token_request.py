@@ -78,12 +78,26 @@ def test_a_pod_bound_token_names_the_pod_and_its_node(kube: Any) -> None:
     assert 'secrets "nothing" not found' in absent.stderr
 
 
-def test_the_token_does_not_authenticate(kube: Any) -> None:
+def test_the_token_authenticates_its_service_account_with_the_rights_rbac_binds(kube: Any) -> None:
     token = kube.ok("create", "token", "default", "-n", "default").strip()
-    response = httpx.get(f"{kube.url}/api/v1/namespaces/default/pods",
-                         headers={"Authorization": f"Bearer {token}"},
+
+    def list_pods(namespace: str) -> httpx.Response:
+        return httpx.get(f"{kube.url}/api/v1/namespaces/{namespace}/pods", headers={"Authorization": f"Bearer {token}"},
                          verify=kube.server.tls.client_context(), timeout=30)
-    assert response.status_code == 401
+
+    unbound = list_pods("default")  # authenticated, but nothing is bound to it yet
+    assert unbound.status_code == 403
+    assert 'User "system:serviceaccount:default:default" cannot list resource "pods"' in unbound.json()["message"]
+    kube.ok("create", "role", "pod-reader", "--verb=list", "--resource=pods", "-n", "default")
+    kube.ok("create", "rolebinding", "pod-reader", "--role=pod-reader", "--serviceaccount=default:default",
+            "-n", "default")
+    assert list_pods("default").status_code == 200
+    assert list_pods("kube-system").status_code == 403  # a RoleBinding grants in its namespace only
+    kube.ok("delete", "serviceaccount", "default", "-n", "default")
+    assert list_pods("default").status_code == 401  # the account is gone: so is the token
+    bogus = httpx.get(f"{kube.url}/api/v1/namespaces/default/pods", headers={"Authorization": "Bearer x.y.z"},
+                      verify=kube.server.tls.client_context(), timeout=30)
+    assert bogus.status_code == 401
 
 
 def test_tokens_are_deterministic_per_seed() -> None:

@@ -153,7 +153,7 @@ def rbac_authorize(user: str, verb: str, group: str, resource: str, namespace: s
     does not exist is no different to RBAC from one that does)."""
     sub = subresource or ""
     if user not in _BINDING:
-        return False, ""
+        return _stored_rbac(user, verb, group, resource, namespace, sub)
     if user != ADMIN and "*" in (group, resource):
         # A wildcard would include the hidden resources.
         return False, ""
@@ -168,6 +168,23 @@ def rbac_authorize(user: str, verb: str, group: str, resource: str, namespace: s
             return False, ""
     binding, role = _BINDING[user]
     return True, f"RBAC: allowed by {binding} of {role} to User {user!r}".replace("'", '"')
+
+
+def _stored_rbac(user: str, verb: str, group: str, resource: str, namespace: str | None,
+                 sub: str) -> tuple[bool, str]:
+    """A ServiceAccount (or any other user): what the cluster's RBAC objects bind to it
+    (`rbac_objects.py`); nothing when no store is bound."""
+    from sregym.twin.machinery.rbac_objects import bound_rules  # below authz: it imports nothing of it
+
+    if "*" in (group, resource):
+        return False, ""
+    for groups, resources, verbs in bound_rules(user, namespace):
+        rule = PolicyRule(groups, resources, verbs)
+        if verb == "*" and "*" not in rule.verbs:
+            continue
+        if rule.allows(verb, group, resource, sub):
+            return True, f'RBAC: allowed for "{user}"'
+    return False, ""
 
 
 def forbidden_message(user: str, verb: str, group: str, resource: str,

@@ -47,6 +47,10 @@ _SELF_REVIEW_RULE = authz.PolicyRule(("authentication.k8s.io",), ("selfsubjectre
 
 def user_info(user: str) -> dict[str, Any]:
     """The `UserInfo` the authenticator attaches to requests made with this credential."""
+    if user not in _GROUPS and user.startswith("system:serviceaccount:"):  # a TokenRequest token
+        namespace = user.split(":")[2]
+        return {"username": user, "groups": ["system:serviceaccounts", f"system:serviceaccounts:{namespace}",
+                                             "system:authenticated"]}
     return {"username": user, "groups": list(_GROUPS.get(user, ["system:unauthenticated"]))}
 
 

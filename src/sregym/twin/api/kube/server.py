@@ -39,10 +39,12 @@ from sregym.twin.api.kube.field_validation import warning_header
 from sregym.twin.api.kube.handlers import RequestContext
 from sregym.twin.api.kube.limits import read_request_body
 from sregym.twin.api.kube.rest import Call, unknown_resource
+from sregym.twin.api.kube.token_request import issued_subject
 from sregym.twin.api.kube.watch import WatchRegistry, watch
 from sregym.twin.api.wall_time import WallAnchor, bind
 from sregym.twin.machinery.authz import authorize, forbidden_message, hidden_groups
 from sregym.twin.machinery.kinds import ResourceKind
+from sregym.twin.machinery.rbac_objects import bind_store
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -65,6 +67,8 @@ class KubeApi:
         header = headers.get("authorization") or ""
         scheme, _, token = header.partition(" ")
         user = self.tokens.get(token.strip()) if scheme.lower() == "bearer" else None
+        if user is None and scheme.lower() == "bearer":
+            user = issued_subject(self.twin, token.strip())  # a TokenRequest token
         if user is None:
             raise Unauthorized("Unauthorized")
         return user
@@ -291,6 +295,7 @@ def create_app(twin: Twin, *, tokens: dict[str, str], wall: WallAnchor | None = 
 
     async def endpoint(request: Request) -> Response:
         bind(wall)  # for this request's task, streamed bodies included (api/wall_time.py)
+        bind_store(twin.store)  # ServiceAccount tokens: the stored RBAC objects decide
         started = perf_counter()
         response = await answer(request)
         apiserver_metrics.record(api, request.method, request.url.path, request.query_params,
@@ -311,6 +316,7 @@ def create_app(twin: Twin, *, tokens: dict[str, str], wall: WallAnchor | None = 
 
     async def ws_endpoint(websocket: WebSocket) -> None:
         bind(wall)
+        bind_store(twin.store)
         started = perf_counter()
         await api.handle_websocket(websocket)
         apiserver_metrics.record(api, "GET", websocket.url.path, websocket.query_params, "", 101, started)

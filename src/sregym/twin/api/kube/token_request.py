@@ -8,9 +8,10 @@ token is JWT-shaped with the real claims (issuer, subject `system:serviceaccount
 `kubernetes.io` private claims) and the same key id as the pods' projected tokens; its signature
 and `jti` are drawn from the twin's `serviceaccount-tokens` RNG stream, so a seed reproduces them.
 
-The token does not authenticate against the twin's API (only the generated kubeconfig credentials
-do): the twin has no RBAC evaluation for service accounts, so honouring it would grant nothing a
-real cluster would grant.
+The token authenticates against the twin's API as `system:serviceaccount:NS:SA` (until it
+expires or the ServiceAccount is deleted), and that user gets what the stored RBAC objects bind to
+it (`machinery/rbac_objects.py`), as on a real cluster: this is how `--backend kube` hands the agent
+a real ServiceAccount credential, tested against a served twin.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import weakref
 from typing import Any
 
 from starlette.requests import Request
@@ -36,6 +38,21 @@ MIN_EXPIRATION = 600
 MAX_EXPIRATION = 1 << 32
 RNG_STREAM = "serviceaccount-tokens"
 _BINDABLE = {"Pod": ("pods", "Pod"), "Secret": ("secrets", "Secret")}
+# Per twin: token -> (namespace, ServiceAccount name, uid, expiry in simulated seconds).
+_ISSUED: weakref.WeakKeyDictionary[Any, dict[str, tuple[str, str, str, float]]] = weakref.WeakKeyDictionary()
+
+
+def issued_subject(twin: Any, token: str) -> str | None:
+    """The user a TokenRequest token authenticates as: None when the twin never issued it, it
+    expired, or its ServiceAccount was deleted (or recreated: another uid)."""
+    record = _ISSUED.get(twin, {}).get(token)
+    if record is None:
+        return None
+    namespace, name, uid, expires = record
+    account = twin.store.peek("ServiceAccount", namespace, name)
+    if account is None or account["metadata"].get("uid", "") != uid or twin.clock.now >= expires:
+        return None
+    return f"system:serviceaccount:{namespace}:{name}"
 
 
 def _b64url(data: bytes) -> str:
@@ -159,6 +176,8 @@ def issue_token(ctx: RequestContext, namespace: str, name: str, body: Any) -> di
     token = ".".join([_b64url(json.dumps(header, separators=(",", ":"), sort_keys=True).encode()),
                       _b64url(json.dumps(claims, separators=(",", ":"), sort_keys=True).encode()),
                       _b64url(signature)])
+    _ISSUED.setdefault(twin, {})[token] = (namespace, name, account["metadata"].get("uid", ""),
+                                           twin.clock.now + spec["expirationSeconds"])
     return {
         "kind": "TokenRequest",
         "apiVersion": "authentication.k8s.io/v1",
@@ -183,4 +202,4 @@ async def service_account_token(request: Request, ctx: RequestContext, namespace
     return respond(result, 201, accept=request.headers.get("accept"))
 
 
-__all__ = ["ISSUER", "issue_token", "key_id", "service_account_token"]
+__all__ = ["ISSUER", "issue_token", "issued_subject", "key_id", "service_account_token"]
