@@ -40,7 +40,9 @@ def test_the_social_network_suite_holds_every_social_network_problem() -> None:
 @pytest.mark.parametrize("problem_id", _ids())
 def test_nothing_a_problem_writes_or_shows_names_the_benchmark(problem_id: str) -> None:
     problem = get_problem(problem_id)
-    written = json.dumps([f.params for f in problem.faults])
+    # A Chaos Mesh experiment's kind (`PodChaos`, `NetworkChaos`) is the real tool's own name; the
+    # names and labels the problem chooses must still say nothing.
+    written = re.sub(r'"kind": "[A-Za-z]+Chaos"', '"kind": ""', json.dumps([f.params for f in problem.faults]))
     assert not FORBIDDEN.search(written), written
     assert not FORBIDDEN.search(problem.title)
 

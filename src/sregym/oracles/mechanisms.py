@@ -112,14 +112,15 @@ RELATED: dict[str, frozenset[str]] = {
     "memory_pressure": frozenset({"oom", "node_selector"}),
     # Parity: a pod that cannot be placed is described as pending or short of memory; a deleted
     # Service shows as DNS failures; a wrong binary listens on the wrong port; PSA is admission.
-    "unschedulable": frozenset({"memory_pressure", "node_selector", "oom"}),
+    "unschedulable": frozenset({"memory_pressure", "node_selector", "oom", "port_conflict"}),
     "missing_service": frozenset({"dns", "service_selector"}),
     "volume_claim": frozenset({"volume_attach", "unschedulable"}),
     "wrong_command": frozenset({"crashing_image", "service_port"}),
     "pod_security": frozenset({"admission_webhook", "resource_quota"}),
     "autoscaling": frozenset({"cpu_throttling"}),
     # A sidecar that cannot bind crash-loops and leaves its Service without endpoints.
-    "port_conflict": frozenset({"sidecar_lifecycle", "service_port", "crashing_image"}),
+    # A hostPort already held on every node is a port conflict that shows at scheduling.
+    "port_conflict": frozenset({"sidecar_lifecycle", "service_port", "crashing_image", "unschedulable"}),
     # A preempted pod that cannot come back waits Pending with FailedScheduling.
     "priority_preemption": frozenset({"unschedulable", "memory_pressure"}),
 }
