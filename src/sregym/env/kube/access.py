@@ -1,23 +1,21 @@
 """A cluster handed to one agent: the kubeconfig with only the agent's ServiceAccount token, the
 real kubectl, and an HTTP client for the cluster's Prometheus, Loki and Jaeger.
 
-The counterpart of `env/agent_access.py` (which serves an in-process twin): the same attributes
-and methods, so the conductor drives either one. Nothing is served here: the cluster, its API
-server and its observability stack already run.
+A kind of `env/agent_access.AgentAccess` (which serves an in-process twin): it keeps that class's
+HOME, query client and clean-up, so the conductor drives either one. Nothing is served here: the
+cluster, its API server and its observability stack already run.
 """
 
 from __future__ import annotations
 
-import contextlib
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from sregym.tools.session import QueryApi
+from sregym.env.agent_access import AgentAccess
 
 
-class KubeAgentAccess:
+class KubeAgentAccess(AgentAccess):
     """Credentials for one attempt in a temporary directory; `urls` are the target's."""
 
     def __init__(self, *, kubeconfig_writer: Any, token: str, urls: dict[str, str], namespace: str,
@@ -43,35 +41,9 @@ class KubeAgentAccess:
             self.close()
             raise
 
-    @property
-    def home(self) -> Path:
-        assert self.workdir is not None
-        return self.workdir / "home"
-
     def present(self, sim_s: float) -> float:
         """The cluster's instants are already on the clock the agent's clients see."""
         return sim_s
-
-    def query(self, api: QueryApi, path: str, params: list[tuple[str, str]]) -> tuple[int, Any]:
-        if self.http is None or api not in self.urls:
-            return 503, {"error": f"the {api} API is not available"}
-        response = self.http.get(self.urls[api] + path, params=params)
-        try:
-            return response.status_code, response.json()
-        except ValueError:
-            return response.status_code, {"error": response.text[:500]}
-
-    def stop(self) -> None:
-        if self.http is not None:
-            with contextlib.suppress(Exception):
-                self.http.close()
-            self.http = None
-
-    def close(self) -> None:
-        self.stop()
-        if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            self.workdir = None
 
 
 __all__ = ["KubeAgentAccess"]
