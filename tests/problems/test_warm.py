@@ -37,6 +37,23 @@ def test_forked_gold_run_equals_a_fresh_one() -> None:
     assert out.stdout.split() == ["True", "True", "True"]
 
 
+def test_an_unverified_warm_start_is_verified_when_a_later_caller_asks() -> None:
+    from sregym.problems.warm import clear_cache, warm_start
+
+    problem = get_problem("demo-shop/bad-image-tag-v1")
+    clear_cache()
+    try:
+        once = warm_start(problem, 11, verify=False)
+        assert once.deterministic is None  # built once: nothing compared, and it says so
+        if can_fork():  # the protocol forks from the cached start and reports no warm-up comparison
+            unverified = check_problem(problem, 11, replicate=False, verify_warmup=False)
+            assert unverified.passed and "same seed, identical warm-up" not in {s.name for s in unverified.steps}
+        again = warm_start(problem, 11)
+        assert again is once and again.deterministic is True  # the second build, compared now
+    finally:
+        clear_cache()
+
+
 def test_forked_and_fresh_protocols_agree() -> None:
     problem = get_problem("demo-shop/missing-configmap-key-v1")
     fresh = check_problem(problem, 4, fork=False)

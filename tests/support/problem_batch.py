@@ -7,15 +7,18 @@ it builds one warm start per app and forks every run of every problem in the gro
 `sregym check --all` does, which makes the two per-problem suites about half as expensive. The
 results are the ones a per-problem run gives (the warm start is checked for determinism inside
 the protocol). The second gold run (step 4, same seed → same telemetry and scores) and the
-isolation sweep run once per app and set of fault mechanisms (`isolation_sample`): problems built
-from the same faults run the same code paths, and the batch is the largest part of the suite.
+isolation sweep run once per set of fault mechanisms and at least once per app
+(`isolation_sample`): problems built from the same faults run the same code paths and write the
+same kind of traces, and the batch is the largest part of the suite. The warm-up's own
+determinism (built twice, compared) is checked in the first group of each app only: every group
+of an app builds the same prefix.
 
 `group_of(problem_id)` names a problem's group; tests mark themselves with
 `pytest.mark.xdist_group(group_of(id))` (and the suite runs with `--dist loadgroup`) so a group's
 tests share one worker, and `batch_result(problem_id)` runs the group's child once per worker and
 caches what it reports.
 
-Run as a script: `python problem_batch.py OUT.json SEED ID...` writes {id: {"check": [[step,
+Run as a script: `python problem_batch.py OUT.json SEED [--verify-warmup] ID...` writes {id: {"check": [[step,
 passed, detail], ...], "isolation": {...}}}.
 """
 
@@ -31,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 SEED = 5
-GROUP_SIZE = 8  # problems per child: small enough to spread over workers, large enough to share warm starts
+GROUP_SIZE = 10  # problems per child: small enough to spread over workers, large enough to share warm starts
 
 # What the isolation sweep reads with the agent credential.
 READABLE = ("Pod", "Deployment", "ReplicaSet", "Service", "Endpoints", "ConfigMap", "Secret", "Event",
@@ -63,20 +66,30 @@ def groups() -> dict[str, list[str]]:
 
 @functools.cache
 def isolation_sample() -> frozenset[str]:
-    """The problems the isolation sweep runs on: the first of each (app, set of fault mechanisms).
+    """The problems the isolation sweep and the second gold run cover: the first problem of each
+    set of fault mechanisms, and the first of each app.
 
     What an agent could read about an incident is what its faults write (objects, annotations,
-    names, log lines), so problems built from the same faults on the same app leave the same kind
-    of traces; sweeping one of them per combination keeps the registry-wide batch affordable as the
-    catalogue grows (each sweep runs the fault for minutes under high noise)."""
+    names, log lines), and that is the fault code's doing whatever the app, so problems built from
+    the same faults leave the same kind of traces and run the same injection code paths; the first
+    problem of each app keeps every app's data plane under the determinism check. Sweeping one
+    problem per combination keeps the registry-wide batch affordable as the catalogue grows (each
+    sweep runs the fault for minutes under high noise)."""
     from sregym.problems import all_problem_ids, get_problem
 
-    first: dict[tuple[str, tuple[str, ...]], str] = {}
+    first: dict[object, str] = {}
     for problem_id in all_problem_ids():
         problem = get_problem(problem_id)
         writes = (*problem.faults, *problem.changes)  # a control's benign changes leave traces too
-        first.setdefault((problem.app, tuple(sorted(f.fault for f in writes))), problem_id)
+        first.setdefault(tuple(sorted(f.fault for f in writes)), problem_id)
+        first.setdefault(("app", problem.app), problem_id)
     return frozenset(first.values())
+
+
+def verifies_warmup(group: str) -> bool:
+    """Whether `group`'s child builds its app's warm start twice and compares them: the first
+    group of each app does, for all of them."""
+    return group.endswith("-0")
 
 
 def group_of(problem_id: str) -> str:
@@ -89,7 +102,8 @@ def batch_result(problem_id: str) -> dict[str, Any]:
         ids = groups()[group_of(problem_id)]
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "results.json"
-            proc = subprocess.run([sys.executable, __file__, str(out), str(SEED), *ids],
+            flag = ["--verify-warmup"] if verifies_warmup(group_of(problem_id)) else []
+            proc = subprocess.run([sys.executable, __file__, str(out), str(SEED), *flag, *ids],
                                   capture_output=True, text=True, timeout=3600)
             if proc.returncode != 0 or not out.exists():
                 raise RuntimeError(f"problem batch failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
@@ -106,7 +120,7 @@ def _isolation(problem_id: str, seed: int) -> dict[str, Any]:
     from sregym.problems.warm import in_fork, warm_start
 
     problem = get_problem(problem_id).model_copy(update={"noise": "high"})
-    warm = warm_start(problem, seed)
+    warm = warm_start(problem, seed, verify=False)  # the check protocol verified it where it had to
 
     def sweep() -> dict[str, Any]:
         run = warm.run_for(problem)
@@ -138,7 +152,7 @@ def _isolation(problem_id: str, seed: int) -> dict[str, Any]:
     return in_fork(sweep)
 
 
-def _run(ids: list[str], seed: int) -> dict[str, dict[str, Any]]:
+def _run(ids: list[str], seed: int, verify_warmup: bool) -> dict[str, dict[str, Any]]:
     from sregym.problems import get_problem
     from sregym.problems.check import check_problem
 
@@ -149,7 +163,7 @@ def _run(ids: list[str], seed: int) -> dict[str, dict[str, Any]]:
             # Determinism (the second gold run) is proven once per app and set of faults, like
             # the isolation sweep: the other problems of a set run the same code paths.
             report = check_problem(get_problem(problem_id), seed=seed,
-                                   replicate=problem_id in isolation_sample())
+                                   replicate=problem_id in isolation_sample(), verify_warmup=verify_warmup)
             entry["check"] = [[s.name, s.passed, s.detail] for s in report.steps]
         except Exception as exc:  # a crashing problem is a failed check, with the reason
             entry["check"] = [["the protocol runs", False, f"{type(exc).__name__}: {exc}"]]
@@ -163,5 +177,6 @@ def _run(ids: list[str], seed: int) -> dict[str, dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    out_path, seed_text, *problem_ids = sys.argv[1:]
-    Path(out_path).write_text(json.dumps(_run(problem_ids, int(seed_text))))
+    out_path, seed_text, *rest = sys.argv[1:]
+    verify = "--verify-warmup" in rest
+    Path(out_path).write_text(json.dumps(_run([r for r in rest if r != "--verify-warmup"], int(seed_text), verify)))

@@ -135,20 +135,25 @@ def _gold_run(problem: Problem, seed: int, factory: ClusterFactory) -> GoldOutco
 
 
 def check_problem(problem: Problem, seed: int = 0, *, factory: ClusterFactory | None = None,
-                  fork: bool | None = None, replicate: bool = True) -> CheckReport:
+                  fork: bool | None = None, replicate: bool = True,
+                  verify_warmup: bool | None = None) -> CheckReport:
     """Run the protocol. With `fork` (default: whenever it is safe and no custom `factory` is
     given) the three runs continue from one warm start of the app (`problems/warm.py`) instead of
     deploying it three times; the results are the same, only cheaper. `replicate=False` skips
     step 4 (the second gold run and its two "same seed" steps): for a caller that proves
     determinism on other problems built from the same faults, such as the test suite's
-    registry-wide batch; `sregym check` always replicates."""
+    registry-wide batch; `sregym check` always replicates. `verify_warmup` (default: `replicate`)
+    builds the warm start twice and compares the two ("same seed, identical warm-up"); a caller
+    that proves it once per app passes False, and the step is left out unless this process has
+    already made it."""
     if fork is None:
         fork = factory is None and can_fork()
     report = CheckReport(problem.id, seed)
     noop_protocol = _control_noop_and_recover if problem.is_control else _noop_and_recover
     if fork:
-        warm = warm_start(problem, seed)
-        report.add("same seed, identical warm-up", warm.deterministic)
+        warm = warm_start(problem, seed, verify=replicate if verify_warmup is None else verify_warmup)
+        if warm.deterministic is not None:
+            report.add("same seed, identical warm-up", warm.deterministic)
         noop_steps = in_fork(lambda: noop_protocol(warm.run_for(problem, noise="none")))
         first = in_fork(lambda: _gold_after_warmup(warm.run_for(problem)))
         second = in_fork(lambda: _gold_after_warmup(warm.run_for(problem))) if replicate else None

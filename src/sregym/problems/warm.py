@@ -14,6 +14,9 @@ runs otherwise (e.g. under pytest-xdist, whose workers run a receiver thread).
 
 The prefix is only computed once, so its determinism is checked where it is built: a warm start
 is built twice from scratch and the two must have identical fingerprints (`WarmStart.deterministic`).
+A caller that proves it elsewhere (the test suite's registry batch checks each app's warm-up in
+one child, not in every child) asks for `verify=False`; the check is then not made, and says so
+(`deterministic` is None), until a later caller asks for it.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ class WarmStart:
     app: str
     seed: int
     cluster: TwinCluster
-    deterministic: bool
+    deterministic: bool | None  # None: not checked (built once)
 
     def run_for(self, problem: Problem, *, noise: str | None = None) -> ProblemRun:
         """A ProblemRun of `problem` that continues from the warm state (use it in a fork only:
@@ -67,22 +70,31 @@ class WarmStart:
 _CACHE: dict[tuple[str, int], WarmStart] = {}
 
 
-def warm_start(problem: Problem, seed: int) -> WarmStart:
-    """The warm start of `problem`'s app for `seed`, built (twice, compared) on first use and
-    kept for the life of the process."""
+def warm_start(problem: Problem, seed: int, *, verify: bool = True) -> WarmStart:
+    """The warm start of `problem`'s app for `seed`, built on first use and kept for the life of
+    the process. With `verify` it is built twice from scratch and the two compared (once: a later
+    call reuses the verdict); without, it is built once and `deterministic` stays None."""
     key = (problem.app, seed)
     cached = _CACHE.get(key)
     if cached is None:
         first = prepare(problem, TwinCluster.new(seed), seed).cluster
-        second = prepare(problem, TwinCluster.new(seed), seed).cluster
-        cached = WarmStart(app=problem.app, seed=seed, cluster=first,  # type: ignore[arg-type]
-                           deterministic=first.fingerprint() == second.fingerprint())  # type: ignore[attr-defined]
+        cached = WarmStart(app=problem.app, seed=seed, cluster=first, deterministic=None)  # type: ignore[arg-type]
         _CACHE[key] = cached
+        if verify:
+            _verify(cached, problem)
         # Objects that exist now are shared by every fork; keeping them out of the collector's
         # reach stops each child's garbage collections from touching (and so copying) them.
         gc.collect()
         gc.freeze()
+    elif verify and cached.deterministic is None:
+        _verify(cached, problem)
     return cached
+
+
+def _verify(warm: WarmStart, problem: Problem) -> None:
+    """Build the prefix a second time from scratch and compare the fingerprints."""
+    second = prepare(problem, TwinCluster.new(warm.seed), warm.seed).cluster
+    warm.deterministic = warm.cluster.fingerprint() == second.fingerprint()  # type: ignore[attr-defined]
 
 
 def clear_cache() -> None:
