@@ -41,6 +41,7 @@ from sregym.twin.dataplane.errortexts import (
 )
 from sregym.twin.dataplane.exemplars import sample_exemplars
 from sregym.twin.dataplane.flag_client import FlagRuntime
+from sregym.twin.dataplane.gc import LIVE_SHARE_OF_BASE, gc_load, go_gc_of, go_metric_rows
 from sregym.twin.dataplane.grpc_health import probe_status
 from sregym.twin.dataplane.http import http_request
 from sregym.twin.dataplane.logformat import format_log
@@ -67,6 +68,8 @@ if TYPE_CHECKING:
 SPAN_BUCKETS_MS = (2, 4, 6, 8, 10, 50, 100, 200, 400, 800, 1000, 1400, 2000, 5000, 10000, 15000)
 ENTRY_HISTORY_S = 3600
 MIB = 1 << 20
+ALLOC_MIB_PER_REQUEST = 0.0625  # heap a Go handler allocates per request (protobuf, BSON, buffers)
+GC_PAUSE_S = 0.0002  # stop-the-world time per GC cycle (two short pauses)
 
 
 @controller
@@ -267,6 +270,9 @@ class DataPlaneEngine(Controller):
             out.append(("app_requests_deadline_exceeded_total", labels, proc.cancelled_total, "counter"))
             out.append(("app_cpu_utilisation_ratio", labels,
                         proc.serve_result.utilisation if proc.serve_result else 0.0, "gauge"))
+            if proc.inst.spec.go_runtime and proc.gc_config is not None:
+                out.extend(go_metric_rows(labels, proc.gc_config, proc.gc, proc.gc_cycles_total,
+                                          proc.gc_cpu_seconds_total, GC_PAUSE_S))
             for (op, call_id), (_ok, hit) in sorted(proc.cond.items()):
                 out.append(("app_cache_hit_ratio", {**labels, "operation": op, "cache": call_id}, hit, "gauge"))
         out.extend(consumer_metrics(self))
@@ -417,12 +423,12 @@ class DataPlaneEngine(Controller):
             return 1.0
         total = sum(proc.arrivals.get(op.key, 0.0) for op in ops)
         if total <= 0:
-            return sum(op.cpu_ms * op.weight for op in ops) / sum(op.weight for op in ops)
+            return sum(op.cpu_ms * op.weight for op in ops) / sum(op.weight for op in ops) * proc.gc.cost_factor
         settings = proc.inst.settings
         # A branch's extra CPU (a flag's forced GC, a cache miss) is part of what a request costs:
         # leaving it out counted each request's extra work as more requests served.
         return sum((op.cpu_ms + extra_cpu_ms(op.paths, settings)) * proc.arrivals.get(op.key, 0.0)
-                   for op in ops) / total
+                   for op in ops) / total * proc.gc.cost_factor
 
     # ---------------------------------------------------------------- demand
     def _entry_demand(self, demand: dict[Any, dict[str, float]], now: float) -> list[dict[str, Any]]:
@@ -453,7 +459,8 @@ class DataPlaneEngine(Controller):
         spec = proc.inst.spec
         proc.arrivals = dict(arrivals)
         settings = proc.inst.settings
-        costs = {op.key: op.cpu_ms + extra_cpu_ms(op.paths, settings) for op in spec.operations}
+        factor = self._gc_update(proc, dt)
+        costs = {op.key: (op.cpu_ms + extra_cpu_ms(op.paths, settings)) * factor for op in spec.operations}
         work = sum(rate * costs.get(op, 1.0) for op, rate in arrivals.items()) * dt
         busy = busy_cores(spec.paths, settings)
         cores = max(0.02, granted - busy) if busy else granted
@@ -489,6 +496,31 @@ class DataPlaneEngine(Controller):
         # Calls whose deadline passed are in flight too, until discarded.
         proc.inflight = (proc.queue.backlog_ms / cost + proc.queue.abandoned
                          + total_rate * prev_latency / 1000.0) if cost else 0.0
+
+    def _gc_update(self, proc: Proc, dt: float) -> float:
+        """A Go process' GC cost this tick from its live heap as of last tick (dataplane/gc.py);
+        counts its GC cycles and CPU for /metrics. 1.0 for any other program."""
+        if not proc.inst.spec.go_runtime:
+            return 1.0
+        if proc.gc_config is None:
+            proc.gc_config = go_gc_of(getattr(proc.inst.ctx, "env", None) or {})
+        live = proc.inst.spec.memory.base_mib * LIVE_SHARE_OF_BASE + self._extra_mib(proc)
+        load = proc.gc = gc_load(proc.gc_config, live)
+        headroom = load.goal_mib - load.live_mib
+        if headroom > 0 and headroom != float("inf"):
+            proc.gc_cycles_total += proc.served_rps * ALLOC_MIB_PER_REQUEST / headroom * dt
+        proc.gc_cpu_seconds_total += proc.cpu_used * load.gc_fraction * dt
+        return load.cost_factor
+
+    def _extra_mib(self, proc: Proc) -> float:
+        """The working set a process holds beyond its idle size (MiB): requests in flight, their
+        rate, leaks — heap, for a Go program."""
+        mem = proc.inst.spec.memory
+        uptime_min = max(0.0, self.twin.clock.now - proc.inst.started_at) / 60.0
+        extra = (mem.per_inflight_mib * proc.inflight + mem.per_rps_mib * proc.served_rps
+                 + proc.inst.leak_mib_per_min * uptime_min
+                 + proc.inst.leak_kib_per_request * proc.requests_total / 1024.0)
+        return extra + self.flags.leaks.mib(proc.inst)
 
     def _emit_calls(self, proc: Proc, demand: dict[Any, dict[str, float]]) -> None:
         pod = self._pod(proc)
@@ -602,7 +634,7 @@ class DataPlaneEngine(Controller):
         penalty = throttle * 100.0 * max(0.0, 1.0 - min(limit, 1.0)) * 0.5
         pod = self._pod(proc)
         for op in spec.operations:
-            service = op.cpu_ms + penalty
+            service = op.cpu_ms * proc.gc.cost_factor + penalty
             result = OpResult(success=1.0 - drop, d=service * 0.6 + wait, m=service * 0.4 + 0.1)
             if drop > 0:
                 result.error = {"grpc": "rpc error: code = ResourceExhausted desc = grpc: server overloaded",
@@ -911,12 +943,7 @@ class DataPlaneEngine(Controller):
     def _usage(self, namespace: str, pod: str, container: str, instance: Any) -> tuple[float, float]:
         proc = self.procs.get((namespace, pod, container))
         if proc is not None and proc.inst.ctx is instance.ctx:
-            mem = proc.inst.spec.memory
-            uptime_min = max(0.0, self.twin.clock.now - proc.inst.started_at) / 60.0
-            extra = (mem.per_inflight_mib * proc.inflight + mem.per_rps_mib * proc.served_rps
-                     + proc.inst.leak_mib_per_min * uptime_min
-                     + proc.inst.leak_kib_per_request * proc.requests_total / 1024.0)
-            extra += self.flags.leaks.mib(proc.inst)
+            extra = self._extra_mib(proc)
             busy = busy_cores(proc.inst.spec.paths, proc.inst.settings)
             cpu = min(proc.limit, proc.cpu_used + busy) if busy and proc.limit else proc.cpu_used + busy
             return cpu, extra * MIB

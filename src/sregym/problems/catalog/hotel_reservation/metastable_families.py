@@ -1,0 +1,90 @@
+"""Hotel Reservation metastable failures whose sustaining loop lives in a Go runtime or a client
+library rather than in a retry policy: GC-driven capacity degradation and connection-pool
+exhaustion (issue #20's remaining families).
+
+Each builder's docstring is the problem card. The trigger is a 10 s burst of the load generator
+(`scale_burst`), over before the agent starts; the durability check (`replayed_burst_recovers`)
+replays it after the agent's fix.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from sregym.problems.builders import deployment_cause
+from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.problems.registry import problem
+from sregym.types import GroundTruth
+
+APP = "hotel-reservation"
+NS = "hotel-reservation"
+IMPACT = ("unavailable", "fail", "error", "down", "latency", "slow", "timeout", "cannot", "outage", "degraded",
+          "collapse", "stuck", "overload", "saturat")
+LOADGEN = {"namespace": "sregym-system", "name": "sregym-loadgen"}
+
+_deploy = partial(deployment_cause, NS)
+
+
+def _container_patch(container: str, env: dict[str, str] | None = None, cpu: str | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": container}
+    if env is not None:
+        body["env"] = [{"name": k, "value": v} for k, v in env.items()]
+    if cpu is not None:
+        body["resources"] = {"requests": {"cpu": cpu}, "limits": {"cpu": cpu}}
+    return {"spec": {"template": {"spec": {"containers": [body]}}}}
+
+
+# ======================================================= GC-driven capacity degradation
+GC_SERVICE = "profile"
+GC_CONTAINER = "hotel-reserv-profile"
+GOMEMLIMIT = "12MiB"  # a few MiB above profile's live heap at normal load
+GC_CPU = "150m"
+GC_BURST = {**LOADGEN, "multiplier": 3, "seconds": 10.0}
+
+
+@problem
+def metastable_gc_capacity() -> Problem:
+    """`profile` runs with a Go soft memory limit a few MiB above its live heap (env
+    `GOMEMLIMIT=12MiB`) and a CPU limit that normal traffic uses well below half. Then traffic
+    briefly bursts (×3 for 10 s).
+
+    Under the burst requests queue in profile; every queued request keeps its buffers live, the
+    heap reaches GOMEMLIMIT and the Go collector runs nearly back to back — up to half of
+    profile's CPU (the runtime's GC CPU limiter), so it serves about half as many requests as
+    before. At normal traffic that is less than what arrives: the queue never drains, the heap
+    stays at the limit and the GC keeps eating the CPU (go_memstats_gc_cpu_fraction near 0.5,
+    go_memstats_heap_alloc_bytes at go_gc_gomemlimit_bytes, frequent go_gc_duration_seconds
+    cycles); frontend's GetProfiles calls time out after 1 s and are retried, searches and
+    recommendations fail. Restarting profile empties the queue only until the next burst. Fix:
+    give the heap room (raise or remove GOMEMLIMIT) and roll profile out, or add enough CPU or
+    replicas to serve normal traffic with the collector at its cap. SREGym's
+    gc_capacity_degradation (GOGC=1 under tight limits) anatomy. A durability check replays the
+    burst; the system must come back within 90 s.
+    """
+    return Problem(
+        id="hotel-reservation/metastable-gc-capacity-v1",
+        title="hotel searches and recommendations keep timing out since a traffic spike",
+        app=APP, namespace=NS,
+        tags=Tags(layers=("metastable",), difficulty="hard", sources=("sregym:gc_capacity_degradation",)),
+        faults=(FaultSpec(fault="patch_objects", params={"patches": [
+                    {"kind": "Deployment", "namespace": NS, "name": GC_SERVICE,
+                     "patch": _container_patch(GC_CONTAINER, {"GOMEMLIMIT": GOMEMLIMIT}, GC_CPU)}]}),
+                FaultSpec(fault="scale_burst", params={**GC_BURST, "wait_rollout": [f"{NS}/{GC_SERVICE}"]})),
+        ground_truth=GroundTruth(
+            root_causes=(_deploy(GC_SERVICE),), mechanism="gc_pressure",
+            detail=f"profile runs with GOMEMLIMIT={GOMEMLIMIT}, just above its live heap: after a burst the "
+                   "queued requests keep the heap at the limit and Go's garbage collector takes half of its CPU, "
+                   "so it cannot catch up at normal load",
+            detail_keywords=("GOMEMLIMIT", GOMEMLIMIT, "garbage collect", "gc", "heap", "memory limit",
+                             "metastable"),
+            affected=(_deploy(GC_SERVICE), _deploy("frontend")), impact_keywords=IMPACT,
+            description="A short burst filled profile's queue; the live heap reached GOMEMLIMIT and the Go GC "
+                        "now consumes half of profile's CPU, which keeps the queue full at normal traffic."),
+        mitigation=MitigationSpec(
+            must_fix=(CheckSpec(check="entry_slo"),),
+            durability=(CheckSpec(check="replayed_burst_recovers", params=GC_BURST),),
+            window_s=180.0),
+        gold=(Action(op="patch", kind="Deployment", namespace=NS, name=GC_SERVICE,
+                     patch=_container_patch(GC_CONTAINER, {"GOMEMLIMIT": "512MiB"})),),
+    )
