@@ -45,6 +45,8 @@ from sregym.twin.dataplane.gc import LIVE_SHARE_OF_BASE, gc_load, go_gc_of, go_m
 from sregym.twin.dataplane.grpc_health import probe_status
 from sregym.twin.dataplane.http import http_request
 from sregym.twin.dataplane.logformat import format_log
+from sregym.twin.dataplane.pools import PoolResult, PoolState, cancelled_read_error, checkout_timeout_error
+from sregym.twin.dataplane.pools import step as step_pool
 from sregym.twin.dataplane.producer_records import log_publishes
 from sregym.twin.dataplane.programs import DependencyConfig, ProgramInstance, render
 from sregym.twin.dataplane.queueing import (
@@ -525,6 +527,7 @@ class DataPlaneEngine(Controller):
     def _emit_calls(self, proc: Proc, demand: dict[Any, dict[str, float]]) -> None:
         pod = self._pod(proc)
         now = self.twin.clock.now
+        proc.pool_demand.clear()
         for op in proc.inst.spec.operations:
             served = proc.served.get(op.key, 0.0)
             if served <= 0:
@@ -569,6 +572,8 @@ class DataPlaneEngine(Controller):
                     elif leg.result.dst_pod is not None:
                         uid = leg.result.dst_pod["metadata"].get("uid", "")
                         self.store_rates[uid] += share
+                        if dep.pool_size:
+                            proc.pool_demand[dep.name] = proc.pool_demand.get(dep.name, 0.0) + share
 
     def _plan(self, proc: Proc, op: Operation, index: int, states: dict[str, tuple[float, float]],
               qs: list[float], oks: list[float]) -> tuple[float, float]:
@@ -786,6 +791,17 @@ class DataPlaneEngine(Controller):
                 outcome = self._store(proc, pod, dep, call, res, rate * f)
                 hit += f * (outcome.hit_ratio or 0.0)
                 lat = outcome.latency_ms + rtt
+                if dep.pool_size:
+                    pool, pooled = self._pool(proc, dep, lat, rtt, timeout)
+                    if pooled.timed_out > 0:
+                        fail_parts.append((f * pooled.timed_out, pooled.deadline_ms,
+                                           checkout_timeout_error(dep.pool_size, pooled.in_use), "timeout"))
+                        f *= 1.0 - pooled.timed_out
+                    if pooled.late > 0:
+                        fail_parts.append((f * pooled.late, pooled.deadline_ms,
+                                           cancelled_read_error(dep.host, dep.port, pool.closed_total), "timeout"))
+                        f *= 1.0 - pooled.late
+                    lat += pooled.wait_ms
                 bad = outcome.error_ratio if outcome.error_ratio is not None else (0.0 if outcome.ok else 1.0)
                 bad = min(1.0, max(0.0, bad))
                 if bad > 0:
@@ -821,6 +837,24 @@ class DataPlaneEngine(Controller):
         m = tail if success > 0 else 0.0
         return EdgeResult(success=success, d=max(0.0, mean_lat - m * success), m=m * success, attempts=attempts,
                           error=error, error_class=cls, hit_ratio=hit, delivered=delivered)
+
+    def _pool(self, proc: Proc, dep: DependencyConfig, hold_ms: float, rtt_ms: float,
+              timeout_ms: float) -> tuple[PoolState, PoolResult]:
+        """The process' connection pool to `dep` this tick (dataplane/pools.py), stepped once per
+        tick with every call sent to it. A call's deadline is its own timeout or, sooner, the
+        deadline its caller propagated with the request it serves."""
+        pool = proc.pools.get(dep.name)
+        if pool is None or pool.size != dep.pool_size:
+            pool = proc.pools[dep.name] = PoolState(size=dep.pool_size)
+        now = self.twin.clock.now
+        if pool.at != now or pool.last is None:
+            deadline = timeout_ms
+            if proc.deadlines_at == now and proc.deadlines:
+                deadline = min(deadline, min(proc.deadlines))
+            pool.last = step_pool(pool, proc.pool_demand.get(dep.name, 0.0), hold_ms, deadline, self.twin.clock.tick,
+                                  rtt_ms=rtt_ms, max_connecting=dep.max_connecting)
+            pool.at = now
+        return pool, pool.last
 
     def _store(self, proc: Proc, pod: dict[str, Any] | None, dep: DependencyConfig, call: Call, res: ConnectResult,
                rate: float) -> Any:
