@@ -140,8 +140,8 @@ def metastable_connection_pool() -> Problem:
         app=APP, namespace=NS,
         tags=Tags(layers=("metastable",), difficulty="hard"),
         faults=(FaultSpec(fault="patch_objects", params={"patches": [
-                    {"kind": "ConfigMap", "namespace": NS, "name": POOL_CONFIGMAP,
-                     "patch": _geo_config(f"{MONGO_ADDRESS}/?maxPoolSize={POOL_SIZE}")},
+                    {"kind": "ConfigMap", "namespace": NS, "name": POOL_CONFIGMAP, "field": "data",
+                     "patch_type": "merge", "patch": _geo_config(f"{MONGO_ADDRESS}/?maxPoolSize={POOL_SIZE}")},
                     {"kind": "Deployment", "namespace": NS, "name": POOL_SERVICE,
                      "patch": _restart(POOL_SERVICE, "2024-06-01T00:00:00Z")}]}),
                 FaultSpec(fault="transient_chaos", params={**MONGO_DELAY, "wait_rollout": [f"{NS}/{POOL_SERVICE}"]})),
@@ -151,8 +151,8 @@ def metastable_connection_pool() -> Problem:
             detail=f"geo's MongoDB client pool is limited to maxPoolSize={POOL_SIZE} (GeoMongoAddress in "
                    "geo-config): after a short slowdown of mongodb-geo, calls wait for a connection past their "
                    "deadline, cancelled reads close connections and retries keep the pool exhausted",
-            detail_keywords=("maxPoolSize", "connection pool", "pool", "checking out a connection", "geo-config",
-                             "metastable"),
+            detail_keywords=(f"maxPoolSize={POOL_SIZE}", "GeoMongoAddress", "maxPoolSize", "connection pool",
+                             "pool size", "checking out a connection", "geo-config", "metastable"),
             affected=(_deploy(POOL_SERVICE), _deploy("search"), _deploy("frontend")), impact_keywords=IMPACT,
             description="A 20 s slowdown of mongodb-geo exhausted geo's four-connection pool; late calls close "
                         "their connections and retries keep the pool's queue at the deadline at normal traffic."),
