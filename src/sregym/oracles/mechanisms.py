@@ -88,7 +88,7 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
     "priority_preemption": ("preempt", "priorityclass", "priority class", "globaldefault", "global default",
                             "default priority", "higher priority", "lower priority", "priorityclassname"),
     # Metastable families sustained by a runtime or a client library instead of a retry policy.
-    "gc_pressure": ("garbage collect", "garbage-collect", "gc", "gogc", "gomemlimit", "gc thrash", "gc pressure",
+    "gc_pressure": ("garbage collect", "garbage-collect", "gogc", "gomemlimit", "gc thrash", "gc pressure",
                     "heap limit", "soft memory limit", "gc cpu"),
     "connection_pool": ("connection pool", "pool exhaust", "maxpoolsize", "max pool size", "pool size",
                         "checking out a connection", "waitqueuetimeout", "connections in use", "pool wait"),
@@ -132,6 +132,8 @@ RELATED: dict[str, frozenset[str]] = {
     # a heap at its limit reads as a memory problem.
     "gc_pressure": frozenset({"retry_storm", "cpu_throttling", "oom"}),
     "connection_pool": frozenset({"retry_storm"}),
+    # A flag that switches on forced garbage collections (the demo's adManualGc) is GC pressure.
+    "feature_flag": frozenset({"gc_pressure"}),
 }
 
 

@@ -79,7 +79,7 @@ def metastable_gc_capacity() -> Problem:
             detail=f"profile runs with GOMEMLIMIT={GOMEMLIMIT}, just above its live heap: after a burst the "
                    "queued requests keep the heap at the limit and Go's garbage collector takes half of its CPU, "
                    "so it cannot catch up at normal load",
-            detail_keywords=("GOMEMLIMIT", GOMEMLIMIT, "garbage collect", "gc", "heap", "memory limit",
+            detail_keywords=("GOMEMLIMIT", GOMEMLIMIT, "garbage collect", "heap", "soft memory limit",
                              "metastable"),
             affected=(_deploy(GC_SERVICE), _deploy("frontend")), impact_keywords=IMPACT,
             description="A short burst filled profile's queue; the live heap reached GOMEMLIMIT and the Go GC "
