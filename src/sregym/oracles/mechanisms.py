@@ -87,6 +87,11 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                       "bind:", "binds the same port", "port clash"),
     "priority_preemption": ("preempt", "priorityclass", "priority class", "globaldefault", "global default",
                             "default priority", "higher priority", "lower priority", "priorityclassname"),
+    # Metastable families sustained by a runtime or a client library instead of a retry policy.
+    "gc_pressure": ("garbage collect", "garbage-collect", "gogc", "gomemlimit", "gc thrash", "gc pressure",
+                    "heap limit", "soft memory limit", "gc cpu"),
+    "connection_pool": ("connection pool", "pool exhaust", "maxpoolsize", "max pool size", "pool size",
+                        "checking out a connection", "waitqueuetimeout", "connections in use", "pool wait"),
 }
 
 
@@ -123,6 +128,12 @@ RELATED: dict[str, frozenset[str]] = {
     "port_conflict": frozenset({"sidecar_lifecycle", "service_port", "crashing_image", "unschedulable"}),
     # A preempted pod that cannot come back waits Pending with FailedScheduling.
     "priority_preemption": frozenset({"unschedulable", "memory_pressure"}),
+    # A GC-bound or pool-starved service queues, times out, is retried and looks CPU-starved;
+    # a heap at its limit reads as a memory problem.
+    "gc_pressure": frozenset({"retry_storm", "cpu_throttling", "oom"}),
+    "connection_pool": frozenset({"retry_storm"}),
+    # A flag that switches on forced garbage collections (the demo's adManualGc) is GC pressure.
+    "feature_flag": frozenset({"gc_pressure"}),
 }
 
 

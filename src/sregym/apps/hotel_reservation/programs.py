@@ -109,7 +109,7 @@ def _spec(name: str, operations: tuple[Operation, ...], deps: tuple[Dependency, 
         startup=_startup(name, any(d.kind == "mongodb" for d in deps)),
         log=LogFormat(style="zerolog", main_caller=f"cmd/{name}/main.go:37",
                       handler_caller=f"services/{name}/server.go:112"),
-        grpc_health=protocol == "grpc", settings=settings or {})
+        grpc_health=protocol == "grpc", settings=settings or {}, go_runtime=True)
 
 
 def hotel_programs() -> list[ProgramSpec]:

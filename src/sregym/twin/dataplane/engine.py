@@ -41,9 +41,12 @@ from sregym.twin.dataplane.errortexts import (
 )
 from sregym.twin.dataplane.exemplars import sample_exemplars
 from sregym.twin.dataplane.flag_client import FlagRuntime
+from sregym.twin.dataplane.gc import LIVE_SHARE_OF_BASE, gc_load, go_gc_of, go_metric_rows
 from sregym.twin.dataplane.grpc_health import probe_status
 from sregym.twin.dataplane.http import http_request
 from sregym.twin.dataplane.logformat import format_log
+from sregym.twin.dataplane.pools import PoolResult, PoolState, cancelled_read_error, checkout_timeout_error
+from sregym.twin.dataplane.pools import step as step_pool
 from sregym.twin.dataplane.producer_records import log_publishes
 from sregym.twin.dataplane.programs import DependencyConfig, ProgramInstance, render
 from sregym.twin.dataplane.queueing import (
@@ -67,6 +70,8 @@ if TYPE_CHECKING:
 SPAN_BUCKETS_MS = (2, 4, 6, 8, 10, 50, 100, 200, 400, 800, 1000, 1400, 2000, 5000, 10000, 15000)
 ENTRY_HISTORY_S = 3600
 MIB = 1 << 20
+ALLOC_MIB_PER_REQUEST = 0.0625  # heap a Go handler allocates per request (protobuf, BSON, buffers)
+GC_PAUSE_S = 0.0002  # stop-the-world time per GC cycle (two short pauses)
 
 
 @controller
@@ -267,6 +272,9 @@ class DataPlaneEngine(Controller):
             out.append(("app_requests_deadline_exceeded_total", labels, proc.cancelled_total, "counter"))
             out.append(("app_cpu_utilisation_ratio", labels,
                         proc.serve_result.utilisation if proc.serve_result else 0.0, "gauge"))
+            if proc.inst.spec.go_runtime and proc.gc_config is not None:
+                out.extend(go_metric_rows(labels, proc.gc_config, proc.gc, proc.gc_cycles_total,
+                                          proc.gc_cpu_seconds_total, GC_PAUSE_S))
             for (op, call_id), (_ok, hit) in sorted(proc.cond.items()):
                 out.append(("app_cache_hit_ratio", {**labels, "operation": op, "cache": call_id}, hit, "gauge"))
         out.extend(consumer_metrics(self))
@@ -417,12 +425,12 @@ class DataPlaneEngine(Controller):
             return 1.0
         total = sum(proc.arrivals.get(op.key, 0.0) for op in ops)
         if total <= 0:
-            return sum(op.cpu_ms * op.weight for op in ops) / sum(op.weight for op in ops)
+            return sum(op.cpu_ms * op.weight for op in ops) / sum(op.weight for op in ops) * proc.gc.cost_factor
         settings = proc.inst.settings
         # A branch's extra CPU (a flag's forced GC, a cache miss) is part of what a request costs:
         # leaving it out counted each request's extra work as more requests served.
         return sum((op.cpu_ms + extra_cpu_ms(op.paths, settings)) * proc.arrivals.get(op.key, 0.0)
-                   for op in ops) / total
+                   for op in ops) / total * proc.gc.cost_factor
 
     # ---------------------------------------------------------------- demand
     def _entry_demand(self, demand: dict[Any, dict[str, float]], now: float) -> list[dict[str, Any]]:
@@ -453,7 +461,8 @@ class DataPlaneEngine(Controller):
         spec = proc.inst.spec
         proc.arrivals = dict(arrivals)
         settings = proc.inst.settings
-        costs = {op.key: op.cpu_ms + extra_cpu_ms(op.paths, settings) for op in spec.operations}
+        factor = self._gc_update(proc, dt)
+        costs = {op.key: (op.cpu_ms + extra_cpu_ms(op.paths, settings)) * factor for op in spec.operations}
         work = sum(rate * costs.get(op, 1.0) for op, rate in arrivals.items()) * dt
         busy = busy_cores(spec.paths, settings)
         cores = max(0.02, granted - busy) if busy else granted
@@ -490,9 +499,35 @@ class DataPlaneEngine(Controller):
         proc.inflight = (proc.queue.backlog_ms / cost + proc.queue.abandoned
                          + total_rate * prev_latency / 1000.0) if cost else 0.0
 
+    def _gc_update(self, proc: Proc, dt: float) -> float:
+        """A Go process' GC cost this tick from its live heap as of last tick (dataplane/gc.py);
+        counts its GC cycles and CPU for /metrics. 1.0 for any other program."""
+        if not proc.inst.spec.go_runtime:
+            return 1.0
+        if proc.gc_config is None:
+            proc.gc_config = go_gc_of(getattr(proc.inst.ctx, "env", None) or {})
+        live = proc.inst.spec.memory.base_mib * LIVE_SHARE_OF_BASE + self._extra_mib(proc)
+        load = proc.gc = gc_load(proc.gc_config, live)
+        headroom = load.goal_mib - load.live_mib
+        if headroom > 0 and headroom != float("inf"):
+            proc.gc_cycles_total += proc.served_rps * ALLOC_MIB_PER_REQUEST / headroom * dt
+        proc.gc_cpu_seconds_total += proc.cpu_used * load.gc_fraction * dt
+        return load.cost_factor
+
+    def _extra_mib(self, proc: Proc) -> float:
+        """The working set a process holds beyond its idle size (MiB): requests in flight, their
+        rate, leaks — heap, for a Go program."""
+        mem = proc.inst.spec.memory
+        uptime_min = max(0.0, self.twin.clock.now - proc.inst.started_at) / 60.0
+        extra = (mem.per_inflight_mib * proc.inflight + mem.per_rps_mib * proc.served_rps
+                 + proc.inst.leak_mib_per_min * uptime_min
+                 + proc.inst.leak_kib_per_request * proc.requests_total / 1024.0)
+        return extra + self.flags.leaks.mib(proc.inst)
+
     def _emit_calls(self, proc: Proc, demand: dict[Any, dict[str, float]]) -> None:
         pod = self._pod(proc)
         now = self.twin.clock.now
+        proc.pool_demand.clear()
         for op in proc.inst.spec.operations:
             served = proc.served.get(op.key, 0.0)
             if served <= 0:
@@ -537,6 +572,8 @@ class DataPlaneEngine(Controller):
                     elif leg.result.dst_pod is not None:
                         uid = leg.result.dst_pod["metadata"].get("uid", "")
                         self.store_rates[uid] += share
+                        if dep.pool_size:
+                            proc.pool_demand[dep.name] = proc.pool_demand.get(dep.name, 0.0) + share
 
     def _plan(self, proc: Proc, op: Operation, index: int, states: dict[str, tuple[float, float]],
               qs: list[float], oks: list[float]) -> tuple[float, float]:
@@ -602,7 +639,7 @@ class DataPlaneEngine(Controller):
         penalty = throttle * 100.0 * max(0.0, 1.0 - min(limit, 1.0)) * 0.5
         pod = self._pod(proc)
         for op in spec.operations:
-            service = op.cpu_ms + penalty
+            service = op.cpu_ms * proc.gc.cost_factor + penalty
             result = OpResult(success=1.0 - drop, d=service * 0.6 + wait, m=service * 0.4 + 0.1)
             if drop > 0:
                 result.error = {"grpc": "rpc error: code = ResourceExhausted desc = grpc: server overloaded",
@@ -754,6 +791,17 @@ class DataPlaneEngine(Controller):
                 outcome = self._store(proc, pod, dep, call, res, rate * f)
                 hit += f * (outcome.hit_ratio or 0.0)
                 lat = outcome.latency_ms + rtt
+                if dep.pool_size:
+                    pool, pooled = self._pool(proc, dep, lat, rtt, timeout)
+                    if pooled.timed_out > 0:
+                        fail_parts.append((f * pooled.timed_out, pooled.deadline_ms,
+                                           checkout_timeout_error(dep.pool_size, pooled.in_use), "timeout"))
+                        f *= 1.0 - pooled.timed_out
+                    if pooled.late > 0:
+                        fail_parts.append((f * pooled.late, pooled.deadline_ms,
+                                           cancelled_read_error(dep.host, dep.port, pool.closed_total), "timeout"))
+                        f *= 1.0 - pooled.late
+                    lat += pooled.wait_ms
                 bad = outcome.error_ratio if outcome.error_ratio is not None else (0.0 if outcome.ok else 1.0)
                 bad = min(1.0, max(0.0, bad))
                 if bad > 0:
@@ -789,6 +837,24 @@ class DataPlaneEngine(Controller):
         m = tail if success > 0 else 0.0
         return EdgeResult(success=success, d=max(0.0, mean_lat - m * success), m=m * success, attempts=attempts,
                           error=error, error_class=cls, hit_ratio=hit, delivered=delivered)
+
+    def _pool(self, proc: Proc, dep: DependencyConfig, hold_ms: float, rtt_ms: float,
+              timeout_ms: float) -> tuple[PoolState, PoolResult]:
+        """The process' connection pool to `dep` this tick (dataplane/pools.py), stepped once per
+        tick with every call sent to it. A call's deadline is its own timeout or, sooner, the
+        deadline its caller propagated with the request it serves."""
+        pool = proc.pools.get(dep.name)
+        if pool is None or pool.size != dep.pool_size:
+            pool = proc.pools[dep.name] = PoolState(size=dep.pool_size)
+        now = self.twin.clock.now
+        if pool.at != now or pool.last is None:
+            deadline = timeout_ms
+            if proc.deadlines_at == now and proc.deadlines:
+                deadline = min(deadline, min(proc.deadlines))
+            pool.last = step_pool(pool, proc.pool_demand.get(dep.name, 0.0), hold_ms, deadline, self.twin.clock.tick,
+                                  rtt_ms=rtt_ms, max_connecting=dep.max_connecting)
+            pool.at = now
+        return pool, pool.last
 
     def _store(self, proc: Proc, pod: dict[str, Any] | None, dep: DependencyConfig, call: Call, res: ConnectResult,
                rate: float) -> Any:
@@ -911,12 +977,7 @@ class DataPlaneEngine(Controller):
     def _usage(self, namespace: str, pod: str, container: str, instance: Any) -> tuple[float, float]:
         proc = self.procs.get((namespace, pod, container))
         if proc is not None and proc.inst.ctx is instance.ctx:
-            mem = proc.inst.spec.memory
-            uptime_min = max(0.0, self.twin.clock.now - proc.inst.started_at) / 60.0
-            extra = (mem.per_inflight_mib * proc.inflight + mem.per_rps_mib * proc.served_rps
-                     + proc.inst.leak_mib_per_min * uptime_min
-                     + proc.inst.leak_kib_per_request * proc.requests_total / 1024.0)
-            extra += self.flags.leaks.mib(proc.inst)
+            extra = self._extra_mib(proc)
             busy = busy_cores(proc.inst.spec.paths, proc.inst.settings)
             cpu = min(proc.limit, proc.cpu_used + busy) if busy and proc.limit else proc.cpu_used + busy
             return cpu, extra * MIB

@@ -57,6 +57,8 @@ class DependencyConfig:
     path: str = ""  # HTTP base path
     address: str = ""  # as written in the config, for log lines
     retry_on: tuple[str, ...] = ()
+    pool_size: int = 0  # a MongoDB URI's maxPoolSize (0: not set, the driver's 100 is not modelled)
+    max_connecting: int = 2  # ... and maxConnecting
 
 
 @dataclass
@@ -104,7 +106,10 @@ def resolve_dependency(dep: Dependency, call: Invocation, spec: ProgramSpec) -> 
     if not address:
         return None
     host, port, user, password, database, auth_source, path = address, 0, None, None, "", "", ""
-    match = _URI.match(address)
+    pool_size, max_connecting = 0, 2
+    # Hotel Reservation's binaries prefix the configured "host:port/?options" with "mongodb://".
+    match = _URI.match("mongodb://" + address if dep.kind == "mongodb" and "://" not in address and "?" in address
+                       else address)
     if match:
         host = match.group("host")
         port = int(match.group("port") or 0)
@@ -117,6 +122,11 @@ def resolve_dependency(dep: Dependency, call: Invocation, spec: ProgramSpec) -> 
                 key, _, value = part.partition("=")
                 if key == "authSource":
                     auth_source = value
+                elif key in ("maxPoolSize", "maxConnecting") and value.isdigit():
+                    if key == "maxPoolSize":
+                        pool_size = int(value)
+                    else:
+                        max_connecting = int(value)
         elif dep.kind == "postgres":  # postgresql://user:pass@host:port/dbname
             database = path.strip("/")
     elif dep.kind == "postgres" and "=" in address:  # libpq / Npgsql keyword=value strings
@@ -151,7 +161,7 @@ def resolve_dependency(dep: Dependency, call: Invocation, spec: ProgramSpec) -> 
                             timeout_ms=timeout if timeout and timeout > 0 else 1000.0, retries=retries,
                             backoff_ms=backoff or 0.0, database=database, username=user, password=password,
                             auth_source=auth_source, path=path, address=address,
-                            retry_on=tuple(policy.retry_on))
+                            retry_on=tuple(policy.retry_on), pool_size=pool_size, max_connecting=max_connecting)
 
 
 def _conninfo(text: str) -> tuple[str, int, str | None, str | None, str]:

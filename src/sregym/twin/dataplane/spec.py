@@ -378,6 +378,8 @@ class ProgramSpec(_Frozen):
     admin_port: Setting | None = None
     flag_server: FlagServer | None = None  # a flagd serving the flags of its `--uri` (dataplane/flagd.py)
     paths: tuple[CodePath, ...] = ()  # process-wide branches (busy threads) a setting switches on
+    # A Go binary: its GC cost follows GOGC/GOMEMLIMIT (dataplane/gc.py) and /metrics has go_* series.
+    go_runtime: bool = False
 
     @model_validator(mode="after")
     def _check_refs(self) -> ProgramSpec:

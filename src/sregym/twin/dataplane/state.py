@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from sregym.twin.dataplane.gc import DEFAULT_LOAD, GcLoad, GoGC
+from sregym.twin.dataplane.pools import PoolState
 from sregym.twin.dataplane.programs import ProgramInstance
 from sregym.twin.dataplane.queueing import QueueState, ServeResult
 from sregym.twin.dataplane.spec import Operation
@@ -75,6 +77,12 @@ class Proc:
     deadlines: dict[float, float] = field(default_factory=dict)
     deadlines_at: float = -1.0
     pod_obj: dict[str, Any] | None = field(default=None, repr=False)  # the stored pod, refreshed per tick
+    pools: dict[str, PoolState] = field(default_factory=dict)  # dependency -> its connection pool
+    pool_demand: dict[str, float] = field(default_factory=dict)  # dependency -> calls/s sent this tick
+    gc_config: GoGC | None = None  # a Go program's GOGC/GOMEMLIMIT, read once from its env
+    gc: GcLoad = DEFAULT_LOAD  # this tick's collector cost (dataplane/gc.py)
+    gc_cycles_total: float = 0.0
+    gc_cpu_seconds_total: float = 0.0
 
 
 @dataclass

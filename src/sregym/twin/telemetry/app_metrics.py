@@ -30,6 +30,14 @@ HELP = {
                                             "had passed.",
     "app_cpu_utilisation_ratio": "CPU time used over the CPU available to the process.",
     "app_cache_hit_ratio": "Fraction of cache lookups answered from the cache.",
+    "go_gc_duration_seconds": "A summary of the wall-time pause (stop-the-world) duration in garbage collection cycles.",
+    "go_memstats_heap_alloc_bytes": "Number of heap bytes allocated and currently in use.",
+    "go_memstats_next_gc_bytes": "Number of heap bytes when next garbage collection will take place.",
+    "go_memstats_gc_cpu_fraction": "The fraction of this program's available CPU time used by the GC since the "
+                                   "program started.",
+    "go_gc_cpu_seconds_total": "Estimated total CPU time spent performing GC tasks.",
+    "go_gc_gogc_percent": "Heap size target percentage configured by the user, otherwise 100.",
+    "go_gc_gomemlimit_bytes": "Go runtime memory limit configured by the user, otherwise math.MaxInt64.",
     "kafka_consumer_records_lag": "The latest lag of the partition",
     "kafka_consumer_records_lag_max": "The maximum lag in terms of number of records for any partition in this window",
     "kafka_consumer_records_consumed_total": "The total number of records consumed",
@@ -94,7 +102,7 @@ class AppMetrics:
         if tsdb is None:
             return
         family, metric_type = name, kind if kind in ("counter", "gauge", "histogram", "summary") else "unknown"
-        if kind == "histogram":
+        if kind in ("histogram", "summary"):
             for suffix in HISTOGRAM_SUFFIXES:
                 if name.endswith(suffix):
                     family = name[: -len(suffix)]
