@@ -24,6 +24,8 @@ from urllib.parse import urlsplit
 
 from sregym.errors import ApiError, BadRequest, InternalError
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin
+from sregym.twin.admission.webhook_tls import served_certificate
+from sregym.twin.admission.webhook_tls import verify as verify_tls
 from sregym.twin.controllers.endpoints import ready_backends, resolve_target_port
 from sregym.twin.machinery.objects import clone
 from sregym.twin.machinery.selectors import selector_from_spec
@@ -178,7 +180,7 @@ def _serving_container(pod: dict[str, Any], port: int) -> tuple[dict[str, Any] |
 
 
 def call_service(twin: Twin, ref: dict[str, Any], request: dict[str, Any], timeout: int,
-                 url: str) -> dict[str, Any]:
+                 url: str, ca_bundle: str | None = None) -> dict[str, Any]:
     """Reach the webhook Service like the API server does; raise CallFailed on any failure."""
     ns, name = ref.get("namespace", ""), ref.get("name", "")
     port = int(ref.get("port") or 443)
@@ -204,6 +206,11 @@ def call_service(twin: Twin, ref: dict[str, Any], request: dict[str, Any], timeo
     server: WebhookServer | None = spec.extras.get(WEBHOOK_EXTRA)
     if server is None:
         raise CallFailed(f'Post "{url}": http: server gave HTTP response to HTTPS client')
+    served = served_certificate(twin, backend.pod, container) if ca_bundle else None
+    if served is not None:
+        refused = verify_tls(str(ca_bundle), served, f"{name}.{ns}.svc", twin.clock.now)
+        if refused:
+            raise CallFailed(f'Post "{url}": {refused}')
     response = server(twin, backend.pod, request)
     delay = float(response.pop("_delaySeconds", 0) or 0) if isinstance(response, dict) else 0
     if delay >= timeout:
@@ -216,7 +223,7 @@ def call_webhook(twin: Twin, webhook: dict[str, Any], request: dict[str, Any]) -
     client = webhook.get("clientConfig") or {}
     if client.get("service"):
         ref = client["service"]
-        return call_service(twin, ref, request, timeout, _service_url(ref, timeout))
+        return call_service(twin, ref, request, timeout, _service_url(ref, timeout), client.get("caBundle"))
     raw = client.get("url") or ""
     url = _with_timeout(raw, timeout)
     parts = urlsplit(raw)
@@ -226,7 +233,7 @@ def call_webhook(twin: Twin, webhook: dict[str, Any], request: dict[str, Any]) -
     if len(labels) >= 3 and labels[2] == "svc":
         ref = {"name": labels[0], "namespace": labels[1], "port": parts.port or 443,
                "path": parts.path}
-        return call_service(twin, ref, request, timeout, url)
+        return call_service(twin, ref, request, timeout, url, client.get("caBundle"))
     raise CallFailed(f'Post "{url}": dial tcp: lookup {host}: no such host')
 
 
