@@ -47,7 +47,7 @@ class ServingCertificate:
                          "tls.key": base64.b64encode(self.key_pem).decode()}}
 
 
-def _key(label: str):  # noqa: ANN202 - cryptography types are imported lazily
+def _key(label: str):
     from cryptography.hazmat.primitives.asymmetric import ed25519
 
     seed = hashlib.sha256(f"sregym-x509-key:{label}".encode()).digest()
