@@ -87,6 +87,8 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                       "bind:", "binds the same port", "port clash"),
     "priority_preemption": ("preempt", "priorityclass", "priority class", "globaldefault", "global default",
                             "default priority", "higher priority", "lower priority", "priorityclassname"),
+    "ip_exhaustion": ("ippool", "ip pool", "ipam", "no ips available", "ip exhaustion", "ip address exhaustion",
+                      "out of ip", "pod cidr", "failedcreatepodsandbox", "ip addresses available"),
 }
 
 
@@ -112,7 +114,7 @@ RELATED: dict[str, frozenset[str]] = {
     "memory_pressure": frozenset({"oom", "node_selector"}),
     # Parity: a pod that cannot be placed is described as pending or short of memory; a deleted
     # Service shows as DNS failures; a wrong binary listens on the wrong port; PSA is admission.
-    "unschedulable": frozenset({"memory_pressure", "node_selector", "oom", "port_conflict"}),
+    "unschedulable": frozenset({"memory_pressure", "node_selector", "oom", "port_conflict", "ip_exhaustion"}),
     "missing_service": frozenset({"dns", "service_selector"}),
     "volume_claim": frozenset({"volume_attach", "unschedulable"}),
     "wrong_command": frozenset({"crashing_image", "service_port"}),
@@ -123,6 +125,8 @@ RELATED: dict[str, frozenset[str]] = {
     "port_conflict": frozenset({"sidecar_lifecycle", "service_port", "crashing_image", "unschedulable"}),
     # A preempted pod that cannot come back waits Pending with FailedScheduling.
     "priority_preemption": frozenset({"unschedulable", "memory_pressure"}),
+    # Pods that get no address wait like pods that get no node: a per-node resource ran out.
+    "ip_exhaustion": frozenset({"unschedulable"}),
 }
 
 

@@ -17,7 +17,8 @@ from sregym.problems.builders import keep, object_cause, pod_recreation, workloa
 from sregym.problems.catalog.hotel_reservation.platform import APP, IMPACT, NS, _deploy, _recreating, _serves
 from sregym.problems.model import Action, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
-from sregym.types import GroundTruth
+from sregym.twin.node.ipam import calico_crds, ip_pool
+from sregym.types import EntityPattern, EntityRef, GroundTruth, RootCause
 
 POLICY_NS = "policy-system"
 POLICY_IMAGE = "ghcr.io/kube-policy/pod-policy-webhook:v1.5.1"
@@ -127,4 +128,73 @@ def admission_webhook_tls_mismatch() -> Problem:
                                   must_keep=keep(), durability=(pod_recreation("recommendation"),)),
         gold=(Action(op="patch", kind="ValidatingWebhookConfiguration", name=TLS_CONFIG, patch_type="json",
                      patch=[{"op": "replace", "path": "/webhooks/0/clientConfig/caBundle", "value": current}]),),
+    )
+
+
+# ================================================= 3. Calico IP pool exhaustion
+BATCH_NS = "data-processing"
+WORKLOAD_POOL = "workload-pool"
+DEFAULT_POOL = "default-ipv4-ippool"
+WORKLOAD_CIDR = "192.168.254.0/26"
+RESCHEDULED = ("frontend", "search", "recommendation")
+
+
+def _calico_objects() -> list[dict[str, Any]]:
+    """Calico's IPAM resources with pod addressing moved to a /26 pool (the /16 default disabled)
+    and a batch Deployment that holds every one of its 64 addresses."""
+    labels = {"app": "data-pipeline"}
+    pipeline = {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "data-pipeline", "namespace": BATCH_NS, "labels": labels},
+        "spec": {"replicas": 64, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": {**labels, "workload-type": "batch", "team": "data-engineering"}},
+                              "spec": {"containers": [{"name": "worker", "image": "registry.k8s.io/pause:3.9",
+                                                       "resources": {"requests": {"cpu": "1m", "memory": "1Mi"}}}]}}},
+    }
+    return [*calico_crds(),
+            {"apiVersion": "crd.projectcalico.org/v1", "kind": "IPAMConfig", "metadata": {"name": "default"},
+             "spec": {"strictAffinity": False, "autoAllocateBlocks": True, "maxBlocksPerHost": 0}},
+            ip_pool(DEFAULT_POOL, "10.244.0.0/16", disabled=True),
+            ip_pool(WORKLOAD_POOL, WORKLOAD_CIDR),
+            _namespace(BATCH_NS), pipeline]
+
+
+@problem
+def pod_cidr_exhaustion() -> Problem:
+    """Calico hands out pod addresses from IPPools. The cluster's `/16` pool
+    (`default-ipv4-ippool`) has been disabled and pods are addressed from `workload-pool`, a
+    `/26`: 64 addresses, all held by the 64 pods of a batch Deployment (`data-processing/
+    data-pipeline`). Then the frontend, search and recommendation pods are rescheduled.
+
+    Their replacements are scheduled but never get an address: they stay ContainerCreating with
+    `FailedCreatePodSandBox ... plugin type="calico" failed (add): failed to request IPv4
+    addresses: Assigned 0 out of 1 requested IPv4 addresses; No IPs available in pools:
+    [192.168.254.0/26]`. Pods that were already running keep their addresses and look healthy;
+    the site is down. Fix: give pods address space again (re-enable the default pool or add a
+    pool), or free addresses (scale the batch workload down); the pods must start and a
+    recreated pod must get an address.
+    """
+    return Problem(
+        id="hotel-reservation/pod-cidr-exhaustion-v1",
+        title="frontend, search and recommendation pods never start after being rescheduled",
+        app=APP, namespace=NS,
+        tags=Tags(layers=("network",), difficulty="hard",
+                  sources=("sregym:pod_cidr_exhaustion_hotel_reservation",)),
+        faults=(_recreating(_calico_objects(), RESCHEDULED, wait_ready=(f"{BATCH_NS}/data-pipeline",)),),
+        ground_truth=GroundTruth(
+            root_causes=(RootCause(entity=EntityRef(kind="IPPool", name=WORKLOAD_POOL),
+                                   aliases=(EntityPattern(kind="IPPool", name=DEFAULT_POOL),)),),
+            mechanism="ip_exhaustion",
+            detail="the only enabled Calico IPPool, workload-pool (192.168.254.0/26, 64 addresses), is "
+                   "exhausted by data-pipeline's 64 pods while default-ipv4-ippool is disabled: new pods get "
+                   "no IP (No IPs available in pools)",
+            detail_keywords=("IPPool", "workload-pool", "192.168.254.0/26", "No IPs available", "ipam",
+                             "default-ipv4-ippool", "disabled", "data-pipeline"),
+            affected=tuple(_deploy(s) for s in RESCHEDULED), impact_keywords=IMPACT,
+            description="Rescheduled pods stay ContainerCreating without an address, so the frontend, "
+                        "search and recommendation are down."),
+        mitigation=MitigationSpec(must_fix=(*(workload_ready(s) for s in RESCHEDULED), _serves("frontend")),
+                                  must_keep=keep(), durability=(pod_recreation("frontend"),)),
+        gold=(Action(op="patch", kind="IPPool", name=DEFAULT_POOL, patch_type="merge",
+                     patch={"spec": {"disabled": False}}),),
     )
