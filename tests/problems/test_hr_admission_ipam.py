@@ -47,3 +47,38 @@ def test_stale_ca_bundle_blocks_recreation_until_the_agent_installs_the_right_ca
     run.advance(60)
     pods = cluster.list("Pod", NS, label_selector=RECOMMENDATION)
     assert pods and all(p["status"]["phase"] == "Running" for p in pods)
+
+
+IPAM = "hotel-reservation/pod-cidr-exhaustion-v1"
+FRONTEND = "io.kompose.service=frontend"
+
+
+def test_exhausted_pool_leaves_rescheduled_pods_without_an_address_until_the_pool_is_back(
+        tmp_path: Path) -> None:
+    cluster, run = deployed(IPAM)
+    untouched = {p["metadata"]["name"]: p["status"]["podIP"]
+                 for p in cluster.list("Pod", NS, label_selector="io.kompose.service=geo")}
+    run.inject()
+    run.advance(60)
+    harness = serve_twin(cluster.twin, tmp_path)
+    try:
+        pods = harness.ok("get", "pods", "-n", NS, "-l", FRONTEND)
+        assert "ContainerCreating" in pods
+        described = harness.ok("describe", "pod", "-n", NS, "-l", FRONTEND)
+        assert "FailedCreatePodSandBox" in described
+        events = harness.ok("get", "events", "-n", NS, "--field-selector", "reason=FailedCreatePodSandBox")
+        assert ('plugin type="calico" failed (add): failed to request IPv4 addresses: Assigned 0 out of 1 '
+                "requested IPv4 addresses; No IPs available in pools: [192.168.254.0/26]") in events
+        pools = json.loads(harness.ok("get", "ippools.crd.projectcalico.org", "-o", "json"))["items"]
+        assert {p["metadata"]["name"]: p["spec"]["disabled"] for p in pools} == {
+            "default-ipv4-ippool": True, "workload-pool": False}
+        # Pods that were running keep their addresses.
+        assert {p["metadata"]["name"]: p["status"]["podIP"]
+                for p in cluster.list("Pod", NS, label_selector="io.kompose.service=geo")} == untouched
+        harness.ok("patch", "ippool", "default-ipv4-ippool", "--type=merge", "-p", '{"spec":{"disabled":false}}')
+    finally:
+        harness.server.stop()
+    run.advance(90)
+    pods = cluster.list("Pod", NS, label_selector=FRONTEND)
+    assert pods and all(p["status"]["phase"] == "Running" and p["status"]["podIP"].startswith("10.244.")
+                        for p in pods)
