@@ -198,3 +198,103 @@ def pod_cidr_exhaustion() -> Problem:
         gold=(Action(op="patch", kind="IPPool", name=DEFAULT_POOL, patch_type="merge",
                      patch={"spec": {"disabled": False}}),),
     )
+
+
+# ================================================= 2. cumulative webhook timeouts
+COMPLIANCE = {"pod-resource-validator": 12, "audit-log-enforcer": 8, "image-policy-checker": 11,
+              "tenant-quota-validator": 9}  # 40 s together, past the API server's 34 s write deadline
+COMPLIANCE_TIER = {"tier": "compliance"}
+NODE_NETWORK = "172.18.0.0/16"  # the nodes' addresses: where host-network callers come from
+
+
+def _mutating_config(name: str, timeout: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": name},
+        "webhooks": [{
+            "name": f"{name}.compliance.platform.io",
+            "clientConfig": {"service": {"namespace": POLICY_NS, "name": name, "path": "/mutate", "port": 443}},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
+                       "scope": "Namespaced"}],
+            "namespaceSelector": SCOPE, "failurePolicy": "Ignore", "sideEffects": "None",
+            "admissionReviewVersions": ["v1"], "reinvocationPolicy": "Never", "timeoutSeconds": timeout,
+        }],
+    }
+
+
+def _ingress_policy(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": name, "namespace": POLICY_NS}, "spec": {"policyTypes": ["Ingress"], **spec}}
+
+
+def _from_namespace(name: str) -> dict[str, Any]:
+    return {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": name}}}
+
+
+def _compliance_objects() -> list[dict[str, Any]]:
+    """Four compliance webhooks whose backends sit behind a default-deny namespace; the targeted
+    allows (metrics, the namespace itself, kube-system pods) all miss the host-network API server."""
+    backends = [obj for name in COMPLIANCE for obj in policy_server(name, labels=COMPLIANCE_TIER)]
+    policies = [
+        _ingress_policy("default-deny-ingress", {"podSelector": {}}),
+        _ingress_policy("allow-metrics-ingress", {"podSelector": {"matchLabels": COMPLIANCE_TIER}, "ingress": [
+            {"from": [_from_namespace("monitoring")], "ports": [{"port": 9090}]}]}),
+        _ingress_policy("allow-intra-namespace", {"podSelector": {}, "ingress": [{"from": [{"podSelector": {}}]}]}),
+        _ingress_policy("allow-control-plane", {"podSelector": {"matchLabels": COMPLIANCE_TIER}, "ingress": [
+            {"from": [_from_namespace("kube-system")], "ports": [{"port": 8443}]}]}),
+    ]
+    configs = [_mutating_config(name, timeout) for name, timeout in COMPLIANCE.items()]
+    return [_namespace(POLICY_NS), *backends, *policies, *configs]
+
+
+APISERVER_ALLOW = _ingress_policy("allow-apiserver-webhooks", {
+    "podSelector": {"matchLabels": COMPLIANCE_TIER},
+    "ingress": [{"from": [{"ipBlock": {"cidr": NODE_NETWORK}}], "ports": [{"port": 8443, "protocol": "TCP"}]}]})
+
+
+@problem
+def cumulative_admission_webhook_timeout() -> Problem:
+    """Four mutating webhooks (`pod-resource-validator` 12 s, `audit-log-enforcer` 8 s,
+    `image-policy-checker` 11 s, `tenant-quota-validator` 9 s, all `failurePolicy: Ignore`,
+    scoped to the namespace) call backends in `policy-system`, a namespace isolated by a
+    default-deny NetworkPolicy whose targeted allows (metrics, intra-namespace, kube-system pods)
+    all miss the API server, which runs on the host network. Then the `recommendation` pod is
+    deleted.
+
+    Every webhook call hangs for its whole timeout; each alone would be ignored, but mutating
+    webhooks run one after another and the 40 s they take together pass the API server's 34 s
+    write deadline. The ReplicaSet's creates fail with `Timeout: request did not complete within
+    requested timeout - context deadline exceeded`, which names no webhook. Recommendations
+    fail; the webhook pods are Running and Ready. Fix: let the API server reach the backends
+    (an ingress allow from the node network on 8443), or bring the webhooks' timeouts under the
+    deadline, or narrow their scope; pods must be creatable again.
+    """
+    return Problem(
+        id="hotel-reservation/cumulative-admission-webhook-timeout-v1",
+        title="recommendation has no pods and creating one times out",
+        app=APP, namespace=NS,
+        tags=Tags(layers=("control-plane",), difficulty="hard",
+                  sources=("sregym:cumulative_admission_webhook_timeout_hotel_reservation",)),
+        faults=(_recreating(_compliance_objects(), ("recommendation",),
+                            wait_ready=tuple(f"{POLICY_NS}/{name}" for name in COMPLIANCE)),),
+        ground_truth=GroundTruth(
+            # One cause seen from two sides: the isolation with no allow for the API server, and the
+            # webhooks whose timeouts it turns into waiting; naming either finds it.
+            root_causes=(RootCause(
+                entity=EntityRef(kind="NetworkPolicy", namespace=POLICY_NS, name="default-deny-ingress"),
+                aliases=(EntityPattern(kind="NetworkPolicy", namespace=POLICY_NS, name_regex="allow-.*"),
+                         EntityPattern(kind="MutatingWebhookConfiguration",
+                                       name_regex="|".join(COMPLIANCE)))),),
+            mechanism="admission_webhook",
+            detail="four mutating webhooks (timeouts 12+8+11+9 = 40 s, failurePolicy Ignore) cannot reach their "
+                   "backends because policy-system's default-deny NetworkPolicy has no allow for the API server; "
+                   "their timeouts add up past the 34 s request deadline (context deadline exceeded)",
+            detail_keywords=("timeoutSeconds", "deadline", "context deadline exceeded", "NetworkPolicy",
+                             "default-deny-ingress", "MutatingWebhookConfiguration", "cumulative"),
+            affected=(_deploy("recommendation"), _deploy("frontend")), impact_keywords=IMPACT,
+            description="Pod creation in the namespace times out in admission, so the deleted recommendation "
+                        "pod is never replaced and recommendations fail."),
+        mitigation=MitigationSpec(must_fix=(workload_ready("recommendation"), _serves("recommendation")),
+                                  must_keep=keep(), durability=(pod_recreation("recommendation"),)),
+        gold=(Action(op="apply", manifest=APISERVER_ALLOW),),
+    )
