@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from sregym.oracles.mechanisms import classify
 from sregym.problems.registry import PROBLEMS
 from support.kube import serve_twin
 from support.problem_runs import deployed
@@ -18,7 +19,14 @@ RECOMMENDATION = "io.kompose.service=recommendation"
 
 
 def test_problems_are_tagged_with_the_sregym_scenarios_they_reproduce() -> None:
-    assert PROBLEMS.get(TLS).tags.sources == ("sregym:admission_webhook_tls_mismatch_hotel_reservation",)
+    sources = {pid: PROBLEMS.get(pid).tags.sources for pid in (
+        TLS, "hotel-reservation/pod-cidr-exhaustion-v1", "hotel-reservation/cumulative-admission-webhook-timeout-v1")}
+    assert sources == {
+        TLS: ("sregym:admission_webhook_tls_mismatch_hotel_reservation",),
+        "hotel-reservation/pod-cidr-exhaustion-v1": ("sregym:pod_cidr_exhaustion_hotel_reservation",),
+        "hotel-reservation/cumulative-admission-webhook-timeout-v1": (
+            "sregym:cumulative_admission_webhook_timeout_hotel_reservation",)}
+    assert classify("workload-pool ran out: No IPs available in pools") == {"ip_exhaustion"}
 
 
 def test_stale_ca_bundle_blocks_recreation_until_the_agent_installs_the_right_ca(tmp_path: Path) -> None:
@@ -82,3 +90,37 @@ def test_exhausted_pool_leaves_rescheduled_pods_without_an_address_until_the_poo
     pods = cluster.list("Pod", NS, label_selector=FRONTEND)
     assert pods and all(p["status"]["phase"] == "Running" and p["status"]["podIP"].startswith("10.244.")
                         for p in pods)
+
+
+TIMEOUT = "hotel-reservation/cumulative-admission-webhook-timeout-v1"
+
+
+def test_webhook_timeouts_add_up_past_the_deadline_until_the_api_server_is_allowed_in(tmp_path: Path) -> None:
+    cluster, run = deployed(TIMEOUT)
+    run.inject()
+    run.advance(30)
+    assert not cluster.list("Pod", NS, label_selector=RECOMMENDATION)
+    harness = serve_twin(cluster.twin, tmp_path)
+    try:
+        events = harness.ok("get", "events", "-n", NS, "--field-selector", "reason=FailedCreate")
+        assert ("Error creating: Timeout: request did not complete within requested timeout - context "
+                "deadline exceeded") in events
+        # Creating a pod by hand times out the same way (504 from the API server).
+        refused = harness.kubectl("run", "probe", "-n", NS, "--image=busybox:1.36", "--restart=Never")
+        assert refused.returncode != 0
+        assert "request did not complete within requested timeout" in refused.stderr
+        configs = harness.ok("get", "mutatingwebhookconfigurations", "-o",
+                             "jsonpath={range .items[*]}{.webhooks[0].timeoutSeconds} {end}")
+        assert sorted(int(t) for t in configs.split()) == [8, 9, 11, 12]
+        assert "Running" in harness.ok("get", "pods", "-n", "policy-system")
+        # The fix an SRE makes: allow the API server (host network, node addresses) in on 8443.
+        allow = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                 "metadata": {"name": "allow-apiserver-webhooks", "namespace": "policy-system"},
+                 "spec": {"podSelector": {"matchLabels": {"tier": "compliance"}}, "policyTypes": ["Ingress"],
+                          "ingress": [{"from": [{"ipBlock": {"cidr": "172.18.0.0/16"}}], "ports": [{"port": 8443}]}]}}
+        harness.ok("apply", "-f", "-", input=json.dumps(allow))
+    finally:
+        harness.server.stop()
+    run.advance(60)
+    pods = cluster.list("Pod", NS, label_selector=RECOMMENDATION)
+    assert pods and all(p["status"]["phase"] == "Running" for p in pods)
