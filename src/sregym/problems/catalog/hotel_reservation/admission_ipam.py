@@ -12,10 +12,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from sregym.apps.hotel_reservation import PORTS
 from sregym.faults.certificates import certificate_authority, service_dns_names, serving_certificate
-from sregym.problems.builders import keep, object_cause, pod_recreation, workload_ready
-from sregym.problems.catalog.hotel_reservation.platform import APP, IMPACT, NS, _deploy, _recreating, _serves
-from sregym.problems.model import Action, MitigationSpec, Problem, Tags
+from sregym.problems.builders import (
+    deployment_cause,
+    keep,
+    object_cause,
+    pod_recreation,
+    service_serves,
+    workload_ready,
+)
+from sregym.problems.catalog.hotel_reservation.platform import APP, IMPACT, NS
+from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.twin.node.ipam import calico_crds, ip_pool
 from sregym.types import EntityPattern, EntityRef, GroundTruth, RootCause
@@ -23,6 +31,21 @@ from sregym.types import EntityPattern, EntityRef, GroundTruth, RootCause
 POLICY_NS = "policy-system"
 POLICY_IMAGE = "ghcr.io/kube-policy/pod-policy-webhook:v1.5.1"
 SCOPE = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": [NS]}]}
+
+
+def _deploy(name: str) -> RootCause:
+    return deployment_cause(NS, name)
+
+
+def _serves(service: str) -> CheckSpec:
+    return service_serves(service, PORTS[service], service)
+
+
+def _recreating(objects: list[dict[str, Any]], recreate: tuple[str, ...], wait_ready: tuple[str, ...]) -> FaultSpec:
+    """Create `objects`, wait for the named Deployments, then delete the pods of `recreate`."""
+    return FaultSpec(fault="create_objects_recreate_pods", params={
+        "objects": objects, "wait_ready": list(wait_ready),
+        "recreate": [{"namespace": NS, "label_selector": f"io.kompose.service={s}"} for s in recreate]})
 
 
 def _namespace(name: str) -> dict[str, Any]:
