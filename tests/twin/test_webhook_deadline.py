@@ -125,3 +125,11 @@ def test_network_policy_without_an_api_server_allow_hangs_every_call(twin: Twin)
                           "ingress": [{"from": [{"ipBlock": {"cidr": f"{address}/32"}}],
                                        "ports": [{"port": 8443}]}]}})
     assert twin.create(a_pod("after"))
+
+
+def test_webhook_timeouts_above_thirty_seconds_are_rejected(twin: Twin) -> None:
+    with pytest.raises(ApiError) as err:
+        twin.create(webhooks("MutatingWebhookConfiguration", {"slow": 31}))
+    assert err.value.code == 422
+    assert "webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between 1 and 30 seconds" \
+        in err.value.message
