@@ -246,6 +246,8 @@ class Kubelet(Controller):
         network = ipaddress.ip_network(cidr, strict=False)
         name = node["metadata"]["name"]
         used = self.runtime.used_ips(name)
+        if self._calico.affinity:  # addresses Calico handed out may lie in this node's podCIDR
+            used = used | {p.ip for p in self.runtime.pods.values() if p.ip}
         size = network.num_addresses - 2
         cursor = self._ip_cursor.get(name, 1)
         for _ in range(size):
