@@ -92,6 +92,8 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                     "heap limit", "soft memory limit", "gc cpu"),
     "connection_pool": ("connection pool", "pool exhaust", "maxpoolsize", "max pool size", "pool size",
                         "checking out a connection", "waitqueuetimeout", "connections in use", "pool wait"),
+    "ip_exhaustion": ("ippool", "ip pool", "ipam", "no ips available", "ip exhaustion", "ip address exhaustion",
+                      "out of ip", "pod cidr", "failedcreatepodsandbox", "ip addresses available"),
 }
 
 
@@ -117,7 +119,7 @@ RELATED: dict[str, frozenset[str]] = {
     "memory_pressure": frozenset({"oom", "node_selector"}),
     # Parity: a pod that cannot be placed is described as pending or short of memory; a deleted
     # Service shows as DNS failures; a wrong binary listens on the wrong port; PSA is admission.
-    "unschedulable": frozenset({"memory_pressure", "node_selector", "oom", "port_conflict"}),
+    "unschedulable": frozenset({"memory_pressure", "node_selector", "oom", "port_conflict", "ip_exhaustion"}),
     "missing_service": frozenset({"dns", "service_selector"}),
     "volume_claim": frozenset({"volume_attach", "unschedulable"}),
     "wrong_command": frozenset({"crashing_image", "service_port"}),
@@ -134,6 +136,8 @@ RELATED: dict[str, frozenset[str]] = {
     "connection_pool": frozenset({"retry_storm"}),
     # A flag that switches on forced garbage collections (the demo's adManualGc) is GC pressure.
     "feature_flag": frozenset({"gc_pressure"}),
+    # Pods that get no address wait like pods that get no node: a per-node resource ran out.
+    "ip_exhaustion": frozenset({"unschedulable"}),
 }
 
 

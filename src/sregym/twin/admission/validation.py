@@ -839,7 +839,18 @@ def _base64(kind: ResourceKind, value: Any) -> None:
                          f"data at input byte {bad}") from None
 
 
+def _webhook_configuration(causes: Causes, op: Operation) -> None:
+    """Each webhook's `timeoutSeconds` lies in 1..30 (the API server's own call budget is 34 s)."""
+    for index, webhook in enumerate((op.obj or {}).get("webhooks") or []):
+        timeout = webhook.get("timeoutSeconds") if isinstance(webhook, dict) else None
+        if isinstance(timeout, int) and not 1 <= timeout <= 30:
+            _invalid(causes, f"webhooks[{index}].timeoutSeconds", timeout,
+                     "the timeout value must be between 1 and 30 seconds")
+
+
 _RULES: dict[tuple[str, str], Callable[[Causes, Operation], None]] = {
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _webhook_configuration,
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _webhook_configuration,
     ("", "Pod"): _pod,
     ("apps", "Deployment"): _workload,
     ("apps", "ReplicaSet"): _workload,

@@ -22,9 +22,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from sregym.errors import ApiError, BadRequest, InternalError
+from sregym.errors import ApiError, BadRequest, InternalError, Timeout
 from sregym.twin.admission.base import AdmissionPlugin, admission_plugin
+from sregym.twin.admission.webhook_tls import served_certificate
+from sregym.twin.admission.webhook_tls import verify as verify_tls
 from sregym.twin.controllers.endpoints import ready_backends, resolve_target_port
+from sregym.twin.dataplane.netpolicy import allowed as network_allows
 from sregym.twin.machinery.objects import clone
 from sregym.twin.machinery.selectors import selector_from_spec
 from sregym.twin.machinery.store import Operation
@@ -35,7 +38,14 @@ if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
 WEBHOOK_EXTRA = "admission_webhook"
-DEFAULT_TIMEOUT = 10
+DEFAULT_TIMEOUT = 10  # timeoutSeconds when unset (admissionregistration/v1); validation caps it at 30
+# The API server's budget for one write, webhooks included: create/update/delete handlers cut the
+# request context to `requestTimeoutUpperBound` (34 s), below the `--request-timeout` default of
+# 60 s. Mutating webhooks run one after another and each may use its whole timeout, so several
+# slow ones exhaust the budget together even when every one has `failurePolicy: Ignore`;
+# validating webhooks run in parallel and cost the slowest one.
+REQUEST_TIMEOUT = 60.0
+WRITE_DEADLINE = min(34.0, REQUEST_TIMEOUT)
 # Never sent to webhooks, so a broken webhook can always be deleted or fixed.
 _EXEMPT = {("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
            ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
@@ -46,7 +56,22 @@ WebhookServer = Callable[["Twin", dict[str, Any], dict[str, Any]], dict[str, Any
 
 
 class CallFailed(Exception):
-    """The webhook could not be called (the text after `failed to call webhook: `)."""
+    """The webhook could not be called (the text after `failed to call webhook: `); `elapsed` is
+    how long the API server waited before giving up (the timeout for a silent backend)."""
+
+    def __init__(self, text: str, elapsed: float = 0.0) -> None:
+        super().__init__(text)
+        self.elapsed = elapsed
+
+
+def _apiserver_address(twin: Twin) -> str:
+    """The source address of the API server's calls: it runs host-network on the control plane."""
+    for node in twin.store.scan("Node"):
+        if "node-role.kubernetes.io/control-plane" in ((node.get("metadata") or {}).get("labels") or {}):
+            for address in (node.get("status") or {}).get("addresses") or []:
+                if address.get("type") == "InternalIP":
+                    return str(address.get("address", ""))
+    return ""
 
 
 # ------------------------------------------------------------------ matching
@@ -178,8 +203,9 @@ def _serving_container(pod: dict[str, Any], port: int) -> tuple[dict[str, Any] |
 
 
 def call_service(twin: Twin, ref: dict[str, Any], request: dict[str, Any], timeout: int,
-                 url: str) -> dict[str, Any]:
-    """Reach the webhook Service like the API server does; raise CallFailed on any failure."""
+                 url: str, ca_bundle: str | None = None) -> tuple[dict[str, Any], float]:
+    """Reach the webhook Service like the API server does: (response, seconds it took); raise
+    CallFailed on any failure."""
     ns, name = ref.get("namespace", ""), ref.get("name", "")
     port = int(ref.get("port") or 443)
     service = twin.store.peek("Service", ns, name)
@@ -198,25 +224,34 @@ def call_service(twin: Twin, ref: dict[str, Any], request: dict[str, Any], timeo
     if not candidates:
         raise CallFailed(f'Post "{url}": no endpoints available for service "{name}"')
     backend, target = candidates[0]
+    if not network_allows(twin, None, _apiserver_address(twin), backend.pod, target):
+        # A NetworkPolicy drops the SYNs: the call hangs until its timeout.
+        raise CallFailed(f'Post "{url}": context deadline exceeded', elapsed=float(timeout))
     container, spec = _serving_container(backend.pod, target)
     if container is None:
         raise CallFailed(f'Post "{url}": dial tcp {backend.ip}:{target}: connect: connection refused')
     server: WebhookServer | None = spec.extras.get(WEBHOOK_EXTRA)
     if server is None:
         raise CallFailed(f'Post "{url}": http: server gave HTTP response to HTTPS client')
+    served = served_certificate(twin, backend.pod, container) if ca_bundle else None
+    if served is not None:
+        refused = verify_tls(str(ca_bundle), served, f"{name}.{ns}.svc", twin.clock.now)
+        if refused:
+            raise CallFailed(f'Post "{url}": {refused}')
     response = server(twin, backend.pod, request)
     delay = float(response.pop("_delaySeconds", 0) or 0) if isinstance(response, dict) else 0
     if delay >= timeout:
-        raise CallFailed(f'Post "{url}": context deadline exceeded')
-    return response
+        raise CallFailed(f'Post "{url}": context deadline exceeded', elapsed=float(timeout))
+    return response, delay
 
 
-def call_webhook(twin: Twin, webhook: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+def call_webhook(twin: Twin, webhook: dict[str, Any],
+                 request: dict[str, Any]) -> tuple[dict[str, Any], float]:
     timeout = int(webhook.get("timeoutSeconds") or DEFAULT_TIMEOUT)
     client = webhook.get("clientConfig") or {}
     if client.get("service"):
         ref = client["service"]
-        return call_service(twin, ref, request, timeout, _service_url(ref, timeout))
+        return call_service(twin, ref, request, timeout, _service_url(ref, timeout), client.get("caBundle"))
     raw = client.get("url") or ""
     url = _with_timeout(raw, timeout)
     parts = urlsplit(raw)
@@ -226,8 +261,14 @@ def call_webhook(twin: Twin, webhook: dict[str, Any], request: dict[str, Any]) -
     if len(labels) >= 3 and labels[2] == "svc":
         ref = {"name": labels[0], "namespace": labels[1], "port": parts.port or 443,
                "path": parts.path}
-        return call_service(twin, ref, request, timeout, url)
+        return call_service(twin, ref, request, timeout, url, client.get("caBundle"))
     raise CallFailed(f'Post "{url}": dial tcp: lookup {host}: no such host')
+
+
+def request_timeout() -> Timeout:
+    """What the API server answers when the write's deadline passes during admission."""
+    return Timeout("Timeout: request did not complete within requested timeout - context deadline exceeded",
+                   details={"retryAfterSeconds": 0})
 
 
 def _decode_patch(response: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -281,27 +322,50 @@ class _WebhookPlugin(AdmissionPlugin):
                     out.append(webhook)
         return out
 
+    def _call(self, op: Operation, webhook: dict[str, Any]) -> tuple[dict[str, Any] | ApiError | None, float]:
+        """One call: the response, the error it ends the request with, or None (ignored failure);
+        and the seconds it took."""
+        name = webhook.get("name", "")
+        if op.dry_run and (webhook.get("sideEffects") or "Unknown") not in ("None", "NoneOnDryRun"):
+            return BadRequest(f'admission webhook "{name}" does not support dry run'), 0.0
+        request = admission_request(self.twin, op)
+        try:
+            response, spent = call_webhook(self.twin, webhook, request)
+            if not isinstance(response, dict) or "allowed" not in response:
+                raise CallFailed("received invalid webhook response: missing \"allowed\"", spent)
+        except CallFailed as exc:
+            if (webhook.get("failurePolicy") or "Fail") == "Ignore":
+                return None, exc.elapsed
+            return call_failed(name, str(exc)), exc.elapsed
+        if not response.get("allowed"):
+            return denied(name, response.get("status")), spent
+        return response, spent
+
     def _run(self, op: Operation) -> None:
         webhooks = self._webhooks(op)
         if not webhooks:
             return
-        for webhook in webhooks:
-            name = webhook.get("name", "")
-            if op.dry_run and (webhook.get("sideEffects") or "Unknown") not in ("None", "NoneOnDryRun"):
-                raise BadRequest(f'admission webhook "{name}" does not support dry run')
-            request = admission_request(self.twin, op)
-            try:
-                response = call_webhook(self.twin, webhook, request)
-                if not isinstance(response, dict) or "allowed" not in response:
-                    raise CallFailed("received invalid webhook response: missing \"allowed\"")
-            except CallFailed as exc:
-                if (webhook.get("failurePolicy") or "Fail") == "Ignore":
-                    continue
-                raise call_failed(name, str(exc)) from None
-            if not response.get("allowed"):
-                raise denied(name, response.get("status"))
-            if self.mutating and op.obj is not None:
-                self._apply(op, name, response)
+        if self.mutating:
+            for webhook in webhooks:  # in order, each on what the previous one returned
+                outcome, spent = self._call(op, webhook)
+                self._spend(op, spent)
+                if isinstance(outcome, ApiError):
+                    raise outcome
+                if outcome is not None and op.obj is not None:
+                    self._apply(op, webhook.get("name", ""), outcome)
+            return
+        outcomes = [self._call(op, webhook) for webhook in webhooks]  # concurrently: the slowest counts
+        self._spend(op, max(spent for _outcome, spent in outcomes))
+        for outcome, _spent in outcomes:
+            if isinstance(outcome, ApiError):
+                raise outcome
+
+    @staticmethod
+    def _spend(op: Operation, seconds: float) -> None:
+        """Charge admission time to the write; past the deadline the whole request times out."""
+        op.admission_seconds += seconds
+        if op.admission_seconds >= WRITE_DEADLINE:
+            raise request_timeout()
 
     @staticmethod
     def _apply(op: Operation, name: str, response: dict[str, Any]) -> None:

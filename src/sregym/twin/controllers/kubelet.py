@@ -28,6 +28,7 @@ from sregym.twin.machinery.objects import get_path, set_condition
 from sregym.twin.machinery.quantity import memory_bytes
 from sregym.twin.node import exporter_images  # noqa: F401  (registers the sidecar exporter images)
 from sregym.twin.node.images import PullResult, container_argv, preloaded_images, resolve_pull, start_program
+from sregym.twin.node.ipam import AllocationFailed, CalicoIPAM, calico_active, sandbox_error
 from sregym.twin.node.logs import log_store
 from sregym.twin.node.netns import bind_failure, port_holder
 from sregym.twin.node.podconfig import ConfigError, container_files, expand, resolve_env, volume_errors
@@ -56,6 +57,7 @@ IGNORES_SIGTERM = {"sh", "ash", "bash", "dash", "sleep", "tail", "stress", "pyth
                    "nc", "netcat", "cat"}
 MOUNT_RETRY = (0.5, 1, 2, 4, 8, 16, 32, 64, 122)
 VOLUME_TIMEOUT = 123.0
+SANDBOX_RETRY = (1, 2, 4, 8, 16, 30)  # the pod worker's back-off between sandbox attempts
 COMPONENT = "kubelet"
 
 
@@ -96,6 +98,7 @@ class Kubelet(Controller):
         self.runtime = runtime_of(twin)
         self.logs = log_store(twin)
         self._ip_cursor: dict[str, int] = {}
+        self._calico = CalicoIPAM()
         self._pull_free: dict[str, float] = {}
         self._node_images: dict[str, set[str]] = {}
         self._booted = False
@@ -224,7 +227,8 @@ class Kubelet(Controller):
         node_name = node["metadata"]["name"]
         host_ip = next((a["address"] for a in get_path(node, "status", "addresses", default=[]) or []
                         if a.get("type") == "InternalIP"), "")
-        ip = host_ip if spec.get("hostNetwork") else self._allocate_ip(node)
+        # With Calico the address comes at sandbox creation (`_network`), and may not come at all.
+        ip = host_ip if spec.get("hostNetwork") else "" if calico_active(self.twin) else self._allocate_ip(node)
         start = (pod.get("status") or {}).get("startTime")
         runtime = PodRuntime(uid=meta.get("uid", ""), namespace=meta.get("namespace", "default"),
                              name=meta["name"], node=node_name, ip=ip, host_ip=host_ip,
@@ -242,6 +246,8 @@ class Kubelet(Controller):
         network = ipaddress.ip_network(cidr, strict=False)
         name = node["metadata"]["name"]
         used = self.runtime.used_ips(name)
+        if self._calico.affinity:  # addresses Calico handed out may lie in this node's podCIDR
+            used = used | {p.ip for p in self.runtime.pods.values() if p.ip}
         size = network.num_addresses - 2
         cursor = self._ip_cursor.get(name, 1)
         for _ in range(size):
@@ -253,6 +259,23 @@ class Kubelet(Controller):
                 self._ip_cursor[name] = cursor
                 return candidate
         return str(network.network_address + 2)
+
+    def _network(self, pod: dict[str, Any], runtime: PodRuntime, now: float) -> bool:
+        """Get the pod an address from Calico IPAM (the CNI ADD of sandbox creation); on failure
+        the kubelet reports `FailedCreatePodSandBox` and retries with back-off."""
+        used = {p.ip for p in self.runtime.pods.values() if p.ip}
+        try:
+            runtime.ip = self._calico.assign(self.twin, runtime.node, used)
+            return True
+        except AllocationFailed as exc:
+            self.twin.events.warning(pod, "FailedCreatePodSandBox",
+                                     sandbox_error(runtime.uid, runtime.mount_attempts, str(exc)),
+                                     component=COMPONENT, host=runtime.node)
+        delay = SANDBOX_RETRY[min(runtime.mount_attempts, len(SANDBOX_RETRY) - 1)]
+        runtime.mount_attempts += 1
+        runtime.mount_retry_at = now + delay
+        runtime.next_wake = min(runtime.next_wake, runtime.mount_retry_at)
+        return False
 
     def _forget(self, uid: str) -> None:
         runtime = self.runtime.remove(uid)
@@ -269,6 +292,8 @@ class Kubelet(Controller):
     def _mount(self, pod: dict[str, Any], runtime: PodRuntime, now: float) -> None:
         if now < runtime.mount_retry_at:
             runtime.next_wake = min(runtime.next_wake, runtime.mount_retry_at)
+            return
+        if not runtime.ip and not self._network(pod, runtime, now):
             return
         problems = volume_errors(self.twin, pod)
         for volume, error in problems:

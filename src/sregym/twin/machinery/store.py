@@ -72,6 +72,8 @@ class Operation:
     subresource: str | None = None
     namespace: str = ""
     name: str = ""
+    # Simulated seconds the admission chain spent on webhook calls, against the write's deadline.
+    admission_seconds: float = 0.0
 
 
 Hook = Callable[[Operation], None]
