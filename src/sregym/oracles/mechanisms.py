@@ -87,6 +87,10 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                       "bind:", "binds the same port", "port clash"),
     "priority_preemption": ("preempt", "priorityclass", "priority class", "globaldefault", "global default",
                             "default priority", "higher priority", "lower priority", "priorityclassname"),
+    "ingress_misroute": ("ingress rule", "ingress path", "ingress backend", "misroute", "mis-route",
+                         "wrong backend", "routes /", "routed to the wrong", "ingress points", "backend service"),
+    "cert_expiry": ("certificate has expired", "expired certificate", "certificate expired", "cert expired",
+                    "x509", "notafter", "not after", "tls secret", "renew"),
 }
 
 
@@ -123,6 +127,10 @@ RELATED: dict[str, frozenset[str]] = {
     "port_conflict": frozenset({"sidecar_lifecycle", "service_port", "crashing_image", "unschedulable"}),
     # A preempted pod that cannot come back waits Pending with FailedScheduling.
     "priority_preemption": frozenset({"unschedulable", "memory_pressure"}),
+    # An Ingress path sent to the wrong Service looks like a Service without the right backends;
+    # a certificate outside its validity window looks like a clock that is off.
+    "ingress_misroute": frozenset({"service_selector", "missing_service", "service_port"}),
+    "cert_expiry": frozenset({"clock_skew"}),
 }
 
 
