@@ -201,11 +201,11 @@ class IngressNginxController(Controller):
             engine._order_cache = None  # the call graph changed
 
     def _access_log(self, proc: Proc, state: ControllerState, requests: list[tuple[Any, ...]]) -> None:
-        """Last tick's requests, a line each (sampled beyond MAX_LINES_PER_TICK)."""
+        """Last tick's requests, a line each; beyond MAX_LINES_PER_TICK every kind of request is
+        sampled in proportion (a flood is sampled, never summed)."""
         now, dt = self.twin.clock.now, self.twin.clock.tick
         rng = self.twin.rng.stream("ingress-nginx")
-        budget = MAX_LINES_PER_TICK
-        lines: list[tuple[float, str]] = []
+        due: list[tuple[int, str, str, str, int, str | None, str, str]] = []
         for workload, src, rate, server in requests:
             total = sum(m.weight for m in workload.spec.mix) or 1.0
             src_ip = ((src or {}).get("status") or {}).get("podIP") or "10.244.0.1"
@@ -217,10 +217,15 @@ class IngressNginxController(Controller):
                     state.carry[key] += rate * mix.weight / total * share * dt
                     count = int(state.carry[key])
                     state.carry[key] -= count
-                    for _ in range(min(count, budget)):
-                        budget -= 1
-                        at = now - dt + rng.random() * dt
-                        lines.append((at, _line(at, src_ip, mix.method, path, status, upstream, addr, server, rng)))
+                    if count:
+                        due.append((count, src_ip, mix.method, path, status, upstream, addr, server))
+        owed = sum(entry[0] for entry in due)
+        scale = min(1.0, MAX_LINES_PER_TICK / owed) if owed else 0.0
+        lines: list[tuple[float, str]] = []
+        for count, src_ip, method, path, status, upstream, addr, server in due:
+            for _ in range(max(1, round(count * scale))):
+                at = now - dt + rng.random() * dt
+                lines.append((at, _line(at, src_ip, method, path, status, upstream, addr, server, rng)))
         for at, text in sorted(lines):
             log_channel.write(self.twin, proc.inst, at, text)
 
