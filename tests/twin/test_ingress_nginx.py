@@ -12,8 +12,8 @@ import pytest
 
 from sregym.cluster.twin import TwinCluster
 from sregym.problems.catalog.hotel_reservation.ingress import HOST, INGRESS, TLS_SECRET
-from sregym.problems.run import ProblemRun
 from sregym.problems.registry import PROBLEMS
+from sregym.problems.run import ProblemRun
 from support.kube import serve_twin
 
 pytestmark = pytest.mark.xdist_group("ingress_nginx")
@@ -91,7 +91,7 @@ def test_a_request_from_a_pod_is_routed_by_the_rules(site: tuple[TwinCluster, Pr
     harness = serve_twin(cluster.twin, tmp_path)
     try:
         ok = _curl(harness, "/hotels?inDate=2015-04-09&outDate=2015-04-10&lat=38.0235&lon=-122.095")
-        assert ok.startswith("HTTP/1.1 200") and "hotelId" in ok or "features" in ok, ok
+        assert (ok.startswith("HTTP/1.1 200") and "hotelId" in ok) or "features" in ok, ok
         missing = _curl(harness, "/admin")
         assert missing.startswith("HTTP/1.1 404") and "<center><h1>404 Not Found</h1></center>" in missing
         assert "<hr><center>nginx</center>" in missing
@@ -103,7 +103,7 @@ def test_a_request_from_a_pod_is_routed_by_the_rules(site: tuple[TwinCluster, Pr
 
 def test_a_changed_rule_reloads_and_a_backend_without_endpoints_is_503(site: tuple[TwinCluster, ProblemRun],
                                                                         tmp_path: Path) -> None:
-    cluster, run = site
+    cluster, _run = site
     harness = serve_twin(cluster.twin, tmp_path)
     try:
         harness.ok("scale", "deploy/frontend", "-n", NS, "--replicas=0", user="admin")
@@ -127,3 +127,40 @@ def test_a_changed_rule_reloads_and_a_backend_without_endpoints_is_503(site: tup
     finally:
         harness.server.stop()
     assert cluster.twin.services.dataplane.entry_stats(20).success_ratio < 0.7  # 39 % are recommendations
+
+
+def test_an_expired_certificate_fails_every_handshake_until_it_is_renewed(tmp_path: Path) -> None:
+    cluster = TwinCluster.new(4)
+    run = ProblemRun(PROBLEMS.get("hotel-reservation/expired-ingress-tls-v1"), cluster, seed=4, noise="none")
+    run.deploy()
+    run.advance(30)
+    run.record_baseline()
+    engine = cluster.twin.services.dataplane
+    assert next(iter(engine.workloads.values())).spec.target.startswith("https://")
+    assert engine.entry_stats(30).success_ratio > 0.99
+    harness = serve_twin(cluster.twin, tmp_path)
+    https = ("exec", "-n", NS, "deploy/search", "--", "curl", "-sS", "-i", "-H", f"Host: {HOST}",
+             f"https://{CONTROLLER}/hotels?inDate=2015-04-09&outDate=2015-04-10&lat=38.0235&lon=-122.095")
+    try:
+        assert harness.ok(*https, user="admin").startswith("HTTP/1.1 200")
+        harness.call(run.inject)
+        harness.advance(60)
+        assert engine.entry_stats(30).success_ratio == 0.0  # every client rejects the certificate
+        failed = harness.kubectl(*https, user="admin")
+        assert failed.returncode == 60, failed
+        assert "SSL certificate problem: certificate has expired" in failed.stderr
+        served = harness.ok("get", "secret", TLS_SECRET, "-n", NS, "-o", "jsonpath={.data.tls\\.crt}", user="admin")
+        quiet = _access(harness.ok("logs", "deploy/ingress-nginx-controller", "-n", "ingress-nginx", "--since=20s",
+                                   user="admin"))
+        assert quiet == []  # no request got past the handshake
+        harness.call(run.apply_gold)
+        harness.advance(60)
+        assert harness.ok("get", "secret", TLS_SECRET, "-n", NS, "-o", "jsonpath={.data.tls\\.crt}",
+                          user="admin") != served
+        assert harness.ok(*https, user="admin").startswith("HTTP/1.1 200")
+        logs = harness.ok("logs", "deploy/ingress-nginx-controller", "-n", "ingress-nginx", "--since=70s",
+                          user="admin")
+        assert '"Backend successfully reloaded"' in logs and _access(logs)
+    finally:
+        harness.server.stop()
+    assert engine.entry_stats(30).success_ratio > 0.99
