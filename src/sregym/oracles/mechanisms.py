@@ -88,9 +88,9 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
     "priority_preemption": ("preempt", "priorityclass", "priority class", "globaldefault", "global default",
                             "default priority", "higher priority", "lower priority", "priorityclassname"),
     "ingress_misroute": ("ingress rule", "ingress path", "ingress backend", "misroute", "mis-route",
-                         "wrong backend", "routes /", "routed to the wrong", "ingress points", "backend service"),
-    "cert_expiry": ("certificate has expired", "expired certificate", "certificate expired", "cert expired",
-                    "x509", "notafter", "not after", "tls secret", "renew"),
+                         "wrong backend", "routed to the wrong", "ingress points"),
+    "certificate_expiry": ("certificate has expired", "expired certificate", "cert has expired",
+                           "expired cert", "notafter", "not after", "tls secret"),
 }
 
 
@@ -112,7 +112,7 @@ RELATED: dict[str, frozenset[str]] = {
     "volume_attach": frozenset({"node_selector"}),
     # A node whose kubelet cannot reach the API server is NotReady; evicted pods wait Pending.
     "node_failure": frozenset({"clock_skew"}),
-    "clock_skew": frozenset({"node_failure"}),
+    "clock_skew": frozenset({"node_failure", "certificate_expiry"}),
     "memory_pressure": frozenset({"oom", "node_selector"}),
     # Parity: a pod that cannot be placed is described as pending or short of memory; a deleted
     # Service shows as DNS failures; a wrong binary listens on the wrong port; PSA is admission.
@@ -130,7 +130,7 @@ RELATED: dict[str, frozenset[str]] = {
     # An Ingress path sent to the wrong Service looks like a Service without the right backends;
     # a certificate outside its validity window looks like a clock that is off.
     "ingress_misroute": frozenset({"service_selector", "missing_service", "service_port"}),
-    "cert_expiry": frozenset({"clock_skew"}),
+    "certificate_expiry": frozenset({"clock_skew"}),
 }
 
 

@@ -69,7 +69,7 @@ def ingress_misroute() -> Problem:
         id="hotel-reservation/ingress-misroute-v1",
         title="recommendation requests fail at the site's entry point",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("network",), difficulty="medium", suites=("lite",),
+        tags=Tags(layers=("network",), difficulty="medium", suites=(),
                   sources=("sregym:ingress_misroute",)),
         environment=_environment(tls=False),
         faults=(FaultSpec(fault="set_ingress_backend", params={
@@ -118,14 +118,14 @@ def expired_ingress_tls() -> Problem:
         id="hotel-reservation/expired-ingress-tls-v1",
         title="users cannot connect to the site over HTTPS",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("network",), difficulty="medium", suites=("lite",),
+        tags=Tags(layers=("network",), difficulty="medium", suites=(),
                   sources=("sregym:expired_tls_hotel_reservation",)),
         environment=_environment(tls=True),
         faults=(FaultSpec(fault="set_tls_certificate", params={
             "namespace": NAMESPACE, "name": TLS_SECRET, "hosts": [HOST], "not_before_days": -368.0,
             "not_after_days": -3.0, "serial": 4102}),),
         ground_truth=GroundTruth(
-            root_causes=(object_cause(NAMESPACE, "Secret", TLS_SECRET),), mechanism="cert_expiry",
+            root_causes=(object_cause(NAMESPACE, "Secret", TLS_SECRET),), mechanism="certificate_expiry",
             detail="Secret hotels-example-com-tls holds a certificate for hotels.example.com that expired three "
                    "days ago (notAfter in the past)",
             detail_keywords=("expired", "notAfter", "x509", TLS_SECRET, "certificate"),
