@@ -126,9 +126,9 @@ def expired_ingress_tls() -> Problem:
             "not_after_days": -3.0, "serial": 4102}),),
         ground_truth=GroundTruth(
             root_causes=(object_cause(NAMESPACE, "Secret", TLS_SECRET),), mechanism="certificate_expiry",
-            detail="Secret hotels-example-com-tls holds a certificate for hotels.example.com that expired three "
-                   "days ago (notAfter in the past)",
-            detail_keywords=("expired", "notAfter", "x509", TLS_SECRET, "certificate"),
+            detail="Secret hotels-example-com-tls holds an x509 certificate for hotels.example.com whose notAfter "
+                   "is three days in the past",
+            detail_keywords=("three days", "x509", "notAfter", "expired", TLS_SECRET),
             affected=(object_cause(NAMESPACE, "Ingress", INGRESS), _controller()), impact_keywords=IMPACT,
             description="Every HTTPS client of hotels.example.com rejects the expired certificate ingress-nginx "
                         "serves, so no request reaches the site."),
