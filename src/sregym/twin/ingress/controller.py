@@ -205,47 +205,50 @@ class IngressNginxController(Controller):
         sampled in proportion (a flood is sampled, never summed)."""
         now, dt = self.twin.clock.now, self.twin.clock.tick
         rng = self.twin.rng.stream("ingress-nginx")
-        due: list[tuple[int, str, str, str, int, str | None, str, str]] = []
+        due: list[tuple[int, str, str, str, int, str | None, str, str, float]] = []
         for workload, src, rate, server in requests:
             total = sum(m.weight for m in workload.spec.mix) or 1.0
             src_ip = ((src or {}).get("status") or {}).get("podIP") or "10.244.0.1"
             for mix in workload.spec.mix:
                 path = mix.operation.split("?", 1)[0]
                 upstream = state.routes.get((server, mix.method, path))
-                for status, share, addr in self._outcomes(proc, upstream, mix.method, path):
+                for status, share, addr, latency_ms in self._outcomes(proc, upstream, mix.method, path):
                     key = (mix.method, path, status)
                     state.carry[key] += rate * mix.weight / total * share * dt
                     count = int(state.carry[key])
                     state.carry[key] -= count
                     if count:
-                        due.append((count, src_ip, mix.method, path, status, upstream, addr, server))
+                        due.append((count, src_ip, mix.method, path, status, upstream, addr, server, latency_ms))
         owed = sum(entry[0] for entry in due)
         scale = min(1.0, MAX_LINES_PER_TICK / owed) if owed else 0.0
         lines: list[tuple[float, str]] = []
-        for count, src_ip, method, path, status, upstream, addr, server in due:
+        for count, src_ip, method, path, status, upstream, addr, server, latency_ms in due:
             for _ in range(max(1, round(count * scale))):
                 at = now - dt + rng.random() * dt
-                lines.append((at, _line(at, src_ip, method, path, status, upstream, addr, server, rng)))
+                lines.append((at, _line(at, src_ip, method, path, status, upstream, addr, server, latency_ms,
+                                        rng)))
         for at, text in sorted(lines):
             log_channel.write(self.twin, proc.inst, at, text)
 
-    def _outcomes(self, proc: Proc, upstream: str | None, method: str, path: str) -> list[tuple[int, float, str]]:
+    def _outcomes(self, proc: Proc, upstream: str | None, method: str,
+                  path: str) -> list[tuple[int, float, str, float]]:
+        """(status, share, upstream address, mean latency in ms) of last tick's requests on a path."""
         if upstream is None:
-            return [(404, 1.0, DEFAULT_BACKEND_ADDR)]
+            return [(404, 1.0, DEFAULT_BACKEND_ADDR, 0.5)]
         dep = proc.inst.deps.get(upstream)
         op = proc.inst.spec.operation(path, method)
         result = proc.results.get(op.key) if op is not None else None
         addr = _endpoint(self.twin, dep) if dep is not None else "-"
         if result is None:
-            return [(200, 1.0, addr)]
+            return [(200, 1.0, addr, 1.0)]
         out = []
         if result.success > 0:
-            out.append((200, result.success, addr))
+            out.append((200, result.success, addr, result.mean))
         if result.success < 1.0:
             status = {"timeout": 504, "refused": 502, "reset": 502}.get(result.error_class, 503)
             if addr == "-":
                 status = 503
-            out.append((status, 1.0 - result.success, addr))
+            out.append((status, 1.0 - result.success, addr, result.mean))
         return out
 
 
@@ -265,11 +268,11 @@ def _tls_hosts(ingress: dict[str, Any]) -> list[str]:
 
 
 def _line(at: float, src_ip: str, method: str, path: str, status: int, upstream: str | None, addr: str,
-          server: str, rng: Any) -> str:
+          server: str, latency_ms: float, rng: Any) -> str:
     """One line of ingress-nginx's default log-format-upstream."""
     moment = datetime.fromtimestamp(at, tz=UTC)
     stamp = moment.strftime("%d/%b/%Y:%H:%M:%S +0000")
-    request_time = rng.random() * 0.05 + 0.002
+    request_time = latency_ms / 1000.0 * (0.5 + rng.random()) + 0.001  # around the model's mean
     size = {404: 146, 503: 190, 502: 150, 504: 160}.get(status, 300 + rng.randrange(4000))
     request_length = 80 + len(path) + len(server) + rng.randrange(40)
     req_id = f"{rng.getrandbits(128):032x}"
