@@ -94,6 +94,10 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                         "checking out a connection", "waitqueuetimeout", "connections in use", "pool wait"),
     "ip_exhaustion": ("ippool", "ip pool", "ipam", "no ips available", "ip exhaustion", "ip address exhaustion",
                       "out of ip", "pod cidr", "failedcreatepodsandbox", "ip addresses available"),
+    "ingress_misroute": ("ingress rule", "ingress path", "ingress backend", "misroute", "mis-route",
+                         "wrong backend", "routed to the wrong", "ingress points"),
+    "certificate_expiry": ("certificate has expired", "expired certificate", "cert has expired",
+                           "expired cert", "notafter", "not after", "tls secret"),
 }
 
 
@@ -115,7 +119,7 @@ RELATED: dict[str, frozenset[str]] = {
     "volume_attach": frozenset({"node_selector"}),
     # A node whose kubelet cannot reach the API server is NotReady; evicted pods wait Pending.
     "node_failure": frozenset({"clock_skew"}),
-    "clock_skew": frozenset({"node_failure"}),
+    "clock_skew": frozenset({"node_failure", "certificate_expiry"}),
     "memory_pressure": frozenset({"oom", "node_selector"}),
     # Parity: a pod that cannot be placed is described as pending or short of memory; a deleted
     # Service shows as DNS failures; a wrong binary listens on the wrong port; PSA is admission.
@@ -138,6 +142,10 @@ RELATED: dict[str, frozenset[str]] = {
     "feature_flag": frozenset({"gc_pressure"}),
     # Pods that get no address wait like pods that get no node: a per-node resource ran out.
     "ip_exhaustion": frozenset({"unschedulable"}),
+    # An Ingress path sent to the wrong Service looks like a Service without the right backends;
+    # a certificate outside its validity window looks like a clock that is off.
+    "ingress_misroute": frozenset({"service_selector", "missing_service", "service_port"}),
+    "certificate_expiry": frozenset({"clock_skew"}),
 }
 
 

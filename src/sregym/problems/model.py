@@ -110,6 +110,9 @@ class Problem(Model):
     # Benign operator changes (a rollout restart, a scale-up) made when faults would be injected.
     # They are part of normal operation, so `recover` leaves them in place.
     changes: tuple[FaultSpec, ...] = ()
+    # The problem's environment, set up before the healthy baseline is recorded (an add-on such as
+    # an Ingress controller the users go through). Part of the healthy system: never recovered.
+    environment: tuple[FaultSpec, ...] = ()
     noise: NoiseProfileName = "low"
     ground_truth: GroundTruth
     mitigation: MitigationSpec

@@ -27,6 +27,7 @@ STATE_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Service", "ConfigMap",
                "LimitRange", "NetworkPolicy", "PersistentVolumeClaim", "CronJob")
 CLUSTER_STATE_KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "Namespace")
 NOISE_STEP_S = 5.0
+ENVIRONMENT_SETTLE_S = 60.0  # a baseline window of traffic on the environment
 # The benchmark's own namespaces (noise experiments, reachability probes): not app state.
 INFRA_NAMESPACES = ("chaos-mesh", "sregym-system")
 
@@ -45,6 +46,7 @@ class ProblemRun:
         self.changes: list[tuple[Fault, dict[str, Any]]] = []  # benign changes: never recovered
         self.noise_profile = problem.noise if noise is None else noise
         self.noise: NoiseScheduler | None = None
+        self.environment_ready = False
 
     # ----------------------------------------------------------------- setup
     def deploy(self, timeout_s: float = 300.0) -> None:
@@ -69,11 +71,21 @@ class ProblemRun:
     def record_baseline(self) -> dict[str, int]:
         """Record the healthy state the must_keep checks compare against: workloads → replicas,
         and the load generators, entry rate and safeguards (`oracles.baseline`)."""
+        self.prepare_environment()
         self.baseline = {f"{o['kind']}/{self.app.namespace}/{o['metadata']['name']}":
                          int((o.get("spec") or {}).get("replicas", 1) or 0) for o in self._workloads()}
         self.healthy = healthy_baseline.record(self.cluster, self.app.namespace, self.app.generators,
                                                self.app.slo.window_s)
         return self.baseline
+
+    def prepare_environment(self) -> None:
+        """Set up the problem's environment once (before the baseline) and let traffic settle on it."""
+        if self.environment_ready or not self.problem.environment:
+            return
+        self.environment_ready = True
+        for spec in self.problem.environment:
+            make_fault(spec.fault, spec.params).inject(self.cluster)
+        self.cluster.advance(ENVIRONMENT_SETTLE_S)
 
     def inject(self) -> None:
         """Inject the faults, then make the benign changes (a control's rollout or scale-up)."""

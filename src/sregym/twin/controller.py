@@ -17,6 +17,7 @@ CONTROLLER_MODULES = (
     "sregym.twin.chaos.controller",
     "sregym.twin.dataplane.engine",
     "sregym.twin.dataplane.envoy",
+    "sregym.twin.ingress.controller",
     "sregym.twin.telemetry.scrape",
     "sregym.twin.telemetry.alerts",
 )

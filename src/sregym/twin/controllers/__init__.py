@@ -27,6 +27,7 @@ This table is the tick order; tests/twin/test_controller_order.py checks it agai
        70  kubelet                    pod lifecycle, probes, container runtime
        75  attachdetach-controller    volume attach/detach
        80  endpoints                  Endpoints and EndpointSlices
+       84  ingress-nginx              Ingress rules into ingress-nginx's routes, certificates, reloads, access log (twin/ingress)
        85  dataplane                  traffic, the fluid model (twin/dataplane)
        85  disruption                 PodDisruptionBudget status
        86  datastores                 backing stores' warm-up and usage
@@ -35,7 +36,7 @@ This table is the tick order; tests/twin/test_controller_order.py checks it agai
        95  telemetry-scraper          scrape every exporter into the TSDB (twin/telemetry)
        96  alerting                   alert rule evaluation (twin/telemetry)
 
-Controllers that live with their subsystem (`twin/chaos`, `twin/dataplane`, `twin/telemetry`)
+Controllers that live with their subsystem (`twin/chaos`, `twin/dataplane`, `twin/ingress`, `twin/telemetry`)
 decorate themselves with `@controller`; `sregym.twin.controller.CONTROLLER_MODULES` lists their
 modules next to this package, so discovery imports exactly those.
 """

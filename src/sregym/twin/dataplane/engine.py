@@ -58,6 +58,7 @@ from sregym.twin.dataplane.queueing import (
 from sregym.twin.dataplane.spec import RPC_KINDS, Call, Operation, http_route
 from sregym.twin.dataplane.state import EdgeResult, EntryStats, EntryTick, OpResult, Proc, match_operation
 from sregym.twin.dataplane.tcp_loss import probe_loss, tcp_of
+from sregym.twin.dataplane.tls_validity import handshake
 from sregym.twin.dataplane.workload import Workload, WorkloadSpec
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import cpu_cores
@@ -331,6 +332,8 @@ class DataPlaneEngine(Controller):
             proc.limit = cpu_cores(limit) if limit else None
             proc.request = cpu_cores(request) if request else 0.002
             self._by_addr[(pod_rt.ip, proc.inst.port)] = proc
+            if proc.inst.tls_port:
+                self._by_addr[(pod_rt.ip, proc.inst.tls_port)] = proc
 
     def _pod(self, proc: Proc) -> dict[str, Any] | None:
         return proc.pod_obj
@@ -447,6 +450,8 @@ class DataPlaneEngine(Controller):
                 total_weight = sum(m.weight for m in workload.spec.mix)
                 for leg in route.legs:
                     proc = self._by_addr.get((leg.result.dst_ip, leg.result.target_port)) if leg.result.ok else None
+                    if proc is not None and workload.spec.scheme == "https":
+                        leg, proc = handshake(leg, proc, workload.spec, now)
                     flow["legs"].append((leg, proc))
                     if proc is None:
                         continue

@@ -27,6 +27,7 @@ from sregym.twin.dataplane.connect import ConnectResult
 from sregym.twin.dataplane.pages import Page, PageRequest, pages_for
 from sregym.twin.dataplane.port_pages import port_answer
 from sregym.twin.dataplane.state import match_operation
+from sregym.twin.dataplane.tls_validity import check_validity, served_certificate
 
 if TYPE_CHECKING:
     from sregym.twin.dataplane.engine import DataPlaneEngine
@@ -77,8 +78,16 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
     for connections that do not cross the network, such as the kubelet's port-forward)."""
     rtt = 2 * conn.latency_ms
     if scheme == "https":
-        return HttpResult(error="tls", latency_ms=rtt, connect=conn,
-                          message="error:0A00010B:SSL routines::wrong version number")
+        terminator = engine.proc_at(conn.dst_ip, conn.target_port or port)
+        if terminator is None or terminator.inst.tls_port != (conn.target_port or port):
+            return HttpResult(error="tls", latency_ms=rtt, connect=conn,
+                              message="error:0A00010B:SSL routines::wrong version number")
+        sni = next((v for k, v in (headers or {}).items() if k.lower() == "host"), "").split(":", 1)[0]
+        pem = served_certificate(terminator.inst.certificates, sni)
+        validity = check_validity(pem, engine.twin.clock.now) if pem is not None else None
+        if validity is not None and not validity.ok:  # the client verifies the server's certificate
+            return HttpResult(error=f"x509_{validity.reason}", latency_ms=rtt, connect=conn,
+                              message=validity.curl_error)
     found = engine.runtime.listener(conn.dst_ip, conn.target_port or port)
     chaos = engine.twin.services.chaos
     effect = chaos.http(conn.dst_pod, conn.target_port or port, method, path, headers) \

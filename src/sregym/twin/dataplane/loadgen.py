@@ -55,6 +55,15 @@ USAGE = """Usage: wrk <options> <url>
 """
 
 
+def _host_header(headers: list[str]) -> str:
+    """The name a `-H "Host: ..."` header asks for (wrk sends it instead of the URL's host)."""
+    for header in headers:
+        name, _, value = header.partition(":")
+        if name.strip().lower() == "host" and value.strip():
+            return value.strip()
+    return ""
+
+
 # ------------------------------------------------------------------------------------ arguments
 @dataclass
 class WrkArgs:
@@ -332,7 +341,8 @@ def wrk_command(call: Invocation) -> Program:
     key = (namespace, pod_name, ctx.container)
     spec = WorkloadSpec(name=name, target=f"{parts.scheme}://{ip}:{port}", rps=args.rate, mix=mix,
                         timeout_ms=args.timeout_ms, source_namespace=namespace,
-                        source_labels=dict(meta.get("labels") or {}))
+                        source_labels=dict(meta.get("labels") or {}),
+                        host_header=_host_header(args.headers) or parts.hostname or "")
     started = call.now
     workload = attach_generator(twin, name, key, ctx, spec) if twin is not None else None
     dataplane = twin.services.dataplane if twin is not None else None

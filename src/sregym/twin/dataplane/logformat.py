@@ -31,6 +31,9 @@ def format_log(style: str, at: float, level: str, caller: str, message: str) -> 
                           separators=(",", ":"))
     if style == "raw":
         return message
+    if style == "klog":  # Kubernetes' klog header: Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg
+        stamp = moment.strftime("%m%d %H:%M:%S.") + f"{moment.microsecond:06d}"
+        return f"{level[:1].upper()}{stamp}       7 {caller}] {message}"
     if style == "envoy":  # Envoy's default `[%Y-%m-%d %T.%e][%t][%l][%n] %v` (thread id, level, logger)
         stamp = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
         return f"[{stamp}][1][{_ENVOY.get(level, level)}][{caller}] {message}"

@@ -76,6 +76,8 @@ class ProgramInstance:
     leak_mib_per_min: float = 0.0
     leak_kib_per_request: float = 0.0
     settings: dict[str, str] = field(default_factory=dict)
+    tls_port: int = 0  # the TLS listener (spec.tls_port), 0: none
+    certificates: dict[str, str] = field(default_factory=dict)  # SNI host -> PEM served ("": default)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -304,12 +306,17 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
         admin = read_setting(spec.admin_port, call, spec) if spec.admin_port is not None else None
         if admin and admin.isdigit() and 0 < int(admin) < 65536:
             yield Listen(int(admin), "TCP", http_paths=(), handler=f"{spec.name}:admin")
+    tls_text = read_setting(spec.tls_port, call, spec) if spec.tls_port is not None and listens else None
+    tls_port = int(tls_text) if tls_text and tls_text.isdigit() and 0 < int(tls_text) < 65536 else 0
+    if tls_port:
+        yield Listen(tls_port, "TCP", http_paths=paths)
     instance = ProgramInstance(
         spec=spec, namespace=((ctx.pod or {}).get("metadata") or {}).get("namespace", "default"),
         pod=((ctx.pod or {}).get("metadata") or {}).get("name", ""), container=ctx.container, ctx=ctx,
         port=port, deps=deps, started_at=call.now,
         leak_mib_per_min=knob_value(spec.memory.leak_mib_per_min, call, spec),
-        leak_kib_per_request=knob_value(spec.memory.leak_kib_per_request, call, spec), settings=settings)
+        leak_kib_per_request=knob_value(spec.memory.leak_kib_per_request, call, spec), settings=settings,
+        tls_port=tls_port)
     if dataplane is not None:
         dataplane.attach(instance)
     for line in spec.startup.ready_logs:

@@ -35,7 +35,7 @@ Protocol = Literal["grpc", "http", "thrift"]
 DependencyKind = Literal["grpc", "http", "thrift", "mongodb", "memcached", "redis", "postgres", "kafka"]
 # Dependency kinds that are calls into another program (the others are stores and brokers).
 RPC_KINDS = ("grpc", "http", "thrift")
-LogStyle = Literal["zerolog", "logfmt", "json", "plain", "raw", "envoy", "boost"]
+LogStyle = Literal["zerolog", "logfmt", "json", "plain", "raw", "envoy", "boost", "klog"]
 # Where a program's own log lines go: the container's stdout (`kubectl logs`), the OpenTelemetry
 # SDK's OTLP exporter to the collector and the log backend (dataplane/log_channel.py), or both.
 LogSinks = Literal["stdout", "otlp", "both"]  # raw: lines as the program prints them
@@ -376,6 +376,9 @@ class ProgramSpec(_Frozen):
     # A second HTTP listener (Envoy's admin port) answered by the port handler named `<name>:admin`
     # (dataplane/port_pages.py).
     admin_port: Setting | None = None
+    # A second listener that terminates TLS (ingress-nginx's https port); the certificate served
+    # per SNI host is `ProgramInstance.certificates`, checked by clients (tls_validity.py).
+    tls_port: Setting | None = None
     flag_server: FlagServer | None = None  # a flagd serving the flags of its `--uri` (dataplane/flagd.py)
     paths: tuple[CodePath, ...] = ()  # process-wide branches (busy threads) a setting switches on
     # A Go binary: its GC cost follows GOGC/GOMEMLIMIT (dataplane/gc.py) and /metrics has go_* series.

@@ -49,6 +49,17 @@ class WorkloadSpec(_Frozen):
     source_namespace: str | None = None  # the load-generator pod, if traffic comes from one
     source_labels: dict[str, str] = Field(default_factory=dict)
     bursts: tuple[Burst, ...] = ()
+    host_header: str = ""  # `-H "Host: ..."`: the name routed on and sent as SNI (default: the URL's host)
+    verify_tls: bool = True  # an https client that checks the server's certificate (tls_validity.py)
+
+    @property
+    def server_name(self) -> str:
+        """The host the client asks for (Host header and TLS SNI)."""
+        return self.host_header or self.host_port[0]
+
+    @property
+    def scheme(self) -> str:
+        return urlsplit(self.target if "://" in self.target else "http://" + self.target).scheme
 
     @property
     def host_port(self) -> tuple[str, int]:

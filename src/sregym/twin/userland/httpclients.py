@@ -166,6 +166,9 @@ def _reason(status: int) -> str:
 
 
 # ====================================================================================== curl
+X509_ERRORS = {"x509_expired": "SSL certificate problem: certificate has expired",
+               "x509_not_yet_valid": "SSL certificate problem: certificate is not yet valid",
+               "x509_unparsable": "SSL certificate problem: unable to get local issuer certificate"}
 _CURL_VALUE_SHORT = set("owmXdHAuexrTEFYy")
 _CURL_VALUE_LONG = {"--output", "--write-out", "--max-time", "--connect-timeout", "--request", "--data",
                     "--data-raw", "--data-binary", "--data-urlencode", "--header", "--user-agent", "--user",
@@ -350,6 +353,8 @@ def curl(call: Invocation) -> Program:
                 ex.total_ms = opts.max_time * 1000
             elif ex.error == "tls":
                 code, message = 35, f"{OPENSSL}: error:0A00010B:SSL routines::wrong version number"
+            elif ex.error in X509_ERRORS:  # curl exit 60: the peer's certificate failed verification
+                code, message = 60, X509_ERRORS[ex.error]
             elif ex.error in ("reset",):
                 code, message = 56, "Recv failure: Connection reset by peer"
             elif ex.error == "http09":
