@@ -26,7 +26,11 @@ from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import get_path, set_condition
 from sregym.twin.machinery.quantity import memory_bytes
-from sregym.twin.node import exporter_images  # noqa: F401  (registers the sidecar exporter images)
+from sregym.twin.node import (  # noqa: F401  (register the sidecar exporter and in-cluster API client images)
+    cleanup_controller,
+    exporter_images,
+    kubectl_image,
+)
 from sregym.twin.node.images import PullResult, container_argv, preloaded_images, resolve_pull, start_program
 from sregym.twin.node.logs import log_store
 from sregym.twin.node.netns import bind_failure, port_holder

@@ -645,6 +645,25 @@ def _automounts_token(twin: Twin, pod: dict[str, Any]) -> bool:
     return True
 
 
+def mounted_token(twin: Twin, pod: dict[str, Any], container: str) -> str | None:
+    """The ServiceAccount token `container` finds at `SA_DIR/token` (the automounted projected
+    volume, or a volume the spec mounts there itself); None when nothing is mounted."""
+    spec = pod.get("spec") or {}
+    entry = next((c for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+                  if isinstance(c, dict) and c.get("name") == container), {})
+    volumes = {str(v.get("name")): v for v in spec.get("volumes") or [] if isinstance(v, dict)}
+    for mount in entry.get("volumeMounts") or []:
+        if isinstance(mount, dict) and normpath(str(mount.get("mountPath") or "")) == SA_DIR:
+            sources = ((volumes.get(str(mount.get("name"))) or {}).get("projected") or {}).get("sources") or []
+            for source in sources:
+                src = source.get("serviceAccountToken") if isinstance(source, dict) else None
+                if isinstance(src, dict) and str(src.get("path") or "token") == "token":
+                    return service_account_token(twin, pod, src.get("audience"),
+                                                 int(src.get("expirationSeconds") or 3607))
+            return None
+    return service_account_token(twin, pod) if _automounts_token(twin, pod) else None
+
+
 def _executables(fs: ContainerFS, image: str, spec: Any) -> None:
     """The image's programs as files (`ls /usr/bin`, `find / -name curl`, `test -x`)."""
     from sregym.twin.node.image_families import executables
