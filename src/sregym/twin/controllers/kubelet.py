@@ -46,6 +46,7 @@ from sregym.twin.node.runtime import (
 from sregym.twin.node.shell import Listen, Output, Process, ShellContext, Unlisten, Usage
 from sregym.twin.node.stdin import idle_on_stdin, waits_for_stdin
 from sregym.twin.topology import HIDDEN_NAMESPACES, KUBERNETES_VERSION
+from sregym.twin.userland.shm import tmpfs_mounts
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -549,6 +550,8 @@ class Kubelet(Controller):
         ctx = ShellContext(env=full_env, files=files, pod=pod, container=record.name, twin=self.twin,
                            node=runtime.node, hostname=hostname, cwd=container.get("workingDir") or "/",
                            start_time=now)
+        # /dev/shm and memory-medium emptyDirs are tmpfs of their size for the process too (ENOSPC)
+        ctx.extras["tmpfs"] = tmpfs_mounts(self.twin, pod, record.name)
         container_id = f"{self.twin.rng.stream('container-ids').getrandbits(256):064x}"
         program = start_program(image.spec, argv, ctx)
         if program is not None and waits_for_stdin(container, argv):
