@@ -68,3 +68,26 @@ def test_scaled_to_zero_controller_leaves_the_object_terminating(kube: Any) -> N
     kube.ok("scale", "deployment", "cleaner", "--replicas=1")
     kube.advance(20)
     assert kube.kubectl("get", "configmap", "token").returncode == 1
+
+
+def test_the_token_mounted_in_a_pod_authenticates_over_the_wire_as_its_service_account(kube: Any) -> None:
+    kube.ok("apply", "-f", "-", input=_manifests(["get", "list", "watch"]), user="admin")
+    shell = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "toolbox", "namespace": NS},
+             "spec": {"serviceAccountName": "cleaner",
+                      "containers": [{"name": "sh", "image": "busybox:1.36", "command": ["sleep", "3600"]}]}}
+    kube.ok("apply", "-f", "-", input=json.dumps(shell), user="admin")
+    kube.advance(15)
+    pod = kube.ok("get", "pods", "-l", "app=cleaner", "-o", "name").strip()
+    token = kube.ok("exec", "toolbox", "--", "cat", "/var/run/secrets/kubernetes.io/serviceaccount/token",
+                    user="admin").strip()
+    assert "configmap/token" in kube.ok("--token", token, "get", "configmap", "token", "-o", "name")
+    denied = kube.kubectl("--token", token, "delete", "configmap", "token")
+    assert denied.returncode == 1
+    assert ('User "system:serviceaccount:default:cleaner" cannot delete resource "configmaps" in API group "" '
+            'in the namespace "default"') in denied.stderr
+    # The ServiceAccount deleted: its pods' tokens stop authenticating (401), inside and outside.
+    kube.ok("delete", "serviceaccount", "cleaner", user="admin")
+    gone = kube.kubectl("--token", token, "get", "configmap", "token")
+    assert gone.returncode == 1 and "Unauthorized" in gone.stderr
+    kube.advance(10)
+    assert '"error": "failed to list *v1.ConfigMap: Unauthorized"' in kube.ok("logs", pod, user="admin")

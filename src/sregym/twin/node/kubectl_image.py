@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from sregym.errors import ApiError, NotFound
+from sregym.errors import ApiError, NotFound, Unauthorized
 from sregym.twin.machinery.kinds import ResourceKind
 from sregym.twin.machinery.printers import table
 from sregym.twin.node.images import MIB, ImageSpec, register_image
@@ -232,6 +232,9 @@ def kubectl(call: Invocation) -> Program:
             call.error(f"error: {text}")
         else:
             call.error(f"Error from server (NotFound): {text}")
+        return 1
+    except Unauthorized:
+        call.error("error: You must be logged in to the server (Unauthorized)")
         return 1
     except ApiError as exc:
         call.error(f"Error from server ({exc.reason}): {exc}")

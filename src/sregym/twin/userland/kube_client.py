@@ -4,7 +4,9 @@ Operators, CronJobs running `kubectl`, init containers that read a ConfigMap: pr
 pods act on the cluster with the credential the kubelet mounted for them. This client is what
 such a program holds (client-go's in-cluster config): it reads the projected token and the
 namespace from `/var/run/secrets/kubernetes.io/serviceaccount`, authenticates as the token's
-subject (`system:serviceaccount:NS:NAME`; without a token, `system:anonymous`), and every call is
+subject (`system:serviceaccount:NS:NAME`, checked by `fs.projected_token_subject` as the API server
+checks the same token over the wire; without a token, `system:anonymous`; a token whose pod or
+ServiceAccount is gone gets 401 Unauthorized), and every call is
 authorized by `authz.authorize` against the cluster's stored Roles and bindings, exactly as the API
 server decides for the same token over the wire. A denial raises `Forbidden` carrying the API
 server's text (`configmaps "x" is forbidden: User "system:serviceaccount:..." cannot patch
@@ -15,30 +17,15 @@ ServiceAccount's name, so managed fields and audit-like traces show who changed 
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any
 
-from sregym.errors import Forbidden
+from sregym.errors import Forbidden, Unauthorized
 from sregym.twin.machinery.authz import authorize, forbidden_message, is_hidden
 from sregym.twin.machinery.kinds import ResourceKind
 from sregym.twin.machinery.rbac_objects import authorizing_with
-from sregym.twin.userland.fs import SA_DIR, mounted_token
+from sregym.twin.userland.fs import SA_DIR, mounted_token, projected_token_subject
 
 ANONYMOUS = "system:anonymous"
-
-
-def token_subject(token: str | None) -> str | None:
-    """The `sub` claim of a JWT-shaped token (None when it is not one)."""
-    parts = (token or "").strip().split(".")
-    if len(parts) != 3:
-        return None
-    try:
-        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
-    except (ValueError, UnicodeDecodeError):
-        return None
-    sub = claims.get("sub") if isinstance(claims, dict) else None
-    return sub if isinstance(sub, str) and sub else None
 
 
 class InClusterClient:
@@ -50,8 +37,14 @@ class InClusterClient:
         pod_meta = (ctx.pod or {}).get("metadata") or {}
         token = files.get(f"{SA_DIR}/token") or (mounted_token(self.twin, ctx.pod, ctx.container)
                                                   if ctx.pod and self.twin is not None else None)
-        self.user = token_subject(token) or ANONYMOUS
+        self.token = token or ""
         self.namespace = (files.get(f"{SA_DIR}/namespace") or "").strip() or pod_meta.get("namespace", "default")
+
+    @property
+    def user(self) -> str:
+        """Who the token is now (checked on every call, like the API server): anonymous without a
+        token, "" (every call 401, as client-go reports it) once its pod or ServiceAccount is gone."""
+        return ANONYMOUS if not self.token else (projected_token_subject(self.twin, self.token) or "")
 
     # ------------------------------------------------------------------ authz
     def kind(self, resource: str) -> ResourceKind:
@@ -59,11 +52,14 @@ class InClusterClient:
         return self.twin.kinds.resolve(resource)
 
     def _check(self, verb: str, k: ResourceKind, namespace: str | None, name: str | None = None) -> str | None:
+        user = self.user
+        if not user:
+            raise Unauthorized("Unauthorized")
         ns = (namespace or self.namespace) if k.namespaced else None
         with authorizing_with(self.twin.store):
-            allowed, _ = authorize(self.user, verb, k.group, k.plural, ns, name)
+            allowed, _ = authorize(user, verb, k.group, k.plural, ns, name)
         if not allowed:
-            raise Forbidden(forbidden_message(self.user, verb, k.group, k.plural, ns, name))
+            raise Forbidden(forbidden_message(user, verb, k.group, k.plural, ns, name))
         return ns
 
     # ------------------------------------------------------------------ calls
@@ -92,4 +88,4 @@ class InClusterClient:
         return self.twin.store.delete(k, ns, name, user=self.user)
 
 
-__all__ = ["ANONYMOUS", "InClusterClient", "token_subject"]
+__all__ = ["ANONYMOUS", "InClusterClient"]
