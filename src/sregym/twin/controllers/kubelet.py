@@ -26,7 +26,11 @@ from sregym.twin.clock import parse_time
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import get_path, set_condition
 from sregym.twin.machinery.quantity import memory_bytes
-from sregym.twin.node import exporter_images  # noqa: F401  (registers the sidecar exporter images)
+from sregym.twin.node import (  # noqa: F401  (register the sidecar exporter and in-cluster API client images)
+    cleanup_controller,
+    exporter_images,
+    kubectl_image,
+)
 from sregym.twin.node.images import PullResult, container_argv, preloaded_images, resolve_pull, start_program
 from sregym.twin.node.ipam import AllocationFailed, CalicoIPAM, calico_active, sandbox_error
 from sregym.twin.node.logs import log_store
@@ -43,6 +47,7 @@ from sregym.twin.node.runtime import (
 from sregym.twin.node.shell import Listen, Output, Process, ShellContext, Unlisten, Usage
 from sregym.twin.node.stdin import idle_on_stdin, waits_for_stdin
 from sregym.twin.topology import HIDDEN_NAMESPACES, KUBERNETES_VERSION
+from sregym.twin.userland.shm import tmpfs_mounts
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -570,6 +575,8 @@ class Kubelet(Controller):
         ctx = ShellContext(env=full_env, files=files, pod=pod, container=record.name, twin=self.twin,
                            node=runtime.node, hostname=hostname, cwd=container.get("workingDir") or "/",
                            start_time=now)
+        # /dev/shm and memory-medium emptyDirs are tmpfs of their size for the process too (ENOSPC)
+        ctx.extras["tmpfs"] = tmpfs_mounts(self.twin, pod, record.name)
         container_id = f"{self.twin.rng.stream('container-ids').getrandbits(256):064x}"
         program = start_program(image.spec, argv, ctx)
         if program is not None and waits_for_stdin(container, argv):

@@ -14,7 +14,8 @@ function of its arguments for the built-in users and consults the store only for
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -79,10 +80,22 @@ def bind_store(store: Any) -> None:
     _RESOLVER.set(lambda user, namespace: rules_from_store(store, user, namespace))
 
 
+@contextmanager
+def authorizing_with(store: Any) -> Iterator[None]:
+    """For the calls inside the block, authorize ServiceAccounts by `store`'s RBAC objects, then
+    put back whatever was bound before: how an in-process caller acting as a pod's ServiceAccount
+    (`userland/kube_client.py`) is held to the same rules as a request over the wire."""
+    token = _RESOLVER.set(lambda user, namespace: rules_from_store(store, user, namespace))
+    try:
+        yield
+    finally:
+        _RESOLVER.reset(token)
+
+
 def bound_rules(user: str, namespace: str | None) -> tuple[Rule, ...]:
     """The stored rules of `user`, or none when no store is bound (in-process callers)."""
     resolver = _RESOLVER.get()
     return resolver(user, namespace) if resolver is not None else ()
 
 
-__all__ = ["SA_PREFIX", "Rule", "bind_store", "bound_rules", "rules_from_store", "subject_matches"]
+__all__ = ["SA_PREFIX", "Rule", "authorizing_with", "bind_store", "bound_rules", "rules_from_store", "subject_matches"]

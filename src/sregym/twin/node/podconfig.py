@@ -267,8 +267,11 @@ def _volume_keys(twin: Twin, pod: dict[str, Any], volume: dict[str, Any]) -> dic
             elif "downwardAPI" in source:
                 out.update(downward(source["downwardAPI"] or {}))
             elif "serviceAccountToken" in source:
-                token_path = (source["serviceAccountToken"] or {}).get("path", "token")
-                out[token_path] = "eyJhbGciOiJSUzI1NiJ9.sregym-projected-token"
+                from sregym.twin.userland.fs import service_account_token  # the kubelet's projected token
+
+                src = source["serviceAccountToken"] or {}
+                out[src.get("path", "token")] = service_account_token(
+                    twin, pod, src.get("audience"), int(src.get("expirationSeconds") or 3607))
         return out
     return None
 

@@ -424,6 +424,32 @@ def service_account_token(twin: Twin, pod: dict[str, Any], audience: str | None 
                      _b64url(signature[:256])])
 
 
+def projected_token_subject(twin: Twin, token: str) -> str | None:
+    """Who a pod's projected token authenticates as (`system:serviceaccount:NS:SA`): None unless
+    it is exactly the token the kubelet mounts in a pod that still exists (same uid) and whose
+    ServiceAccount still exists, as the API server's bound-token authenticator decides."""
+    parts = token.strip().split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+        bound = claims["kubernetes.io"]
+        namespace, pod_ref = str(bound["namespace"]), bound["pod"]
+        audience, lifetime = claims["aud"][0], int(claims["exp"]) - int(claims["iat"])
+    except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
+        return None
+    pod = twin.store.peek("Pod", namespace, str(pod_ref.get("name", "")))
+    if pod is None or (pod.get("metadata") or {}).get("uid") != pod_ref.get("uid"):
+        return None
+    if service_account_token(twin, pod, audience, lifetime) != token.strip():
+        return None
+    sub = str(claims.get("sub", ""))
+    account = sub.rsplit(":", 1)[-1]
+    if twin.store.peek("ServiceAccount", namespace, account) is None:
+        return None
+    return sub
+
+
 def cluster_ca(twin: Twin, namespace: str) -> str:
     """`ca.crt` from the namespace's `kube-root-ca.crt` ConfigMap, or the twin's own CA."""
     cm = twin.store.peek("ConfigMap", namespace, "kube-root-ca.crt")
@@ -643,6 +669,25 @@ def _automounts_token(twin: Twin, pod: dict[str, Any]) -> bool:
     if sa is not None and sa.get("automountServiceAccountToken") is not None:
         return bool(sa["automountServiceAccountToken"])
     return True
+
+
+def mounted_token(twin: Twin, pod: dict[str, Any], container: str) -> str | None:
+    """The ServiceAccount token `container` finds at `SA_DIR/token` (the automounted projected
+    volume, or a volume the spec mounts there itself); None when nothing is mounted."""
+    spec = pod.get("spec") or {}
+    entry = next((c for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+                  if isinstance(c, dict) and c.get("name") == container), {})
+    volumes = {str(v.get("name")): v for v in spec.get("volumes") or [] if isinstance(v, dict)}
+    for mount in entry.get("volumeMounts") or []:
+        if isinstance(mount, dict) and normpath(str(mount.get("mountPath") or "")) == SA_DIR:
+            sources = ((volumes.get(str(mount.get("name"))) or {}).get("projected") or {}).get("sources") or []
+            for source in sources:
+                src = source.get("serviceAccountToken") if isinstance(source, dict) else None
+                if isinstance(src, dict) and str(src.get("path") or "token") == "token":
+                    return service_account_token(twin, pod, src.get("audience"),
+                                                 int(src.get("expirationSeconds") or 3607))
+            return None
+    return service_account_token(twin, pod) if _automounts_token(twin, pod) else None
 
 
 def _executables(fs: ContainerFS, image: str, spec: Any) -> None:

@@ -45,6 +45,7 @@ from sregym.twin.api.wall_time import WallAnchor, bind
 from sregym.twin.machinery.authz import authorize, forbidden_message, hidden_groups
 from sregym.twin.machinery.kinds import ResourceKind
 from sregym.twin.machinery.rbac_objects import bind_store
+from sregym.twin.userland.fs import projected_token_subject
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -69,6 +70,8 @@ class KubeApi:
         user = self.tokens.get(token.strip()) if scheme.lower() == "bearer" else None
         if user is None and scheme.lower() == "bearer":
             user = issued_subject(self.twin, token.strip())  # a TokenRequest token
+        if user is None and scheme.lower() == "bearer":
+            user = projected_token_subject(self.twin, token)  # a token mounted in a pod
         if user is None:
             raise Unauthorized("Unauthorized")
         return user
