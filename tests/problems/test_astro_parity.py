@@ -34,6 +34,7 @@ SOURCES = {
     "ad-host-port-conflict": "service_port_conflict_astronomy_shop",
     "checkout-unschedulable-wrong-port": "unschedulable_incorrect_port_assignment",
     "recommendation-traffic-policy-local": "internal_traffic_policy_local_astronomy_shop",
+    "kubelet-stopped-on-frontend-node": "kubelet_crash",
 }
 FORBIDDEN = ("sregym", "benchmark", "fault", "inject", "chaos")
 PLACE_ORDER = CheckSpec(check="service_error_free", params={
@@ -77,6 +78,19 @@ def _run(shop: ProblemRun, slug: str) -> ProblemRun:
     run = ProblemRun(get_problem(f"astronomy-shop/{slug}-v1"), cluster, seed=5, noise="none")
     run.baseline, run.healthy = shop.baseline, shop.healthy
     return run
+
+
+def test_the_lost_node_is_the_frontends(shop: ProblemRun) -> None:
+    """The kubelet problem's gold gives up the node by name: it must be where frontend (the agent's
+    target) runs, which placement makes the same for every seed."""
+    from sregym.problems.catalog.astronomy_shop.node_lifecycle import FRONTEND_NODE
+
+    p = get_problem("astronomy-shop/kubelet-stopped-on-frontend-node-v1")
+    assert p.faults[0].params["target_labels"] == {"opentelemetry.io/name": "frontend"}
+    assert p.gold[1].name == FRONTEND_NODE and p.tags.sources == ("sregym:kubelet_crash",)
+    nodes = {pod["spec"].get("nodeName") for pod in shop.cluster.list(
+        "Pod", NS, label_selector="opentelemetry.io/name=frontend")}
+    assert nodes == {FRONTEND_NODE}
 
 
 def _failing(run: ProblemRun, *checks: CheckSpec) -> list[str]:
@@ -152,3 +166,4 @@ def test_node_local_policy_leaves_the_frontend_without_an_endpoint(shop: Problem
     assert _failing(run) == []
     run.recover()
     served.advance(60)
+
