@@ -167,23 +167,3 @@ def test_node_local_policy_leaves_the_frontend_without_an_endpoint(shop: Problem
     run.recover()
     served.advance(60)
 
-
-
-def test_product_catalog_keeps_the_password_it_started_with(shop: ProblemRun, served: KubeHarness) -> None:
-    """The Secret has the rotated password, the running product-catalog pod the old one: its
-    queries fail with PostgreSQL's own error until it is restarted."""
-    run = _run(shop, "product-catalog-stale-credentials")
-    run.inject()
-    served.advance(60)
-    pod = served.ok("-n", NS, "get", "pods", "-l", "opentelemetry.io/name=product-catalog", "-o", "name").split()[0]
-    secret = served.ok("-n", NS, "get", "secret", "product-catalog-db-conn", "-o",
-                       "jsonpath={.data.DB_CONNECTION_STRING}", user="admin")
-    assert "otelp-2q7k9m4x" in __import__("base64").b64decode(secret).decode()
-    postgres = served.ok("-n", NS, "logs", "deploy/postgresql", "--tail", "50")
-    assert 'password authentication failed for user "otelu"' in postgres, postgres
-    assert _failing(run) == ["service_error_free"], pod
-    served.ok("-n", NS, "rollout", "restart", "deployment/product-catalog")
-    served.advance(120)
-    assert _failing(run) == []
-    run.recover()
-    served.advance(60)
