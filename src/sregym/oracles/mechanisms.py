@@ -87,6 +87,10 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                       "bind:", "binds the same port", "port clash"),
     "priority_preemption": ("preempt", "priorityclass", "priority class", "globaldefault", "global default",
                             "default priority", "higher priority", "lower priority", "priorityclassname"),
+    "poison_record": ("poison", "malformed record", "malformed message", "unparseable", "unparsable",
+                      "cannot deserialize", "can't deserialize", "failed to deserialize", "deserializ",
+                      "invalidprotocolbufferexception", "invalid protobuf", "head-of-line", "head of line",
+                      "skip the record", "skip the message", "skip the offset", "reset-offsets", "reset offsets"),
 }
 
 
@@ -123,6 +127,8 @@ RELATED: dict[str, frozenset[str]] = {
     "port_conflict": frozenset({"sidecar_lifecycle", "service_port", "crashing_image", "unschedulable"}),
     # A preempted pod that cannot come back waits Pending with FailedScheduling.
     "priority_preemption": frozenset({"unschedulable", "memory_pressure"}),
+    # A consumer stuck on a record it cannot read retries it forever and its queue backs up.
+    "poison_record": frozenset({"retry_storm"}),
 }
 
 
