@@ -61,3 +61,30 @@ def test_record_fault_check_and_recover_on_the_twin(shop: Twin) -> None:
     shop.advance(90)
     passed, detail = consumer_group_keeps_up(ctx, group="fraud-detection")
     assert not passed and detail == "consumer group fraud-detection has no active members"
+
+
+def test_product_catalog_command_missing_from_the_image_never_starts(shop: Twin) -> None:
+    """The product-catalog tag has its Dockerfile's entrypoint: a command naming another binary
+    fails at container start with containerd's error, the rollout stalls on CrashLoopBackOff, and
+    removing the command starts the service again."""
+    def pods() -> list[dict]:
+        return [p for p in shop.list("pods", NS) if p["metadata"]["name"].startswith("product-catalog-")
+                and not p["metadata"].get("deletionTimestamp")]
+
+    container = {"name": "product-catalog", "command": ["productcatalogservice"]}
+    shop.patch("deployments", NS, "product-catalog", {"spec": {"template": {"spec": {"containers": [container]}}}})
+    shop.advance(120)
+    statuses = {p["metadata"]["name"]: p["status"]["containerStatuses"][0] for p in pods()}
+    broken = [s for s in statuses.values() if s.get("restartCount", 0) >= 2]
+    assert len(statuses) == 2 and len(broken) == 1  # the old pod still serves
+    (status,) = broken
+    assert status["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    last = status["lastState"]["terminated"]
+    assert last["reason"] == "StartError" and last["exitCode"] == 128
+    assert 'exec: "productcatalogservice": executable file not found in $PATH' in last["message"]
+    shop.patch("deployments", NS, "product-catalog", {"spec": {"template": {"spec": {"containers": [
+        {"name": "product-catalog", "command": None}]}}}})
+    shop.advance(90)
+    (running,) = pods()
+    assert "running" in running["status"]["containerStatuses"][0]["state"]
+    assert running["status"]["containerStatuses"][0].get("restartCount", 0) == 0

@@ -11,11 +11,19 @@ on, so orders are still recorded; the damage is silent. Restarting fraud-detecti
 past it (`kafka-consumer-groups.sh --reset-offsets --shift-by 1 --execute`), which keeps the
 orders queued behind it; `--to-latest` would skip them too and still pass the check, which only
 asks that the group keeps up again.
+
+product-catalog's container `command` names an executable its image does not have (ITBench 105,
+`invalid-kubernetes-workload-container-command`): the binary's name from older releases of the
+demo, `productcatalogservice`. The new pod never starts (`StartError`, then `CrashLoopBackOff`,
+with containerd's `exec: "productcatalogservice": executable file not found in $PATH`); the rolling
+update keeps the old pod serving, so the rollout stalls. The fix is the chart's container again (no
+`command`: the image's `./product-catalog` entrypoint), by edit or `kubectl rollout undo`.
 """
 
 from __future__ import annotations
 
 from sregym.apps.astronomy_shop import NAMESPACE
+from sregym.problems.builders import patch_container
 from sregym.problems.catalog.astronomy_shop.common import APP, IMPACT, SETTLE_S, SUITE, deploy, mitigation
 from sregym.problems.model import Action, CheckSpec, FaultSpec, Problem, Tags
 from sregym.problems.registry import problem
@@ -62,5 +70,42 @@ def kafka_unreadable_record() -> Problem:
         gold=(Action(op="exec", kind="Deployment", namespace=NAMESPACE, name="kafka",
                      command=(GROUPS, "--bootstrap-server", "localhost:9092", "--reset-offsets", "--group",
                               "fraud-detection", "--topic", "orders:0", "--shift-by", "1", "--execute")),),
+        settle_s=SETTLE_S,
+    )
+
+
+OLD_BINARY = "productcatalogservice"  # the service's binary before the demo renamed its services
+
+
+@problem
+def product_catalog_invalid_command() -> Problem:
+    """product-catalog's container command is set to an executable its image does not contain
+    (ITBench 105).
+
+    The new pod's container fails to start (`StartError`: `exec: "productcatalogservice":
+    executable file not found in $PATH`) and restarts into CrashLoopBackOff; the rollout stalls
+    with the old pod still serving. Fix: remove the command (the image's entrypoint starts
+    `./product-catalog`) or roll the Deployment back."""
+    return Problem(
+        id="astronomy-shop/product-catalog-invalid-command-v1",
+        title="the product-catalog rollout does not finish",
+        app=APP, namespace=NAMESPACE,
+        tags=Tags(layers=("config",), difficulty="easy", suites=(SUITE,), sources=("itbench:105",)),
+        faults=(FaultSpec(fault="patch_objects", params={"patches": [{
+            "kind": "Deployment", "namespace": NAMESPACE, "name": "product-catalog",
+            "patch": {"spec": {"template": {"spec": {"containers": [
+                {"name": "product-catalog", "command": [OLD_BINARY]}]}}}}}]}),),
+        ground_truth=GroundTruth(
+            root_causes=(deploy("product-catalog"),), mechanism="wrong_command",
+            detail=f"product-catalog's container command was set to `{OLD_BINARY}`, which the image does not "
+                   f"contain: exec: \"{OLD_BINARY}\": executable file not found in $PATH (StartError, "
+                   "CrashLoopBackOff)",
+            detail_keywords=("command", OLD_BINARY, "executable file not found", "StartError", "CrashLoopBackOff",
+                             "entrypoint"),
+            affected=(), impact_keywords=(*IMPACT, "crashloopbackoff", "rollout", "stalled"),
+            description="The new product-catalog pod cannot start its container; the rollout stalls and only "
+                        "the old pod serves the catalogue."),
+        mitigation=mitigation(CheckSpec(check="workloads_ready", params={"names": ["product-catalog"]})),
+        gold=(patch_container(NAMESPACE, "product-catalog", "product-catalog", {"command": None}),),
         settle_s=SETTLE_S,
     )
