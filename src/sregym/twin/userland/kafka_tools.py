@@ -3,8 +3,10 @@
 `kafka-topics.sh` (--list, --describe, --create), `kafka-consumer-groups.sh` (--list, --describe
 with --group G or --all-groups, --state, --members; --reset-offsets with --to-offset, --shift-by,
 --to-earliest, --to-latest or --to-current on --topic T[:P,...] or --all-topics, a dry run unless
---execute), `kafka-console-producer.sh` (each stdin line is a text record, which the shop's
-protobuf consumers cannot deserialize),
+--execute; unlike the real broker, a group with active members is not refused -- Kafka answers
+"Assignments can only be reset if the group ... is inactive" -- because a stopped consumer here
+stays a member for the session timeout and a gold fix cannot wait), `kafka-console-producer.sh`
+(each stdin line is a text record, which the shop's protobuf consumers cannot deserialize),
 `kafka-console-consumer.sh` and `kafka-broker-api-versions.sh`, with the JVM tools' output: the
 consumer-group table's column layout, "has no active members", log4j-formatted WARN/ERROR lines.
 `--bootstrap-server` is resolved from the exec'd pod like any client (localhost is the pod

@@ -1,6 +1,7 @@
 """Astronomy Shop problems from the demo's failure flags, flipped in flagd's ConfigMap.
 
-One builder, one row of data per flag (ITBench scenarios 2–8 and 11) and per ITBench two-flag
+One builder, one row of data per flag (ITBench scenarios 2–8, 10 and 11; 10, imageSlowLoad, is
+latency at frontend-proxy, which holds every product picture the flag's value in ms) and per ITBench two-flag
 combination (12–15): the fault edits the flag's `defaultVariant` in `flagd-config` and restarts
 flagd, exactly what an operator does to turn a flag on. The root cause is the ConfigMap (ITBench's
 ground truth); the service whose code path the flag opens is the affected entity. The gold fix
@@ -163,8 +164,7 @@ def failure_flags() -> list[Problem]:
 
     The service that evaluates the flag takes the flag's code path: errors (adFailure,
     cartFailure, paymentFailure, paymentUnreachable, productCatalogFailure), latency (adManualGc,
-    kafkaQueueProblems, imageSlowLoad: frontend-proxy holds every product picture 10 s), CPU
-    (adHighCpu, ITBench-AA's task 3), load (loadGeneratorFloodHomepage,
+    kafkaQueueProblems), CPU (adHighCpu, ITBench-AA's task 3), load (loadGeneratorFloodHomepage,
     ITBench 1: the load generator's users flood the homepage) or memory growth
     (recommendationCacheFailure, emailMemoryLeak). Every pod stays Running and Ready. Fix: set
     the flag back to `off` and restart flagd (its init container copies the ConfigMap at start).
