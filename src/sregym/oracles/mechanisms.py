@@ -98,6 +98,10 @@ MECHANISMS: dict[str, tuple[str, ...]] = {
                          "wrong backend", "routed to the wrong", "ingress points"),
     "certificate_expiry": ("certificate has expired", "expired certificate", "cert has expired",
                            "expired cert", "notafter", "not after", "tls secret"),
+    "poison_record": ("poison", "malformed record", "malformed message", "unparseable", "unparsable",
+                      "cannot deserialize", "can't deserialize", "failed to deserialize", "deserializ",
+                      "invalidprotocolbufferexception", "invalid protobuf", "head-of-line", "head of line",
+                      "skip the record", "skip the message", "skip the offset", "reset-offsets", "reset offsets"),
 }
 
 
@@ -146,6 +150,8 @@ RELATED: dict[str, frozenset[str]] = {
     # a certificate outside its validity window looks like a clock that is off.
     "ingress_misroute": frozenset({"service_selector", "missing_service", "service_port"}),
     "certificate_expiry": frozenset({"clock_skew"}),
+    # A consumer stuck on a record it cannot read retries it forever and its queue backs up.
+    "poison_record": frozenset({"retry_storm"}),
 }
 
 

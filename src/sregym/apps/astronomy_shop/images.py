@@ -5,7 +5,10 @@ one catalogue entry serves every tag: its main program looks at which tag the co
 starts that service's program; flagd-ui only starts and listens for now. The `<v>-kafka` tag is
 another build (FROM apache/kafka, `src/kafka/Dockerfile`), pushed with its own image config: the
 twin's Kafka broker with the demo's KRaft env. flagd is its own image (`ghcr.io/open-feature/flagd`,
-binary `/flagd-build`).
+binary `/flagd-build`). The `<v>-product-catalog` tag is pushed with its Dockerfile's config
+(WORKDIR /usr/src/app, `ENTRYPOINT ["./product-catalog"]`), so a container `command` naming
+another executable fails to start as containerd reports it (`exec: "<cmd>": executable file not
+found in $PATH`); the other tags still start their service whatever the command.
 """
 
 from __future__ import annotations
@@ -85,6 +88,10 @@ def demo_images() -> tuple[ImageSpec, ...]:
         ImageSpec(DEMO_REPOSITORY, tags, size_mb=180.0, description="OpenTelemetry demo service",
                   shell="ash", extras={"main": _main}),
         kafka_image(DEMO_REPOSITORY, (f"{APP_VERSION}-kafka",), kafka_env=DEMO_ENV),
+        ImageSpec(DEMO_REPOSITORY, (f"{APP_VERSION}-product-catalog",), size_mb=40.0,
+                  description="OpenTelemetry demo product-catalog (Go)", shell="ash",
+                  entrypoint=("./product-catalog",), extras={"main": _main},
+                  commands={"product-catalog": _main}),
         ImageSpec("ghcr.io/open-feature/flagd", (refs["flagd"].rpartition(":")[2],), size_mb=32.0, shell="",
                   entrypoint=("/flagd-build",), cmd=("start",),
                   commands={"/flagd-build": program_command(PREFIX + "flagd"),

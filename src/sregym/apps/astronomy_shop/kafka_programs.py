@@ -8,7 +8,11 @@ checkout (Go, sarama async producer) publishes each placed order to topic `order
 `AutoOffsetReset.Earliest`) runs `order-consumed` per record: EF Core inserts the order, its
 items and its shipping into `accounting.order`, `accounting.orderitem` and `accounting.shipping`.
 fraud-detection (Kotlin, kafka-clients, group `fraud-detection`, default `latest` reset) counts
-records and, while `kafkaQueueProblems` > 0, sleeps a second per record.
+records and, while `kafkaQueueProblems` > 0, sleeps a second per record. fraud-detection parses
+each value as an `OrderResult` protobuf; a value that does not parse (a text line someone
+produced to `orders`) throws out of its record loop before the offset is committed, so the loop
+polls the same record again and its partition is blocked there (`Consumer.unreadable`).
+accounting's handler catches the parse error and moves on.
 
 `kafkaQueueProblems` is a program setting holding the flag's resolved integer as text ("0"
 when off or unresolvable, the OpenFeature SDK's default), so a flag layer can set it.
@@ -82,6 +86,11 @@ def fraud_detection(prefix: str, flagd: Dependency, flag_call: Call) -> ProgramS
         operations=(Operation(name=f"{TOPIC} process", cpu_ms=0.6, calls=(flag_call,)),),
         consumers=(Consumer(dependency="kafka", group="fraud-detection", client_id="consumer-fraud-detection-1",
                             operation=f"{TOPIC} process", max_rate=500.0, slow_when=f"{FLAG}!=0", slow_rate=1.0,
+                            unreadable="retry",
+                            unreadable_log="{time} - frauddetection - Error processing record {topic}-{partition} "
+                                           "offset {offset}, retrying: com.google.protobuf."
+                                           "InvalidProtocolBufferException: Protocol message contained an invalid "
+                                           "tag (zero). trace_id= span_id= trace_flags= ",
                             error_log="{time} - org.apache.kafka.clients.NetworkClient - [Consumer "
                                       "clientId={client_id}, groupId={group}] Connection to node -1 "
                                       "({host}:{port}) could not be established. Node may not be available. "

@@ -8,6 +8,10 @@ operation, so their downstream calls (a database write) load the rest of the app
 that is slow, CPU-starved, crashing or unable to reach the broker commits less than producers
 append: the group's lag grows, and once it recovers it drains the backlog at its full rate.
 
+A consumer whose handler fails on an unreadable record and retries it (`Consumer.unreadable`
+"retry") stops at that record: its lag on that partition grows while its pod stays Running, and
+it logs the same deserialization failure on every attempt.
+
 Members that stop heartbeating leave their group after the session timeout (the broker's side,
 `KafkaBroker.expire`), so a dead consumer shows as "no active members" with its lag still growing.
 """
@@ -114,9 +118,11 @@ def _poll(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, dt: float) ->
     rate = _rate(consumer, proc)
     before = positions(broker, consumer.group, topic)
     consumed = broker.poll(consumer.group, _member_key(inst), consumer.client_id, f"/{proc.pod_ip}", topic,
-                           rate * dt, consumer.reset)
+                           rate * dt, consumer.reset, blocks_on_unreadable=consumer.unreadable == "retry")
+    member = broker.data.groups[consumer.group].members.get(_member_key(inst))
+    if member is not None and member.stuck:
+        _log_unreadable(engine, proc, consumer, member.stuck[0])
     if consumed > 0:
-        member = broker.data.groups[consumer.group].members.get(_member_key(inst))
         log_records(engine, proc, consumer, broker, topic, before, member.consumed if member else consumed)
     return consumed
 
@@ -151,14 +157,36 @@ def _store(engine: DataPlaneEngine, pod: dict[str, Any] | None) -> Any:
     return datastore_of(engine.twin, pod) if pod is not None else None
 
 
+def _due(engine: DataPlaneEngine, proc: Proc, what: str) -> bool:
+    """Whether a repeated complaint may be logged again (at most once per LOG_EVERY_S)."""
+    now = engine.twin.clock.now
+    key = (proc.inst.key, what)
+    last = engine._error_budget.get(key)
+    if last and now - last[0] < LOG_EVERY_S:
+        return False
+    engine._error_budget[key] = [now]
+    return True
+
+
+def _log_unreadable(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, where: tuple[str, int, int]) -> None:
+    """The handler's failure on the record it keeps retrying: the same offset every time."""
+    if not consumer.unreadable_log or not _due(engine, proc, f"kafka-unreadable:{consumer.group}"):
+        return
+    from datetime import UTC, datetime
+
+    now = engine.twin.clock.now
+    topic, partition, offset = where
+    text = consumer.unreadable_log.format(topic=topic, partition=partition, offset=offset, group=consumer.group,
+                                          client_id=consumer.client_id,
+                                          time=datetime.fromtimestamp(now, tz=UTC).strftime("%Y-%m-%d %H:%M:%S"))
+    log_channel.write(engine.twin, proc.inst, now, text, level="error")
+
+
 def _log(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, dep: DependencyConfig, error: str) -> None:
     """The client's complaint that it cannot reach the broker, at most once per LOG_EVERY_S."""
     now = engine.twin.clock.now
-    key = (proc.inst.key, f"kafka-consumer:{consumer.group}")
-    last = engine._error_budget.get(key)
-    if last and now - last[0] < LOG_EVERY_S:
+    if not _due(engine, proc, f"kafka-consumer:{consumer.group}"):
         return
-    engine._error_budget[key] = [now]
     instance = engine.runtime.instance(*proc.inst.key)
     logs = engine.twin.services.logs
     if instance is None or logs is None:

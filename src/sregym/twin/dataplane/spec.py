@@ -345,6 +345,12 @@ class Consumer(_Frozen):
     # How the program logs a failed poll (fields: error, host, port, group, client_id, time
     # "YYYY-mm-dd HH:MM:SS", epoch seconds), at most once per 10 s.
     error_log: str = "{error}"
+    # A record whose value the handler cannot deserialize: "skip" (log it and commit past it) or
+    # "retry" (the exception escapes the batch, the loop polls the same uncommitted offset again:
+    # the partition is blocked there). `unreadable_log` is the line logged per failed attempt
+    # (fields: topic, partition, offset, group, client_id, time), at most once per 10 s.
+    unreadable: Literal["skip", "retry"] = "skip"
+    unreadable_log: str = ""
 
     def slowed(self, settings: dict[str, str]) -> bool:
         return self.slow_when is not None and Call(dependency="", operation="", feature=self.slow_when) \

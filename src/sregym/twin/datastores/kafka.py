@@ -9,6 +9,12 @@ when the consumer catches up. Offsets are fluid (a rate times a tick) and printe
 The log directory is the image's `/tmp/kraft-combined-logs` (the demo's broker mounts nothing
 there), so a restarted broker without a volume starts with no topics and no committed offsets,
 as the real one does. Group coordinator events go to the broker's stdout in its log4j format.
+
+A record whose value is not what the topic's consumers deserialize (a line typed into
+`kafka-console-producer.sh` on a topic of protobuf messages) is kept by its offset
+(`Topic.malformed`). A consumer that fails on such a record and retries it never commits past it:
+its partition stops at that offset (head-of-line blocking) until the group's offset is moved past
+it (`reset_offsets`, what `kafka-consumer-groups.sh --reset-offsets --execute` does).
 """
 
 from __future__ import annotations
@@ -60,6 +66,14 @@ class Topic:
     partitions: list[float]  # log-end offset per partition
     replication: int = 1
     configs: dict[str, str] = field(default_factory=dict)
+    malformed: dict[int, list[int]] = field(default_factory=dict)  # partition -> offsets of unreadable records
+
+    def first_malformed(self, partition: int, start: float, stop: float) -> int | None:
+        """The offset of the first unreadable record in [start, stop) of a partition, if any."""
+        for offset in self.malformed.get(partition, ()):
+            if start - 1e-9 <= offset < stop - 1e-9:
+                return offset
+        return None
 
 
 @dataclass
@@ -70,6 +84,8 @@ class Member:
     topics: tuple[str, ...]
     last_seen: float
     consumed: float = 0.0  # records this member fetched (its client's records-consumed-total)
+    # (topic, partition, offset) of the unreadable records its last poll stopped at.
+    stuck: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass
@@ -143,6 +159,44 @@ class KafkaBroker(DataStore):
             found.partitions[index] += share
         return None
 
+    def produce_unreadable(self, topic: str, partition: int = 0) -> tuple[int, int] | str:
+        """Append one record the topic's consumers cannot deserialize to `partition` (a console
+        producer's sticky partition); returns (partition, offset) or the error text. The fluid
+        log end is rounded up to a whole record first, so the record has an offset of its own."""
+        found = self.topic(topic, create=self.auto_create)
+        if found is None:
+            return UNKNOWN_TOPIC
+        index = min(max(0, partition), len(found.partitions) - 1)
+        offset = math.ceil(found.partitions[index] - 1e-9)
+        found.partitions[index] = float(offset + 1)
+        found.malformed.setdefault(index, []).append(offset)
+        return index, offset
+
+    def reset_offsets(self, group_name: str, topic: str, partitions: list[int] | None, how: str,
+                      value: int = 0, execute: bool = False) -> list[tuple[int, int]] | str:
+        """`--reset-offsets` of one group on one topic: (partition, new offset) rows, committed
+        when `execute`. `how` is to-offset, shift-by, to-earliest, to-latest or to-current; new
+        offsets are clamped to the partition's log (as the admin client does)."""
+        found = self.data.topics.get(topic)
+        if found is None:
+            return f"Topic '{topic}' does not exist"
+        group = self.group(group_name)
+        indexes = list(range(len(found.partitions))) if partitions is None else partitions
+        rows: list[tuple[int, int]] = []
+        for index in indexes:
+            if not 0 <= index < len(found.partitions):
+                return f"Partition {topic}-{index} does not exist"
+            end = shown(found.partitions[index])
+            current = group.committed.get((topic, index))
+            now = shown(current) if current is not None else end
+            target = {"to-offset": value, "shift-by": now + value, "to-earliest": 0,
+                      "to-latest": end, "to-current": now}[how]
+            rows.append((index, min(max(0, target), end)))
+        if execute:
+            for index, target in rows:
+                group.committed[(topic, index)] = float(target)
+        return rows
+
     def serve(self, req: Any) -> StoreReply:
         """A producer flow (`operation` produce/send, topic in `collection`) at `rate` records/s."""
         rate = float(getattr(req, "rate", 0.0) or 0.0)
@@ -162,9 +216,11 @@ class KafkaBroker(DataStore):
         return found
 
     def poll(self, group_name: str, key: str, client_id: str, host: str, topic: str, capacity: float,
-             reset: str = "latest") -> float:
+             reset: str = "latest", blocks_on_unreadable: bool = False) -> float:
         """One consumer's tick: join (or heartbeat) the group, fetch up to `capacity` records from
-        its committed position, commit what it processed. Returns the records consumed."""
+        its committed position, commit what it processed. A consumer that `blocks_on_unreadable`
+        stops each partition at its first unreadable record (kept in `Member.stuck`); others
+        process it like any record. Returns the records consumed."""
         now = self.twin.clock.now
         group = self.group(group_name)
         member = group.members.get(key)
@@ -181,13 +237,19 @@ class KafkaBroker(DataStore):
             return 0.0
         consumed = 0.0
         budget = max(0.0, capacity)
+        stuck: list[tuple[str, int, int]] = []
         for index, end in enumerate(found.partitions):
             pos = group.committed.get((topic, index))
             if pos is None:
                 pos = 0.0 if reset == "earliest" else end
             take = min(budget / len(found.partitions), max(0.0, end - pos))
+            blocker = found.first_malformed(index, pos, pos + take) if blocks_on_unreadable and take > 0 else None
+            if blocker is not None:
+                take = max(0.0, blocker - pos)
+                stuck.append((topic, index, blocker))
             group.committed[(topic, index)] = pos + take
             consumed += take
+        member.stuck = tuple(stuck)
         member.consumed += consumed
         return consumed
 

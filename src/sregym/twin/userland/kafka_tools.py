@@ -1,7 +1,12 @@
 """The Kafka image's tools (`/opt/kafka/bin/*.sh`) against the twin's broker model.
 
 `kafka-topics.sh` (--list, --describe, --create), `kafka-consumer-groups.sh` (--list, --describe
-with --group G or --all-groups, --state, --members), `kafka-console-producer.sh`,
+with --group G or --all-groups, --state, --members; --reset-offsets with --to-offset, --shift-by,
+--to-earliest, --to-latest or --to-current on --topic T[:P,...] or --all-topics, a dry run unless
+--execute; unlike the real broker, a group with active members is not refused -- Kafka answers
+"Assignments can only be reset if the group ... is inactive" -- because a stopped consumer here
+stays a member for the session timeout and a gold fix cannot wait), `kafka-console-producer.sh`
+(each stdin line is a text record, which the shop's protobuf consumers cannot deserialize),
 `kafka-console-consumer.sh` and `kafka-broker-api-versions.sh`, with the JVM tools' output: the
 consumer-group table's column layout, "has no active members", log4j-formatted WARN/ERROR lines.
 `--bootstrap-server` is resolved from the exec'd pod like any client (localhost is the pod
@@ -25,7 +30,7 @@ def _opts(args: list[str]) -> tuple[dict[str, str], set[str]]:
     flags: set[str] = set()
     takes = {"--bootstrap-server", "--topic", "--group", "--partitions", "--replication-factor",
              "--max-messages", "--timeout-ms", "--broker-list", "--command-config", "--partition",
-             "--entity-type", "--entity-name", "--property"}
+             "--entity-type", "--entity-name", "--property", "--to-offset", "--shift-by"}
     i = 0
     while i < len(args):
         arg = args[i]
@@ -161,7 +166,8 @@ def kafka_consumer_groups(call: Invocation) -> int:
                                            "connect to.\n  connect to>")
     if server is None:
         return 1
-    api = "listConsumerGroups" if "--list" in flags else "describeConsumerGroups"
+    api = "listConsumerGroups" if "--list" in flags else \
+        "listOffsets" if "--reset-offsets" in flags else "describeConsumerGroups"
     broker, kind, addr = _connect(call, server)
     if broker is None:
         return _unreachable(call, kind, addr, server, api, "Error: Executing consumer group command failed due to ",
@@ -171,6 +177,8 @@ def kafka_consumer_groups(call: Invocation) -> int:
         for name in sorted(groups):
             call.write(name + "\n")
         return 0
+    if "--reset-offsets" in flags:
+        return _reset_offsets(call, broker, values, flags)
     if "--describe" not in flags:
         call.error("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, "
                    "--delete-offsets")
@@ -189,6 +197,59 @@ def kafka_consumer_groups(call: Invocation) -> int:
         else:
             _print_offsets(call, broker, group)
     return status
+
+
+RESET_SCOPES = "One of the reset scopes should be defined: --all-topics, --topic."
+RESET_PLANS = ("Option [reset-offsets] takes exactly one of these options: [to-datetime], [by-duration], "
+               "[to-earliest], [to-latest], [shift-by], [from-file], [to-current], [to-offset]")
+DRY_RUN_WARNING = ("WARN: No action will be performed as the --execute option is missing. In a future major "
+                   "release, the default behavior of this command will be to prompt the user before executing "
+                   "the reset rather than doing a dry run. You should add the --dry-run option explicitly if you "
+                   "are scripting this command and want to keep the current default behavior without prompting.")
+
+
+def _reset_offsets(call: Invocation, broker: KafkaBroker, values: dict[str, str], flags: set[str]) -> int:
+    """`--reset-offsets --group G (--topic T[:P,..] | --all-topics) <plan> [--dry-run | --execute]`:
+    prints the new offset of every partition, and commits them with --execute."""
+    group = values.get("--group")
+    if not group:
+        call.error("Option [reset-offsets] takes one of these options: [all-groups], [group]")
+        return 1
+    plans = [p for p in ("--to-offset", "--shift-by") if p in values] + \
+        [p for p in ("--to-earliest", "--to-latest", "--to-current") if p in flags]
+    if len(plans) != 1:
+        call.error(RESET_PLANS)
+        return 1
+    how = plans[0][2:]
+    try:
+        amount = int(values.get(plans[0], "0"))
+    except ValueError:
+        call.error(f"Exception in thread \"main\" joptsimple.OptionArgumentConversionException: Cannot parse "
+                   f"argument '{values.get(plans[0])}' of option {how}")
+        return 1
+    scopes: list[tuple[str, list[int] | None]] = []
+    if "--all-topics" in flags:
+        known = broker.data.groups.get(group)
+        scopes = [(t, None) for t in sorted({t for t, _ in known.committed})] if known is not None else []
+    elif values.get("--topic"):
+        name, _, parts = values["--topic"].partition(":")
+        scopes = [(name, [int(p) for p in parts.split(",") if p.strip().isdigit()] if parts else None)]
+    if not scopes:
+        call.error(RESET_SCOPES)
+        return 1
+    execute = "--execute" in flags
+    if not execute and "--dry-run" not in flags:
+        call.write(DRY_RUN_WARNING + "\n")
+    rows: list[list[str]] = []
+    for topic, partitions in scopes:
+        result = broker.reset_offsets(group, topic, partitions, how, amount, execute=execute)
+        if isinstance(result, str):
+            call.write(f"Error: Executing consumer group command failed due to {result}\n")
+            return 1
+        rows.extend([group, topic, str(p), str(o)] for p, o in result)
+    widths = [max([30] + [len(r[0]) for r in rows]), max([30] + [len(r[1]) for r in rows]), 10]
+    _table(call, widths, ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"], rows)
+    return 0
 
 
 def _table(call: Invocation, widths: list[int], header: list[str], rows: list[list[str]]) -> None:
@@ -255,7 +316,12 @@ def kafka_console_producer(call: Invocation) -> int:
             call.error(f"[{stamp}] WARN [Producer clientId=console-producer] Connection to node -1 ({addr}) could "
                        "not be established. Node may not be available. (org.apache.kafka.clients.NetworkClient)")
         return 0 if not records else 1
-    error = broker.produce(topic, float(len(records)))
+    error: str | None = None
+    for _ in records:
+        placed = broker.produce_unreadable(topic)
+        error = placed if isinstance(placed, str) else None
+        if error is not None:
+            break
     if error is not None:
         call.error(f"[{log_stamp(call.now)}] ERROR Error when sending message to topic {topic} with key: null, "
                    f"value: {len(records[0]) if records else 0} bytes with error: "

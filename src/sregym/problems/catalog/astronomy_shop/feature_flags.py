@@ -1,6 +1,7 @@
 """Astronomy Shop problems from the demo's failure flags, flipped in flagd's ConfigMap.
 
-One builder, one row of data per flag (ITBench scenarios 2–8 and 11) and per ITBench two-flag
+One builder, one row of data per flag (ITBench scenarios 2–8, 10 and 11; 10, imageSlowLoad, is
+latency at frontend-proxy, which holds every product picture the flag's value in ms) and per ITBench two-flag
 combination (12–15): the fault edits the flag's `defaultVariant` in `flagd-config` and restarts
 flagd, exactly what an operator does to turn a flag on. The root cause is the ConfigMap (ITBench's
 ground truth); the service whose code path the flag opens is the affected entity. The gold fix
@@ -49,6 +50,7 @@ class FlagCase:
     check: CheckSpec
     itbench: int
     difficulty: Difficulty = "medium"
+    peers: tuple[str, ...] = ()  # the SREGym and AIOpsLab ids of the same scenario
 
 
 def _latency(service: str, max_p95_ms: float) -> CheckSpec:
@@ -97,6 +99,13 @@ FLAGS: dict[str, FlagCase] = {c.flag: c for c in (
              "the load generator's users each send a hundred homepage requests per pick: the frontend's "
              "request rate and CPU jump",
              CheckSpec(check="container_cpu_within", params={"container": "frontend", "max_cores": 0.05}), 1),
+    FlagCase("imageSlowLoad", "10sec", "frontend-proxy", "image-slow-load", "product pictures take seconds to load",
+             "every product picture the shop's pages fetch is held 10 s by frontend-proxy's fault filter "
+             "(ProductCard sends x-envoy-fault-delay-request with the flag's value)",
+             _latency("frontend-proxy", 2000.0), 10,
+             peers=("sregym:astronomy_shop_ad_service_image_slow_load",
+                    "aiopslab:astronomy_shop_image_slow_load-detection-1",
+                    "aiopslab:astronomy_shop_image_slow_load-localization-1")),
 )}
 
 # ITBench scenarios ITBench-AA released (benchmarks-facts §4): their problems join suite itbench-aa.
@@ -112,7 +121,8 @@ COMBOS: tuple[tuple[int, str, str], ...] = (
 
 def _sources(*cases: FlagCase, itbench: int = 0, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     number = itbench or (cases[0].itbench if len(cases) == 1 else 0)
-    return (f"itbench:{number}",) * bool(number) + extra
+    peers = cases[0].peers if len(cases) == 1 else ()
+    return (f"itbench:{number}",) * bool(number) + peers + extra
 
 
 def flag_problem(cases: tuple[FlagCase, ...], *, slug: str, title: str, difficulty: Difficulty,
