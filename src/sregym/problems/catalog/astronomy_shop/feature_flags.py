@@ -110,9 +110,30 @@ COMBOS: tuple[tuple[int, str, str], ...] = (
 )
 
 
+# The same single flag in SREGym's and AIOpsLab's catalogues (AIOpsLab's id without its task type).
+PEER_SOURCES: dict[str, tuple[str, ...]] = {
+    flag: (f"sregym:{sregym}", f"aiopslab:{aiopslab}-1") if sregym else (f"aiopslab:{aiopslab}-1",)
+    for flag, sregym, aiopslab in (
+        ("adFailure", "astronomy_shop_ad_service_failure", "astronomy_shop_ad_service_failure"),
+        ("adHighCpu", "astronomy_shop_ad_service_high_cpu", "astronomy_shop_ad_service_high_cpu"),
+        ("adManualGc", "astronomy_shop_ad_service_manual_gc", "astronomy_shop_ad_service_manual_gc"),
+        ("cartFailure", "astronomy_shop_cart_service_failure", "astronomy_shop_cart_service_failure"),
+        ("paymentFailure", "astronomy_shop_payment_service_failure", "astronomy_shop_payment_service_failure"),
+        ("paymentUnreachable", "astronomy_shop_payment_service_unreachable",
+         "astronomy_shop_payment_service_unreachable"),
+        ("productCatalogFailure", "astronomy_shop_product_catalog_service_failure",
+         "astronomy_shop_product_catalog_service_failure"),
+        ("recommendationCacheFailure", "", "astronomy_shop_recommendation_service_cache_failure"),
+        ("kafkaQueueProblems", "kafka_queue_problems", "astronomy_shop_kafka_queue_problems"),
+        ("loadGeneratorFloodHomepage", "loadgenerator_flood_homepage", "astronomy_shop_loadgenerator_flood_homepage"),
+    )
+}
+
+
 def _sources(*cases: FlagCase, itbench: int = 0, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     number = itbench or (cases[0].itbench if len(cases) == 1 else 0)
-    return (f"itbench:{number}",) * bool(number) + extra
+    peers = PEER_SOURCES.get(cases[0].flag, ()) if len(cases) == 1 else ()
+    return (f"itbench:{number}",) * bool(number) + peers + extra
 
 
 def flag_problem(cases: tuple[FlagCase, ...], *, slug: str, title: str, difficulty: Difficulty,

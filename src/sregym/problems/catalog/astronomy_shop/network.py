@@ -108,7 +108,7 @@ def _cases() -> tuple[PathCase, ...]:
             "Without its Service the name product-catalog no longer resolves: every caller of the "
             "catalogue (frontend, checkout, recommendation, product-reviews) fails to look it up.",
             _serves("product-catalog"),
-            (Action(op="apply", manifest=chart_object("Service", "product-catalog")),), ("itbench:114",)),
+            (Action(op="apply", manifest=chart_object("Service", "product-catalog")),), ("itbench:114", "sregym:missing_service_astronomy_shop")),
         PathCase(
             "recommendation-service-selector", "recommendations are missing",
             (FaultSpec(fault="set_service_selector", params={
@@ -122,7 +122,7 @@ def _cases() -> tuple[PathCase, ...]:
             _serves("recommendation"),
             (_service_patch("recommendation", "/spec/selector",
                             chart_object("Service", "recommendation")["spec"]["selector"]),),
-            ()),
+            ("sregym:wrong_service_selector_astronomy_shop",)),
         PathCase(
             "frontend-ingress-policy", "the shop does not load",
             (FaultSpec(fault="create_objects", params={"objects": [FRONTEND_INGRESS]}),),
@@ -150,7 +150,7 @@ def _cases() -> tuple[PathCase, ...]:
             (Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="frontend", patch_type="json",
                     patch=[{"op": "replace", "path": "/spec/template/spec/dnsPolicy", "value": "ClusterFirst"},
                            {"op": "remove", "path": "/spec/template/spec/dnsConfig"}]),),
-            ("itbench:43",), "medium", window_s=WINDOW_S + 60.0),
+            ("itbench:43", "sregym:wrong_dns_policy_astronomy_shop"), "medium", window_s=WINDOW_S + 60.0),
     )
 
 
