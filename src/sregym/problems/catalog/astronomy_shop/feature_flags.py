@@ -101,6 +101,10 @@ FLAGS: dict[str, FlagCase] = {c.flag: c for c in (
 
 # ITBench scenarios ITBench-AA released (benchmarks-facts §4): their problems join suite itbench-aa.
 AA_RELEASED = frozenset({2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15})
+# Scenarios outside that list whose problems also join the itbench-aa suite (a dataset of the same
+# anatomy): AA withheld scenario 9 as a duplicate of scenario 1, the homepage flood. Only released
+# scenarios carry the `itbench-aa` source.
+AA_SUITE_ALSO = frozenset({1})
 
 COMBOS: tuple[tuple[int, str, str], ...] = (
     (12, "productCatalogFailure", "recommendationCacheFailure"),
@@ -148,7 +152,8 @@ def flag_problem(cases: tuple[FlagCase, ...], *, slug: str, title: str, difficul
         title=title,
         app=APP, namespace=NAMESPACE,
         tags=Tags(layers=("app", "config"), difficulty=difficulty, suites=(SUITE, *extra_suites),
-                  sources=_sources(*cases, itbench=itbench, extra=extra_suites)),
+                  sources=_sources(*cases, itbench=itbench, extra=tuple(
+                      s for s in extra_suites if (itbench or cases[0].itbench) in AA_RELEASED))),
         faults=(FaultSpec(fault="set_flag_variant", params={
             "namespace": NAMESPACE, "flags": flags, "configmap": CONFIGMAP, "key": KEY,
             "restart_selector": selector("flagd")}),),
@@ -181,7 +186,7 @@ def failure_flags() -> list[Problem]:
     the flag back to `off` and restart flagd (its init container copies the ConfigMap at start).
     """
     return [flag_problem((c,), slug=f"flag-{c.slug}", title=c.title, difficulty=c.difficulty,
-                         extra_suites=("itbench-aa",) if c.itbench in AA_RELEASED else ())
+                         extra_suites=("itbench-aa",) if c.itbench in AA_RELEASED | AA_SUITE_ALSO else ())
             for c in FLAGS.values()]
 
 

@@ -35,6 +35,9 @@ mechanisms({"service_deleted": ("deleted", "service missing", "missing service",
                                  "no such host", "does not exist")},
            related={"service_deleted": ("missing_service", "dns")})
 
+# ITBench scenarios outside ITBench-AA's released set whose problems join the itbench-aa suite
+# (same anatomy: one Kubernetes object to name); they carry no `itbench-aa` source.
+AA = "itbench-aa"
 NETWORK_IMPACT = (*IMPACT, "timeout", "no such host", "no endpoints", "connection refused")
 
 
@@ -97,7 +100,7 @@ def _cases() -> tuple[PathCase, ...]:
             "The ad Service keeps its ready endpoint, but connections go to a pod port where nothing "
             "listens: the frontend's GetAds calls are refused and ads disappear.",
             _serves("ad"), (_service_patch("ad", "/spec/ports/0/targetPort", ad_port),), ("itbench:30",),
-            suites=("lite",)),
+            suites=("lite", AA)),
         PathCase(
             "product-catalog-service-deleted", "product pages and checkouts fail",
             (FaultSpec(fault="delete_object", params={
@@ -108,7 +111,7 @@ def _cases() -> tuple[PathCase, ...]:
             "Without its Service the name product-catalog no longer resolves: every caller of the "
             "catalogue (frontend, checkout, recommendation, product-reviews) fails to look it up.",
             _serves("product-catalog"),
-            (Action(op="apply", manifest=chart_object("Service", "product-catalog")),), ("itbench:114", "sregym:missing_service_astronomy_shop")),
+            (Action(op="apply", manifest=chart_object("Service", "product-catalog")),), ("itbench:114", "sregym:missing_service_astronomy_shop"), suites=(AA,)),
         PathCase(
             "recommendation-service-selector", "recommendations are missing",
             (FaultSpec(fault="set_service_selector", params={
