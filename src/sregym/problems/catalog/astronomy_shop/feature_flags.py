@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from sregym.apps.astronomy_shop import NAMESPACE
 from sregym.problems.catalog.astronomy_shop.common import (
+    AA_SUITE_ALSO,
     APP,
     IMPACT,
     SETTLE_S,
@@ -101,10 +102,6 @@ FLAGS: dict[str, FlagCase] = {c.flag: c for c in (
 
 # ITBench scenarios ITBench-AA released (benchmarks-facts §4): their problems join suite itbench-aa.
 AA_RELEASED = frozenset({2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15})
-# Scenarios outside that list whose problems also join the itbench-aa suite (a dataset of the same
-# anatomy): AA withheld scenario 9 as a duplicate of scenario 1, the homepage flood. Only released
-# scenarios carry the `itbench-aa` source.
-AA_SUITE_ALSO = frozenset({1})
 
 COMBOS: tuple[tuple[int, str, str], ...] = (
     (12, "productCatalogFailure", "recommendationCacheFailure"),

@@ -35,9 +35,7 @@ mechanisms({"service_deleted": ("deleted", "service missing", "missing service",
                                  "no such host", "does not exist")},
            related={"service_deleted": ("missing_service", "dns")})
 
-# ITBench scenarios outside ITBench-AA's released set whose problems join the itbench-aa suite
-# (same anatomy: one Kubernetes object to name); they carry no `itbench-aa` source.
-AA = "itbench-aa"
+AA = "itbench-aa"  # ITBench 30 and 114 join the suite (common.AA_SUITE_ALSO); no `itbench-aa` source
 NETWORK_IMPACT = (*IMPACT, "timeout", "no such host", "no endpoints", "connection refused")
 
 
