@@ -116,3 +116,63 @@ def test_summary_counts_match_the_rows(doc: dict[str, list[str]],
             by_app.setdefault(r["app"], Counter())[r["status"]] += 1
     stated_apps = {row[0]: [int(n) for n in row[1:]] for row in body}
     assert stated_apps == {app: [*(c[s] for s in STATUSES), sum(c.values())] for app, c in by_app.items()}
+
+
+# How each peer's table spells an id, and how a problem's `tags.sources` spells it: AIOpsLab's
+# table lists one row per task type (`<scenario>-detection-1`), a source names the scenario once
+# (`aiopslab:<scenario>-1`), since one sregym problem grades every task type.
+SOURCE_PREFIX = {"SREGym": "sregym:", "AIOpsLab": "aiopslab:", "ITBench": "itbench:"}
+AIOPSLAB_TASK = re.compile(r"^(?P<scenario>.+)-(?:detection|localization|analysis|mitigation)-(?P<n>\d+)$")
+# Sources that name a peer scenario without a row: SREGym defines it but does not register it, so
+# it is not among the 123 ids (the metastable families section names it).
+UNLISTED_SOURCES = frozenset({"sregym:cache_flush_capacity_degradation"})
+
+
+def source_of(peer: str, peer_id: str) -> str:
+    """The `tags.sources` spelling of a row's peer id."""
+    bare = peer_id.strip("`")
+    if peer == "AIOpsLab":
+        task = AIOPSLAB_TASK.match(bare)
+        if task:
+            bare = f"{task['scenario']}-{task['n']}"
+    return SOURCE_PREFIX[peer] + bare
+
+
+def tagged_sources() -> dict[str, set[str]]:
+    """Every peer source any registered problem names, with the problems that name it."""
+    from sregym.problems import get_problem
+
+    out: dict[str, set[str]] = {}
+    for problem_id in all_problem_ids():
+        for source in get_problem(problem_id).tags.sources:
+            if source.startswith(tuple(SOURCE_PREFIX.values())):
+                out.setdefault(source, set()).add(problem_id)
+    return out
+
+
+@pytest.mark.parametrize("peer", PEERS)
+def test_rows_and_problem_sources_agree(peer_rows: dict[str, list[dict[str, str]]], peer: str) -> None:
+    """A covered or partial row names exactly the problems whose `sources` carry its id, and a
+    `not yet` row's id is in no problem's `sources`: the table and the tags cannot drift apart."""
+    tagged = tagged_sources()
+    wrong = []
+    for row in peer_rows[peer]:
+        source = source_of(peer, row["peer id"])
+        named = set(PROBLEM_ID.findall(row["sregym problem(s)"]))
+        carriers = tagged.get(source, set())
+        if named != carriers:
+            wrong.append(f"{row['peer id']} ({row['status']}): row names {sorted(named)}, "
+                         f"problems tagged {source}: {sorted(carriers)}")
+    assert not wrong, f"{peer}: rows and problem sources disagree:\n" + "\n".join(wrong)
+
+
+def test_every_problem_source_has_a_row(peer_rows: dict[str, list[dict[str, str]]]) -> None:
+    rows = {source_of(peer, r["peer id"]) for peer in PEERS for r in peer_rows[peer]}
+    orphans = sorted(set(tagged_sources()) - rows - UNLISTED_SOURCES)
+    assert not orphans, f"problems name peer scenarios that have no row in docs/coverage.md: {orphans}"
+
+
+def test_source_spelling_matches_the_rows() -> None:
+    assert source_of("AIOpsLab", "`revoke_auth_mongodb-mitigation-2`") == "aiopslab:revoke_auth_mongodb-2"
+    assert source_of("AIOpsLab", "`noop_detection_hotel_reservation-1`") == "aiopslab:noop_detection_hotel_reservation-1"
+    assert source_of("ITBench", "`17`") == "itbench:17"

@@ -45,7 +45,8 @@ def hotel_noise_only() -> Problem:
     """Hotel Reservation with its ambient noise only: pods replaced, warning events, a container
     restart, log chatter, a short network delay. Nothing needs an operator."""
     return _control("hotel-reservation", HR_NAMESPACE, "no-incident-noise",
-                    "Hotel Reservation on an ordinary day", "ambient noise only")
+                    "Hotel Reservation on an ordinary day", "ambient noise only",
+                    sources=("aiopslab:noop_detection_hotel_reservation-1",))
 
 
 @problem
@@ -73,7 +74,8 @@ def hotel_scale_up() -> Problem:
 def astronomy_noise_only() -> Problem:
     """Astronomy Shop with its ambient noise only. Nothing needs an operator."""
     return _control("astronomy-shop", ASTRO_NAMESPACE, "no-incident-noise",
-                    "Astronomy Shop on an ordinary day", "ambient noise only")
+                    "Astronomy Shop on an ordinary day", "ambient noise only",
+                    sources=("aiopslab:noop_detection_astronomy_shop-1",))
 
 
 @problem

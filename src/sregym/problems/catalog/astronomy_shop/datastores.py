@@ -51,6 +51,7 @@ class StoreCase:
     clients: tuple[str, ...]
     description: str
     itbench: int = 0
+    sources: tuple[str, ...] = ()  # scenarios of benchmarks other than ITBench
     difficulty: Difficulty = "medium"
     stuck: bool = False  # the new pod never gets ready: the rollout stalls while the old pod serves
 
@@ -66,14 +67,16 @@ CASES: tuple[StoreCase, ...] = (
               "and every command is refused with NOAUTH Authentication required",
               ("requirepass", "password", "NOAUTH", "valkey-cart", "auth"), ("cart",),
               "The cart store now requires a password that cart does not send: every cart read and write "
-              "fails, so the cart page and checkouts fail.", itbench=34),
+              "fails, so the cart page and checkouts fail.", itbench=34,
+              sources=("sregym:valkey_auth_disruption",)),
     StoreCase("valkey-cart", "valkey-cart-maxmemory", "adding to the cart fails for new shoppers",
               {"args": ["valkey-server", "--maxmemory", "512kb", "--maxmemory-policy", "noeviction"]}, "oom",
               "valkey-cart was restarted with maxmemory 512kb and policy noeviction, below what it already holds: "
               "every write fails with OOM command not allowed when used memory > 'maxmemory'",
               ("maxmemory", "noeviction", "OOM command not allowed", "valkey-cart", "512kb"), ("cart",),
               "The cart store's memory cap is far below the carts it holds and it may not evict: writes "
-              "are refused, so adding items and emptying carts fail.", difficulty="hard"),
+              "are refused, so adding items and emptying carts fail.", difficulty="hard",
+              sources=("sregym:valkey_memory_disruption",)),
     StoreCase("valkey-cart", "valkey-cart-oom", "the valkey-cart rollout does not finish",
               _memory("4Mi"), "oom",
               "valkey-cart's memory limit was lowered to 4Mi, below what valkey-server needs: the container "
@@ -88,7 +91,8 @@ CASES: tuple[StoreCase, ...] = (
               "OOMKilled (exit 137) and restarts into CrashLoopBackOff, so the broker is down",
               ("OOMKilled", "memory limit", "64Mi", "kafka", "broker", "CrashLoopBackOff"), ("checkout",),
               "The new broker pod cannot stay up under its memory limit; the rollout stalls and only the "
-              "old broker pod is left serving the orders topic.", stuck=True),
+              "old broker pod is left serving the orders topic.", stuck=True,
+              sources=("itbench:42",)),
 )
 
 
@@ -113,7 +117,7 @@ def _checks(case: StoreCase) -> tuple[CheckSpec, ...]:
 def store_problem(case: StoreCase) -> Problem:
     """The problem of one store change: a Deployment patch, the store and its clients affected."""
     container = _chart_container(case.store)["name"]
-    sources = (f"itbench:{case.itbench}",) if case.itbench else ()
+    sources = (f"itbench:{case.itbench}",) * bool(case.itbench) + case.sources
     return Problem(
         id=f"astronomy-shop/{case.slug}-v1",
         title=case.title,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from sregym.apps.astronomy_shop import NAMESPACE
 from sregym.problems.catalog.astronomy_shop.common import (
+    AA_SUITE_ALSO,
     APP,
     IMPACT,
     SETTLE_S,
@@ -104,8 +105,7 @@ FLAGS: dict[str, FlagCase] = {c.flag: c for c in (
              "(ProductCard sends x-envoy-fault-delay-request with the flag's value)",
              _latency("frontend-proxy", 2000.0), 10,
              peers=("sregym:astronomy_shop_ad_service_image_slow_load",
-                    "aiopslab:astronomy_shop_image_slow_load-detection-1",
-                    "aiopslab:astronomy_shop_image_slow_load-localization-1")),
+                    "aiopslab:astronomy_shop_image_slow_load-1")),
 )}
 
 # ITBench scenarios ITBench-AA released (benchmarks-facts §4): their problems join suite itbench-aa.
@@ -119,9 +119,29 @@ COMBOS: tuple[tuple[int, str, str], ...] = (
 )
 
 
+# The same single flag in SREGym's and AIOpsLab's catalogues (AIOpsLab's id without its task type).
+PEER_SOURCES: dict[str, tuple[str, ...]] = {
+    flag: (f"sregym:{sregym}", f"aiopslab:{aiopslab}-1") if sregym else (f"aiopslab:{aiopslab}-1",)
+    for flag, sregym, aiopslab in (
+        ("adFailure", "astronomy_shop_ad_service_failure", "astronomy_shop_ad_service_failure"),
+        ("adHighCpu", "astronomy_shop_ad_service_high_cpu", "astronomy_shop_ad_service_high_cpu"),
+        ("adManualGc", "astronomy_shop_ad_service_manual_gc", "astronomy_shop_ad_service_manual_gc"),
+        ("cartFailure", "astronomy_shop_cart_service_failure", "astronomy_shop_cart_service_failure"),
+        ("paymentFailure", "astronomy_shop_payment_service_failure", "astronomy_shop_payment_service_failure"),
+        ("paymentUnreachable", "astronomy_shop_payment_service_unreachable",
+         "astronomy_shop_payment_service_unreachable"),
+        ("productCatalogFailure", "astronomy_shop_product_catalog_service_failure",
+         "astronomy_shop_product_catalog_service_failure"),
+        ("recommendationCacheFailure", "", "astronomy_shop_recommendation_service_cache_failure"),
+        ("kafkaQueueProblems", "kafka_queue_problems", "astronomy_shop_kafka_queue_problems"),
+        ("loadGeneratorFloodHomepage", "loadgenerator_flood_homepage", "astronomy_shop_loadgenerator_flood_homepage"),
+    )
+}
+
+
 def _sources(*cases: FlagCase, itbench: int = 0, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     number = itbench or (cases[0].itbench if len(cases) == 1 else 0)
-    peers = cases[0].peers if len(cases) == 1 else ()
+    peers = cases[0].peers + PEER_SOURCES.get(cases[0].flag, ()) if len(cases) == 1 else ()
     return (f"itbench:{number}",) * bool(number) + peers + extra
 
 
@@ -137,7 +157,8 @@ def flag_problem(cases: tuple[FlagCase, ...], *, slug: str, title: str, difficul
         title=title,
         app=APP, namespace=NAMESPACE,
         tags=Tags(layers=("app", "config"), difficulty=difficulty, suites=(SUITE, *extra_suites),
-                  sources=_sources(*cases, itbench=itbench, extra=extra_suites)),
+                  sources=_sources(*cases, itbench=itbench, extra=tuple(
+                      s for s in extra_suites if (itbench or cases[0].itbench) in AA_RELEASED))),
         faults=(FaultSpec(fault="set_flag_variant", params={
             "namespace": NAMESPACE, "flags": flags, "configmap": CONFIGMAP, "key": KEY,
             "restart_selector": selector("flagd")}),),
@@ -170,7 +191,7 @@ def failure_flags() -> list[Problem]:
     the flag back to `off` and restart flagd (its init container copies the ConfigMap at start).
     """
     return [flag_problem((c,), slug=f"flag-{c.slug}", title=c.title, difficulty=c.difficulty,
-                         extra_suites=("itbench-aa",) if c.itbench in AA_RELEASED else ())
+                         extra_suites=("itbench-aa",) if c.itbench in AA_RELEASED | AA_SUITE_ALSO else ())
             for c in FLAGS.values()]
 
 

@@ -187,7 +187,8 @@ def _cases() -> dict[str, WorkloadCase]:
             "The new email pod never gets past its init container (Init:0/1), so the rollout is stuck.",
             (_workloads("email"),),
             (_json_patch("email", {"op": "remove", "path": "/spec/template/spec/initContainers"}),),
-            itbench=45, layers=("k8s", "config")),
+            itbench=45, layers=("k8s", "config"),
+            sources=("sregym:init_container_dependency_hang_astronomy_shop",)),
         WorkloadCase(
             "frontend-readiness-probe", "the frontend rollout never becomes ready",
             (FaultSpec(fault="set_probe", params={
@@ -201,7 +202,8 @@ def _cases() -> dict[str, WorkloadCase]:
             "the rollout cannot finish.",
             (_workloads("frontend"),),
             (_json_patch("frontend", {"op": "remove", "path": "/spec/template/spec/containers/0/readinessProbe"}),),
-            itbench=49, layers=("config",), difficulty="easy"),
+            itbench=49, layers=("config",), difficulty="easy",
+            sources=("sregym:readiness_probe_misconfiguration_astronomy_shop",)),
         WorkloadCase(
             "ad-resource-quota", "ads disappear after the ad pod was replaced",
             (_quota_fault("ad"),),
@@ -253,7 +255,7 @@ def _cases() -> dict[str, WorkloadCase]:
             (_workloads("checkout"),),
             (Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="checkout", patch={
                 "spec": {"template": {"spec": {"containers": [{"name": "checkout", "image": checkout_image}]}}}}),),
-            itbench=23, layers=("app", "k8s")),
+            itbench=23, layers=("app", "k8s"), sources=("itbench:57",)),
         WorkloadCase(
             "checkout-catalog-address", "checkouts fail while every pod is running",
             (FaultSpec(fault="patch_objects", params={"patches": [{
@@ -273,7 +275,8 @@ def _cases() -> dict[str, WorkloadCase]:
             (Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="checkout", patch={
                 "spec": {"template": {"spec": {"containers": [{"name": "checkout", "env": [
                     {"name": "PRODUCT_CATALOG_ADDR", "value": f"product-catalog:{catalog_port}"}]}]}}}}),),
-            itbench=24, layers=("config",), suites=(AA,)),
+            itbench=24, layers=("config",), suites=(AA,),
+            sources=("sregym:incorrect_port_assignment",)),
         WorkloadCase(
             "frontend-cart-address-missing", "carts fail to load while every pod is running",
             (FaultSpec(fault="patch_objects", params={"patches": [{

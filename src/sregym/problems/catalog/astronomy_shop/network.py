@@ -35,6 +35,7 @@ mechanisms({"service_deleted": ("deleted", "service missing", "missing service",
                                  "no such host", "does not exist")},
            related={"service_deleted": ("missing_service", "dns")})
 
+AA = "itbench-aa"  # ITBench 30 and 114 join the suite (common.AA_SUITE_ALSO); no `itbench-aa` source
 NETWORK_IMPACT = (*IMPACT, "timeout", "no such host", "no endpoints", "connection refused")
 
 
@@ -97,7 +98,7 @@ def _cases() -> tuple[PathCase, ...]:
             "The ad Service keeps its ready endpoint, but connections go to a pod port where nothing "
             "listens: the frontend's GetAds calls are refused and ads disappear.",
             _serves("ad"), (_service_patch("ad", "/spec/ports/0/targetPort", ad_port),), ("itbench:30",),
-            suites=("lite",)),
+            suites=("lite", AA)),
         PathCase(
             "product-catalog-service-deleted", "product pages and checkouts fail",
             (FaultSpec(fault="delete_object", params={
@@ -108,7 +109,7 @@ def _cases() -> tuple[PathCase, ...]:
             "Without its Service the name product-catalog no longer resolves: every caller of the "
             "catalogue (frontend, checkout, recommendation, product-reviews) fails to look it up.",
             _serves("product-catalog"),
-            (Action(op="apply", manifest=chart_object("Service", "product-catalog")),), ("itbench:114",)),
+            (Action(op="apply", manifest=chart_object("Service", "product-catalog")),), ("itbench:114", "sregym:missing_service_astronomy_shop"), suites=(AA,)),
         PathCase(
             "recommendation-service-selector", "recommendations are missing",
             (FaultSpec(fault="set_service_selector", params={
@@ -122,7 +123,7 @@ def _cases() -> tuple[PathCase, ...]:
             _serves("recommendation"),
             (_service_patch("recommendation", "/spec/selector",
                             chart_object("Service", "recommendation")["spec"]["selector"]),),
-            ()),
+            ("sregym:wrong_service_selector_astronomy_shop",)),
         PathCase(
             "frontend-ingress-policy", "the shop does not load",
             (FaultSpec(fault="create_objects", params={"objects": [FRONTEND_INGRESS]}),),
@@ -150,7 +151,7 @@ def _cases() -> tuple[PathCase, ...]:
             (Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="frontend", patch_type="json",
                     patch=[{"op": "replace", "path": "/spec/template/spec/dnsPolicy", "value": "ClusterFirst"},
                            {"op": "remove", "path": "/spec/template/spec/dnsConfig"}]),),
-            ("itbench:43",), "medium", window_s=WINDOW_S + 60.0),
+            ("itbench:43", "sregym:wrong_dns_policy_astronomy_shop"), "medium", window_s=WINDOW_S + 60.0),
     )
 
 

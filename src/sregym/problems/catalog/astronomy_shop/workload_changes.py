@@ -83,7 +83,7 @@ def product_catalog_missing_image() -> Problem:
         id="astronomy-shop/product-catalog-missing-image-v1",
         title="product-catalog rollout does not finish",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("app", "k8s"), difficulty="easy", suites=SUITES, sources=("itbench:20", "itbench-aa")),
+        tags=Tags(layers=("app", "k8s"), difficulty="easy", suites=SUITES, sources=("itbench:20", "itbench:56", "sregym:incorrect_image", "itbench-aa")),
         faults=(FaultSpec(fault="set_image", params={"namespace": NAMESPACE, "name": "product-catalog",
                                                       "image": bad}),),
         ground_truth=GroundTruth(

@@ -96,7 +96,8 @@ def _bad_image(service: str, image: str, crashing: bool) -> Problem:
         id=f"hotel-reservation/{slug}-{service}-v1",
         title=f"{service} rollout stuck after an image update",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("app",), difficulty="easy", suites=("lite",)),
+        tags=Tags(layers=("app",), difficulty="easy", suites=("lite",),
+                  sources=("sregym:misconfig_app_hotel_res", "aiopslab:misconfig_app_hotel_res-1") if crashing else ()),
         faults=(FaultSpec(fault="set_image", params={"namespace": NAMESPACE, "name": service, "image": image}),),
         ground_truth=GroundTruth(
             root_causes=(_deploy(service),), mechanism="crashing_image" if crashing else "bad_image",
@@ -142,7 +143,7 @@ def faulty_image_correlated() -> Problem:
         id="hotel-reservation/faulty-image-correlated-v1",
         title="every service's rollout is crash-looping",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("correlated", "app"), difficulty="medium", suites=("lite",)),
+        tags=Tags(layers=("correlated", "app"), difficulty="medium", suites=("lite",), sources=("sregym:faulty_image_correlated",)),
         faults=tuple(FaultSpec(fault="set_image", params={"namespace": NAMESPACE, "name": s, "image": FAULTY_IMAGE})
                      for s in SERVICES),
         ground_truth=GroundTruth(
@@ -158,6 +159,10 @@ def faulty_image_correlated() -> Problem:
 
 
 # ------------------------------------------------------------- 3. MongoDB role revoked
+# The peers' scenarios of the same revoked role (SREGym and AIOpsLab `revoke_auth_mongodb`, first variant).
+REVOKED_SOURCES = {"geo": ("sregym:revoke_auth_mongodb-1", "aiopslab:revoke_auth_mongodb-1")}
+
+
 def _revoke(service: str, suites: tuple[str, ...]) -> Problem:
     db = f"{service}-db"
     mongo = f"mongodb-{service}"
@@ -166,7 +171,7 @@ def _revoke(service: str, suites: tuple[str, ...]) -> Problem:
         id=f"hotel-reservation/mongodb-role-revoked-{service}-v1",
         title=f"{service} requests fail although every pod is running",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("app",), difficulty="medium", suites=suites),
+        tags=Tags(layers=("app",), difficulty="medium", suites=suites, sources=REVOKED_SOURCES.get(service, ())),
         faults=(FaultSpec(fault="mongo_revoke_role", params={"namespace": NAMESPACE, "deployment": mongo, "db": db}),),
         ground_truth=GroundTruth(
             root_causes=(_deploy(mongo),), mechanism="db_auth",
@@ -197,6 +202,10 @@ def mongodb_role_revoked() -> list[Problem]:
 
 
 # ------------------------------------------------------------- 4. MongoDB user removed
+# SREGym `storage_user_unregistered-1` and AIOpsLab `user_unregistered_mongodb-1` drop geo's user.
+REMOVED_SOURCES = {"geo": ("sregym:storage_user_unregistered-1", "aiopslab:user_unregistered_mongodb-1")}
+
+
 def _user_removed(service: str) -> Problem:
     db = f"{service}-db"
     mongo = f"mongodb-{service}"
@@ -206,7 +215,7 @@ def _user_removed(service: str) -> Problem:
         id=f"hotel-reservation/mongodb-user-removed-{service}-v1",
         title=f"{service} cannot log in to its database",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("app",), difficulty="medium"),
+        tags=Tags(layers=("app",), difficulty="medium", sources=REMOVED_SOURCES.get(service, ())),
         faults=(FaultSpec(fault="mongo_drop_user", params={
             "namespace": NAMESPACE, "deployment": mongo,
             "roles": [["userAdminAnyDatabase", "admin"], ["readWrite", db]]}),),
@@ -249,7 +258,7 @@ def config_json_key_dropped() -> Problem:
         id="hotel-reservation/config-json-key-dropped-v1",
         title="geo crash-loops after a configuration change",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("config",), difficulty="medium", suites=("lite",)),
+        tags=Tags(layers=("config",), difficulty="medium", suites=("lite",), sources=("sregym:configmap_drift_hotel_reservation",)),
         faults=(FaultSpec(fault="drop_config_json_key", params={
             "namespace": NAMESPACE, "configmap": "geo-config", "json_key": "GeoMongoAddress",
             "restart_selector": _selector("geo")}),),
@@ -290,7 +299,7 @@ def referenced_configmap_deleted() -> Problem:
         id="hotel-reservation/referenced-configmap-deleted-v1",
         title="mongodb-geo does not start",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("config",), difficulty="medium"),
+        tags=Tags(layers=("config",), difficulty="medium", sources=("sregym:missing_configmap_hotel_reservation",)),
         faults=(FaultSpec(fault="delete_object", params={
             "kind": "ConfigMap", "namespace": NAMESPACE, "name": "mongo-geo-script",
             "restart_selector": _selector("mongodb-geo")}),),
@@ -323,7 +332,7 @@ def feature_flag_latent_bug() -> Problem:
         id="hotel-reservation/feature-flag-latent-bug-v1",
         title="hotel searches return HTTP 500",
         app=APP, namespace=NAMESPACE,
-        tags=Tags(layers=("app",), difficulty="hard"),
+        tags=Tags(layers=("app",), difficulty="hard", sources=("sregym:feature_flag_latent_bug_hotel_reservation",)),
         faults=(FaultSpec(fault="set_configmap_value", params={
             "namespace": NAMESPACE, "configmap": "frontend-runtime-config", "key": "SEARCH_BACKEND_VERSION",
             "value": "v2", "restart_selector": _selector("frontend")}),),

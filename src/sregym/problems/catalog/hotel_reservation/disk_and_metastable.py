@@ -53,7 +53,7 @@ def disk_sector_errors_geo() -> Problem:
         id="hotel-reservation/disk-sector-errors-geo-v1",
         title="searches fail; geo reports database errors although every pod is running",
         app=APP, namespace=NS,
-        tags=Tags(layers=("hardware",), difficulty="hard", suites=("lite",)),
+        tags=Tags(layers=("hardware",), difficulty="hard", suites=("lite",), sources=("sregym:latent_sector_error",)),
         faults=(FaultSpec(fault="disk_sector_errors", params={
             "namespace": NS, "labels": {"io.kompose.service": "mongodb-geo"}, "volume_path": "/data/db"}),),
         ground_truth=GroundTruth(
@@ -112,7 +112,7 @@ def metastable_retry_collapse() -> Problem:
         id="hotel-reservation/metastable-retry-collapse-v1",
         title="searches time out since a traffic spike, although traffic is back to normal",
         app=APP, namespace=NS,
-        tags=Tags(layers=("metastable",), difficulty="hard", suites=("lite",)),
+        tags=Tags(layers=("metastable",), difficulty="hard", suites=("lite",), sources=("sregym:search_rate_retry_collapse_hotel_reservation",)),
         faults=(FaultSpec(fault="patch_objects", params={"patches": [
                     {"kind": "Deployment", "namespace": NS, "name": "rate", "patch": {"spec": {"template": {"spec": {
                         "containers": [{"name": "hotel-reserv-rate", "resources": {

@@ -178,7 +178,7 @@ def node_clock_set_back() -> Problem:
         id="hotel-reservation/node-clock-set-back-v1",
         title="searches fail; a worker node went NotReady although its kubelet is running",
         app=APP, namespace=NS,
-        tags=Tags(layers=("os", "hardware"), difficulty="hard", suites=()),
+        tags=Tags(layers=("os", "hardware"), difficulty="hard", suites=(), sources=("sregym:node_clock_drift_hotel_reservation",)),
         faults=(_agent_on_geo_node(agent, 'nsenter -t 1 -m -u -i -n -p -- date -s "$FALLBACK_TIME"',
                                    {"FALLBACK_TIME": FALLBACK_TIME}),),
         ground_truth=GroundTruth(

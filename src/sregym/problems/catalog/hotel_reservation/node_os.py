@@ -56,13 +56,14 @@ def _restore_daemonset(name: str, key: str, value: str) -> dict[str, Any]:
 
 
 def _node_tuning(problem_id: str, title: str, *, daemonset: str, key: str, value: str, default: str,
-                 target: str, restore: str, must_fix: tuple[CheckSpec, ...], **truth: Any) -> Problem:
+                 target: str, restore: str, must_fix: tuple[CheckSpec, ...], sources: tuple[str, ...] = (),
+                 **truth: Any) -> Problem:
     """A tuning DaemonSet in kube-system sets `key=value` on the node that runs `target`. It is
     the root cause; the gold deletes it and sets `default` back from a privileged DaemonSet
     named `restore`, as an operator would (the setting outlives the DaemonSet that set it)."""
     return Problem(
         id=problem_id, title=title, app=APP, namespace=NS,
-        tags=Tags(layers=("os",), difficulty="hard"),
+        tags=Tags(layers=("os",), difficulty="hard", sources=sources),
         faults=(FaultSpec(fault="node_sysctl", params={
             "name": daemonset, "key": key, "value": value, "restore": default,
             "target_namespace": NS, "target_labels": {"io.kompose.service": target}}),),
@@ -98,6 +99,7 @@ def conntrack_exhaustion() -> Problem:
     return _node_tuning(
         "hotel-reservation/conntrack-exhaustion-v1",
         "requests through the frontend time out; pods are healthy",
+        sources=("sregym:node_conntrack_exhaustion_hotel_reservation",),
         daemonset=CONNTRACK_DS, key="net.netfilter.nf_conntrack_max", value="128", default="131072",
         target="frontend", restore="conntrack-max-restore",
         must_fix=(CheckSpec(check="node_conntrack_headroom"), CheckSpec(check="entry_slo")),
@@ -130,7 +132,7 @@ def ephemeral_port_exhaustion() -> Problem:
         id="hotel-reservation/ephemeral-port-exhaustion-v1",
         title="many searches fail with connection errors; geo and rate look healthy",
         app=APP, namespace=NS,
-        tags=Tags(layers=("os",), difficulty="medium"),
+        tags=Tags(layers=("os",), difficulty="medium", sources=("sregym:ephemeral_port_range_hotel_reservation",)),
         faults=(FaultSpec(fault="patch_objects", params={"patches": [
             {"kind": "Deployment", "namespace": NS, "name": "search", "patch": {"spec": {"template": {"spec": {
                 "securityContext": {"sysctls": [{"name": "net.ipv4.ip_local_port_range",
@@ -174,6 +176,7 @@ def file_max_exhaustion() -> Problem:
     return _node_tuning(
         "hotel-reservation/file-max-exhaustion-v1",
         "searches fail with errors from services on one node; pods are healthy",
+        sources=("sregym:file_descriptor_exhaustion",),
         daemonset=FILE_MAX_DS, key="fs.file-max", value="1024", default="9223372036854775807",
         target="profile", restore="file-max-restore",
         must_fix=(CheckSpec(check="node_filefd_headroom"),

@@ -115,7 +115,7 @@ def mongodb_role_revoked_rate() -> Problem:
         id="hotel-reservation/mongodb-role-revoked-rate-v1",
         title="rate keeps restarting and hotel searches fail",
         app=APP, namespace=NS,
-        tags=Tags(layers=("app",), difficulty="medium"),
+        tags=Tags(layers=("app",), difficulty="medium", sources=("aiopslab:revoke_auth_mongodb-2", "sregym:revoke_auth_mongodb-2")),
         faults=(FaultSpec(fault="mongo_revoke_role", params={"namespace": NS, "deployment": "mongodb-rate",
                                                              "db": "rate-db"}),
                 _restart_pods("rate")),
@@ -149,7 +149,7 @@ def mongodb_user_removed_rate() -> Problem:
         id="hotel-reservation/mongodb-user-removed-rate-v1",
         title="rate cannot start and hotel searches fail",
         app=APP, namespace=NS,
-        tags=Tags(layers=("app",), difficulty="medium"),
+        tags=Tags(layers=("app",), difficulty="medium", sources=("aiopslab:user_unregistered_mongodb-2", "sregym:storage_user_unregistered-2")),
         faults=(FaultSpec(fault="mongo_drop_user", params={
                     "namespace": NS, "deployment": "mongodb-rate",
                     "roles": [["userAdminAnyDatabase", "admin"], ["readWrite", "rate-db"]]}),
@@ -182,7 +182,7 @@ def mongodb_rate_service_deleted() -> Problem:
         id="hotel-reservation/mongodb-rate-service-deleted-v1",
         title="rate logs database errors",
         app=APP, namespace=NS,
-        tags=Tags(layers=("network",), difficulty="easy"),
+        tags=Tags(layers=("network",), difficulty="easy", sources=("sregym:missing_service_hotel_reservation",)),
         faults=(FaultSpec(fault="delete_object", params={"kind": "Service", "name": "mongodb-rate", "namespace": NS}),),
         ground_truth=GroundTruth(
             root_causes=(_obj("Service", "mongodb-rate"),), mechanism="missing_service",
@@ -212,7 +212,7 @@ def memory_request_too_large() -> Problem:
         id="hotel-reservation/memory-request-too-large-v1",
         title="mongodb-rate is down after a resource change",
         app=APP, namespace=NS,
-        tags=Tags(layers=("config",), difficulty="easy"),
+        tags=Tags(layers=("config",), difficulty="easy", sources=("sregym:resource_request_too_large",)),
         faults=(_patch_fault(_patch("mongodb-rate", _container_resources(
             _mongo_container("rate"), {"requests": {"memory": request}}))),),
         ground_truth=GroundTruth(
@@ -244,7 +244,7 @@ def memory_limit_too_small() -> Problem:
         id="hotel-reservation/memory-limit-too-small-v1",
         title="mongodb-rate keeps restarting",
         app=APP, namespace=NS,
-        tags=Tags(layers=("config",), difficulty="easy"),
+        tags=Tags(layers=("config",), difficulty="easy", sources=("sregym:resource_request_too_small",)),
         faults=(_patch_fault(_patch("mongodb-rate", _container_resources(
             _mongo_container("rate"), {"limits": {"memory": limit}}))),),
         ground_truth=GroundTruth(
@@ -282,7 +282,7 @@ def pvc_claim_mismatch() -> Problem:
         id="hotel-reservation/pvc-claim-mismatch-v1",
         title="every database is down after a storage change",
         app=APP, namespace=NS,
-        tags=Tags(layers=("k8s",), difficulty="medium"),
+        tags=Tags(layers=("k8s",), difficulty="medium", sources=("sregym:pvc_claim_mismatch",)),
         faults=(_patch_fault(*(_patch(f"mongodb-{s}", _claim(s, f"{s}-data")) for s in MONGO_SERVICES)),),
         ground_truth=GroundTruth(
             root_causes=tuple(_deploy(m) for m in mongos), mechanism="volume_claim",
@@ -316,7 +316,7 @@ def wrong_binary_profile() -> Problem:
         id="hotel-reservation/wrong-binary-profile-v1",
         title="hotel profiles fail to load after a deployment change",
         app=APP, namespace=NS,
-        tags=Tags(layers=("config",), difficulty="medium"),
+        tags=Tags(layers=("config",), difficulty="medium", sources=("aiopslab:wrong_bin_usage-1", "sregym:wrong_bin_usage")),
         faults=(_patch_fault(_patch("profile", {"spec": {"template": {"spec": {"containers": [
             {"name": _container("profile"), "command": ["geo"]}]}}}})),),
         ground_truth=GroundTruth(
@@ -352,7 +352,7 @@ def liveness_probe_misconfigured() -> Problem:
         id="hotel-reservation/liveness-probe-misconfigured-v1",
         title="recommendation keeps restarting",
         app=APP, namespace=NS,
-        tags=Tags(layers=("config",), difficulty="easy"),
+        tags=Tags(layers=("config",), difficulty="easy", sources=("sregym:liveness_probe_misconfiguration_hotel_reservation",)),
         faults=(FaultSpec(fault="set_probe", params={"namespace": NS, "name": "recommendation",
                                                      "probe_kind": "livenessProbe", "probe": probe}),),
         ground_truth=GroundTruth(
@@ -391,7 +391,7 @@ def init_container_dependency_hang() -> Problem:
         id="hotel-reservation/init-container-dependency-hang-v1",
         title="frontend rollout never finishes",
         app=APP, namespace=NS,
-        tags=Tags(layers=("config",), difficulty="easy"),
+        tags=Tags(layers=("config",), difficulty="easy", sources=("sregym:init_container_dependency_hang_hotel_reservation",)),
         faults=(_patch_fault(_patch("frontend", {"spec": {"template": {"spec": {"initContainers": [WAIT_INIT]}}}})),),
         ground_truth=GroundTruth(
             root_causes=(_deploy("frontend"),), mechanism="rollout_strategy",
@@ -427,7 +427,7 @@ def pod_security_blocks_recreation() -> Problem:
         id="hotel-reservation/pod-security-blocks-recreation-v1",
         title="recommendation has no pod after a restart",
         app=APP, namespace=NS,
-        tags=Tags(layers=("control-plane",), difficulty="medium"),
+        tags=Tags(layers=("control-plane",), difficulty="medium", sources=("sregym:psa_restricted_blocks_recreation_hotel_reservation",)),
         faults=(FaultSpec(fault="set_object_labels", params={"kind": "Namespace", "name": NS, "labels": PSA_LABELS}),
                 _restart_pods("recommendation")),
         ground_truth=GroundTruth(
@@ -476,7 +476,7 @@ def hpa_missing_cpu_request() -> Problem:
         id="hotel-reservation/hpa-missing-cpu-request-v1",
         title="the frontend autoscaler does not scale",
         app=APP, namespace=NS,
-        tags=Tags(layers=("k8s",), difficulty="medium"),
+        tags=Tags(layers=("k8s",), difficulty="medium", sources=("sregym:hpa_missing_effective_cpu_request_hotel_reservation",)),
         faults=(_patch_fault(_patch("frontend", [{"op": "remove", "path": "/spec/template/spec/containers/0/resources"}],
                                     patch_type="json")),
                 FaultSpec(fault="create_objects", params={"objects": [FRONTEND_HPA]})),
@@ -510,7 +510,7 @@ def host_port_conflict() -> Problem:
         id="hotel-reservation/host-port-conflict-v1",
         title="recommendation rollout never finishes",
         app=APP, namespace=NS,
-        tags=Tags(layers=("k8s",), difficulty="medium"),
+        tags=Tags(layers=("k8s",), difficulty="medium", sources=("sregym:service_port_conflict_hotel_reservation",)),
         faults=(_patch_fault(_patch("recommendation", {"spec": {"template": {"spec": {"containers": [
             {"name": _container("recommendation"),
              "ports": [{"containerPort": PORTS["recommendation"], "hostPort": 9100}]}]}}}})),),
@@ -559,7 +559,7 @@ def sidecar_port_conflict() -> Problem:
         id="hotel-reservation/sidecar-port-conflict-v1",
         title="the site is down since the last frontend rollout",
         app=APP, namespace=NS,
-        tags=Tags(layers=("config",), difficulty="medium"),
+        tags=Tags(layers=("config",), difficulty="medium", sources=("sregym:sidecar_port_conflict_hotel_reservation",)),
         faults=(_patch_fault(_patch("frontend", {"spec": {"template": {"spec": {"containers": [
             _metrics_sidecar(port)]}}}})),),
         ground_truth=GroundTruth(

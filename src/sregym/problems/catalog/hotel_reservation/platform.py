@@ -121,7 +121,7 @@ def rolling_update_misconfigured() -> Problem:
         id="hotel-reservation/rolling-update-misconfigured-v1",
         title="geo went down during a rollout and has not come back",
         app=APP, namespace=NS,
-        tags=Tags(layers=("config",), difficulty="medium", suites=("lite",)),
+        tags=Tags(layers=("config",), difficulty="medium", suites=("lite",), sources=("sregym:rolling_update_misconfigured_hotel_reservation",)),
         faults=(FaultSpec(fault="patch_objects", params={"patches": [{
             "kind": "Deployment", "namespace": NS, "name": "geo", "patch_type": "strategic",
             "patch": {"spec": {"strategy": strategy, "template": {"spec": {"initContainers": [HANG_INIT]}}}}}]}),),
@@ -176,7 +176,7 @@ def duplicate_pvc_mounts() -> Problem:
         id="hotel-reservation/duplicate-pvc-mounts-v1",
         title="frontend scale-out never completes",
         app=APP, namespace=NS,
-        tags=Tags(layers=("k8s",), difficulty="medium", suites=()),
+        tags=Tags(layers=("k8s",), difficulty="medium", suites=(), sources=("sregym:duplicate_pvc_mounts_hotel_reservation",)),
         faults=(FaultSpec(fault="create_objects", params={"objects": [FRONTEND_CACHE_PVC]}),
                 FaultSpec(fault="patch_objects", params={"patches": [
                     {"kind": "Deployment", "namespace": NS, "name": "frontend", "patch": patch}]})),
@@ -221,7 +221,7 @@ def validating_webhook_outage_problem() -> Problem:
         id="hotel-reservation/validating-webhook-outage-v1",
         title="recommendation has no pods and none are being created",
         app=APP, namespace=NS,
-        tags=Tags(layers=("control-plane",), difficulty="hard", suites=("lite",)),
+        tags=Tags(layers=("control-plane",), difficulty="hard", suites=("lite",), sources=("sregym:admission_webhook_outage_hotel_reservation",)),
         faults=(_recreating([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "policy-system"}},
                              VALIDATING_WEBHOOK], ("recommendation",)),),
         ground_truth=GroundTruth(
@@ -354,7 +354,7 @@ def resourcequota_blocks_recreation() -> Problem:
         id="hotel-reservation/resourcequota-blocks-recreation-v1",
         title="search pods are not recreated",
         app=APP, namespace=NS,
-        tags=Tags(layers=("control-plane",), difficulty="medium", suites=("lite", "detection")),
+        tags=Tags(layers=("control-plane",), difficulty="medium", suites=("lite", "detection"), sources=("sregym:namespace_memory_limit",)),
         faults=(_recreating([MEMORY_QUOTA], ("search",)),),
         ground_truth=GroundTruth(
             root_causes=(_obj("ResourceQuota", "memory-limit-quota"),), mechanism="resource_quota",
@@ -404,7 +404,7 @@ def cronjob_sidecar_blocks_completion() -> Problem:
         id="hotel-reservation/cronjob-sidecar-blocks-completion-v1",
         title="audit-log-archiver jobs never finish",
         app=APP, namespace=NS,
-        tags=Tags(layers=("config",), difficulty="medium", suites=()),
+        tags=Tags(layers=("config",), difficulty="medium", suites=(), sources=("sregym:cronjob_sidecar_blocks_completion_hotel_reservation",)),
         faults=(FaultSpec(fault="create_objects", params={"objects": [_cronjob(sidecar_native=False)]}),),
         ground_truth=GroundTruth(
             root_causes=(_obj("CronJob", "audit-log-archiver"),), mechanism="sidecar_lifecycle",
@@ -449,7 +449,7 @@ def cfs_cpu_throttling() -> Problem:
         id="hotel-reservation/cfs-cpu-throttling-v1",
         title="searches are slow and time out; every pod is running",
         app=APP, namespace=NS,
-        tags=Tags(layers=("os",), difficulty="hard", suites=("lite", "detection")),
+        tags=Tags(layers=("os",), difficulty="hard", suites=("lite", "detection"), sources=("sregym:cfs_cpu_throttling_hotel_reservation",)),
         faults=(FaultSpec(fault="patch_objects", params={"patches": [
             _cpu_limit_patch("geo", limit), *(_cpu_limit_patch(s, c) for s, c in decoys.items())]}),),
         ground_truth=GroundTruth(

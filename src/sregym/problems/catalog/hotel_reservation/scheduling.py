@@ -89,7 +89,7 @@ def priority_preemption_cascade() -> Problem:
         id="hotel-reservation/priority-preemption-cascade-v1",
         title="reservations fail: the reservation pod is gone and its replacement stays Pending",
         app=APP, namespace=NS,
-        tags=Tags(layers=("k8s",), difficulty="hard"),
+        tags=Tags(layers=("k8s",), difficulty="hard", sources=("sregym:priority_preemption_cascade_hotel_reservation",)),
         faults=(
             FaultSpec(fault="patch_objects", params={"patches": [{
                 "kind": "Deployment", "namespace": NS, "name": "reservation",

@@ -51,7 +51,9 @@ def user_service_target_port() -> Problem:
     return social_problem(
         "user-service-target-port", "new posts fail while timelines load",
         layers=("network",), difficulty="easy", suites=("lite",),
-        sources=("sregym:k8s_target_port-misconfig", "aiopslab:k8s_target_port-misconfig-1"),
+        # AIOpsLab's variants 2 and 3 change another Service's targetPort (partial rows)
+        sources=("sregym:k8s_target_port-misconfig", "aiopslab:k8s_target_port-misconfig-1",
+                 "aiopslab:k8s_target_port-misconfig-2", "aiopslab:k8s_target_port-misconfig-3"),
         faults=(FaultSpec(fault="set_service_target_port",
                           params={"namespace": NS, "name": USER, "port": THRIFT, "target_port": 9999}),),
         root_causes=(obj("Service", USER),), mechanism="service_port",
