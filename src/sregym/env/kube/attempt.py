@@ -47,7 +47,11 @@ class KubeAttempt:
         self.problem = problem
         self.ledger = target.ledger_path(key)
         self.progress = progress or _to_stderr
-        self.cluster: Any = target.admin_cluster(self.ledger)
+        try:  # the client asks the API server for its version and kinds at once
+            self.cluster: Any = target.admin_cluster(self.ledger)
+        except Exception as exc:
+            raise ClusterNotReady(f"cannot reach the Kubernetes API of {target.kubeconfig}: "
+                                  f"{type(exc).__name__}: {exc}") from None
 
     # ------------------------------------------------------------ prerequisites
     def check_prerequisites(self, *, noise: str) -> None:
