@@ -98,6 +98,25 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         server.stop()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def ledger_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The ledgers (`env/kube/leftovers.py`) of this module's runs, in a directory of its own."""
+    state = tmp_path_factory.mktemp("sregym-state")
+    previous = os.environ.get("SREGYM_STATE_DIR")
+    os.environ["SREGYM_STATE_DIR"] = str(state)
+    try:
+        yield state
+    finally:
+        if previous is None:
+            os.environ.pop("SREGYM_STATE_DIR", None)
+        else:
+            os.environ["SREGYM_STATE_DIR"] = previous
+
+
+def _ledgers(state: Path) -> list[Path]:
+    return sorted(state.glob("kube-ledgers/*/*.jsonl"))
+
+
 def _verdicts(out: Path) -> dict[str, tuple[Any, ...]]:
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
     return {r["problem_id"]: (r["environment_failure"], r["passed"], (r.get("diagnosis") or {}).get("passed"),
@@ -123,7 +142,8 @@ def _leftovers(served: Served) -> list[str]:
     return found
 
 
-def test_kube_backend_gives_the_in_process_verdicts_and_cleans_up(served: Served, tmp_path: Path) -> None:
+def test_kube_backend_gives_the_in_process_verdicts_and_cleans_up(served: Served, tmp_path: Path,
+                                                                  ledger_state: Path) -> None:
     kube = _run(served.flags(), tmp_path / "kube")
     assert kube.returncode == 0, kube.stderr[-3000:]
     assert "[kube] installing hotel-reservation" in kube.stderr  # install progress is reported
@@ -134,7 +154,7 @@ def test_kube_backend_gives_the_in_process_verdicts_and_cleans_up(served: Served
     assert over_the_wire == in_process
     assert not any(v[0] for v in over_the_wire.values())  # no environment failure
     assert _leftovers(served) == []
-    assert not list(tmp_path.glob("sregym-kube-ledger-*/*.jsonl"))
+    assert _ledgers(ledger_state) == []
 
 
 def test_agent_token_is_refused_in_hidden_namespaces_and_noop_matches(served: Served) -> None:
@@ -198,3 +218,39 @@ def test_kube_flags_without_the_kube_backend_are_refused() -> None:
     done = subprocess.run([*SREGYM, "run", "-p", "demo-shop/missing-configmap-key-v1", "--prometheus-url",
                            "http://127.0.0.1:1"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--prometheus-url" in done.stderr and "--backend kube" in done.stderr
+
+
+def test_resume_removes_what_a_killed_run_left_and_records_the_attempt(served: Served, tmp_path: Path,
+                                                                       ledger_state: Path) -> None:
+    """The whole run is killed (SIGKILL: no clean-up of its own) once its attempt has installed
+    the app; `--resume` removes what the attempt's ledger recorded, says so, and runs it again."""
+    import signal
+
+    problem, out = "demo-shop/missing-configmap-key-v1", tmp_path / "killed"
+    log = (tmp_path / "killed.log").open("w")
+    killed = subprocess.Popen([*SREGYM, "run", *served.flags(), "-p", problem, "--agent", "noop", "--out", str(out),
+                               "--progress", "none"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        for _ in range(3000):
+            installed = any('"Namespace"' in p.read_text() and '"demo-shop"' in p.read_text()
+                            for p in _ledgers(ledger_state))
+            if (installed and served.admin("get", "deployments", "-n", "demo-shop", "-o", "name").stdout.strip()) \
+                    or killed.poll() is not None:
+                break
+            time.sleep(0.2)
+    finally:
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait(timeout=60)
+        log.close()
+    assert "namespace/demo-shop" in _leftovers(served), (tmp_path / "killed.log").read_text()[-3000:]
+    assert len(_ledgers(ledger_state)) == 1
+    assert not (out / "results.jsonl").exists() or not (out / "results.jsonl").read_text().strip()
+
+    resumed = subprocess.run([*SREGYM, "run", "--resume", str(out), "--progress", "none"], capture_output=True,
+                             text=True, timeout=1800)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "removed what an interrupted attempt left on the cluster" in resumed.stderr
+    assert "Namespace demo-shop" in resumed.stderr
+    assert _verdicts(out) == {problem: (False, False, False, False)}  # recorded, scored: noop fails
+    assert _leftovers(served) == []
+    assert _ledgers(ledger_state) == []

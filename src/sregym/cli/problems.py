@@ -199,6 +199,7 @@ def check(problem_ids: list[str] = typer.Argument(None, help="Problem ids (defau
             from sregym.problems.portability import twin_only_reason
 
             reports = []
+            backend_flags.cleanup_leftovers(target)  # what an earlier, killed run left
             try:
                 for problem in problems:
                     why = twin_only_reason(problem)
