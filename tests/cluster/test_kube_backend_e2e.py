@@ -7,6 +7,7 @@ in the hidden namespaces."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -239,7 +240,12 @@ def test_resume_removes_what_a_killed_run_left_and_records_the_attempt(served: S
                 break
             time.sleep(0.2)
     finally:
+        # The run and its worker (a process group of its own) die at once, as with a machine that
+        # goes down: nothing cleans up. The worker's pid ends its ledger's name.
         os.killpg(killed.pid, signal.SIGKILL)
+        for ledger in _ledgers(ledger_state):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(int(ledger.stem.rsplit("-p", 1)[1]), signal.SIGKILL)
         killed.wait(timeout=60)
         log.close()
     assert "namespace/demo-shop" in _leftovers(served), (tmp_path / "killed.log").read_text()[-3000:]
@@ -254,3 +260,40 @@ def test_resume_removes_what_a_killed_run_left_and_records_the_attempt(served: S
     assert _verdicts(out) == {problem: (False, False, False, False)}  # recorded, scored: noop fails
     assert _leftovers(served) == []
     assert _ledgers(ledger_state) == []
+
+
+def _tsv_rows(path: Path) -> list[list[str]]:
+    return [line.split("\t") for line in path.read_text().splitlines()[1:] if line]
+
+
+def test_snapshot_export_on_the_cluster_has_the_twins_layout(served: Served, tmp_path: Path) -> None:
+    """`snapshot export --backend kube` writes the files the twin's export writes, read through the
+    agent's credential and the served Prometheus, Loki and Jaeger, and removes what it created."""
+    from sregym.snapshot.export import export_snapshot
+
+    problem = "demo-shop/missing-configmap-key-v1"
+    out = tmp_path / "kube"
+    done = subprocess.run([*SREGYM, "snapshot", "export", problem, "--out", str(out), "--window", "3m",
+                           "--baseline", "1m", *served.flags()], capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "[kube] installing demo-shop" in done.stderr or "installing demo-shop" in done.stderr
+    assert _leftovers(served) == []
+    export_snapshot(problem, tmp_path / "twin", window_s=180, baseline_s=60)
+    kube, twin = out / "snapshot", tmp_path / "twin" / "snapshot"
+
+    def files(root: Path) -> set[str]:
+        return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.parent.name != "metrics"}
+
+    assert files(kube) == files(twin)  # README, snapshot/app/topology json, 4 alert lists, the four tsv files
+    assert (json.loads((out / "ground_truth.json").read_text())
+            == json.loads((tmp_path / "twin" / "ground_truth.json").read_text()))
+    assert json.loads((kube / "app.json").read_text())["services"] == json.loads((twin / "app.json").read_text())["services"]
+    # The objects are the agent's: the app's, before and after, and nothing of the hidden namespaces.
+    objects = _tsv_rows(kube / "k8s_objects.tsv")
+    assert {r[0] for r in objects} == {"baseline", "snapshot"}
+    assert ["snapshot", "ConfigMap", "demo-shop", "catalog-config"] in [r[:4] for r in objects]
+    assert not {r[2] for r in objects} & set(HIDDEN)
+    assert any(r[5] == "Failed" or "CreateContainerConfigError" in r[6] for r in _tsv_rows(kube / "k8s_events.tsv"))
+    assert {r[2] for r in _tsv_rows(kube / "logs.tsv") if r[1] == "pod"} >= {"demo-shop"}
+    metric_files = {p.name for p in (kube / "metrics").iterdir()}
+    assert any(name.startswith("pod") for name in metric_files) and any(name.startswith("node") for name in metric_files)

@@ -39,3 +39,23 @@ def test_only_ledgers_of_processes_that_are_gone_are_stale(tmp_path: Path) -> No
         path.write_text('{"kind": "Namespace", "namespace": null, "name": "demo-shop"}\n')
     assert owner_alive(mine) and not owner_alive(dead) and not owner_alive(nameless)
     assert stale_ledgers(tmp_path) == sorted([dead, nameless])
+
+
+def test_a_killed_worker_not_yet_reaped_is_gone(tmp_path: Path) -> None:
+    """A zombie (killed, its parent not reaping it yet) answers `kill(pid, 0)` but runs nothing."""
+    import signal
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        ledger = tmp_path / f"x-s0-p{child.pid}.jsonl"
+        ledger.write_text("")
+        assert owner_alive(ledger)
+        os.kill(child.pid, signal.SIGKILL)
+        for _ in range(100):  # not reaped (no wait): a zombie
+            if not owner_alive(ledger):
+                break
+            time.sleep(0.05)
+        assert not owner_alive(ledger)
+    finally:
+        child.wait()

@@ -72,7 +72,16 @@ def owner_alive(ledger: Path) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A killed worker whose parent died too stays a zombie until it is reaped; it runs nothing."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:  # not Linux, or gone meanwhile
+        return False
+    return stat.rsplit(")", 1)[-1].split()[:1] == ["Z"]
 
 
 def stale_ledgers(ledger_dir: Path) -> list[Path]:
