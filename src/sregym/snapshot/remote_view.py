@@ -20,6 +20,8 @@ from sregym.snapshot.layout import METRIC_FAMILIES, METRIC_STEP_S
 LOG_SELECTORS = ('{namespace=~".+"}', '{service_name=~".+"}', '{node=~".+", namespace=""}')
 LOG_LIMIT = 5000  # lines per selector and query
 TRACE_LIMIT = 1000  # traces per service
+# Point-in-time usage (metrics.k8s.io) is not an object the twin's export lists either.
+SKIPPED_GROUPS = ("metrics.k8s.io",)
 
 
 class RemoteView:
@@ -47,14 +49,14 @@ class RemoteView:
             verbs = getattr(res, "verbs", None) or []
             if "/" in (getattr(res, "name", "") or "") or "list" not in verbs or res.kind in collect.SKIPPED_KINDS:
                 continue
-            if res.kind.endswith("List") or (res.group, res.kind) in seen:
+            if res.kind.endswith("List") or (res.group, res.kind) in seen or res.group in SKIPPED_GROUPS:
                 continue
             seen.add((res.group, res.kind))
             kinds.append(res)
         return kinds
 
     def namespaces(self) -> list[str]:
-        return sorted(o["metadata"]["name"] for o in self.agent.list("v1/Namespace"))
+        return sorted(o["metadata"]["name"] for o in self.agent.list("Namespace"))
 
     def objects(self) -> list[dict[str, Any]]:
         """Every object the agent may list. RBAC on a cluster grants namespaced kinds per namespace,
@@ -63,10 +65,7 @@ class RemoteView:
         namespaces = self.namespaces()
         for res in self._kinds():
             for namespace in (namespaces if res.namespaced else [None]):
-                try:
-                    out.extend(self.agent.list(f"{res.group_version}/{res.kind}", namespace))
-                except (ApiError, Exception):  # forbidden, or a kind the server cannot list
-                    continue
+                out.extend(_list(res, namespace))
         out.sort(key=collect._object_key)
         return out
 
@@ -74,7 +73,7 @@ class RemoteView:
         events: list[dict[str, Any]] = []
         for namespace in self.namespaces():
             try:
-                events.extend(self.agent.list("v1/Event", namespace))
+                events.extend(self.agent.list("Event", namespace))
             except ApiError:
                 continue
         return collect.event_rows_of(events)
@@ -122,6 +121,20 @@ class RemoteView:
                 for span in spans_of_trace(trace):
                     found.setdefault((span.trace_id, span.span_id), span)
         return sorted(found.values(), key=lambda s: (s.start_us, s.trace_id, s.span_id))
+
+
+def _list(res: Any, namespace: str | None) -> list[dict[str, Any]]:
+    """The items of one discovered resource (in `namespace`); [] when the agent may not list them
+    there or the server cannot list that kind."""
+    try:
+        answer = res.get(namespace=namespace).to_dict()
+    except Exception:
+        return []
+    items = list(answer.get("items") or [])
+    for item in items:  # a real API server leaves them out of list items
+        item.setdefault("kind", res.kind)
+        item.setdefault("apiVersion", res.group_version)
+    return items
 
 
 def spans_of_trace(trace: dict[str, Any]) -> list[Any]:
