@@ -84,3 +84,11 @@ def test_check_on_the_kube_backend_says_why_a_twin_only_problem_is_not_checked(t
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"SKIP {TWIN_ONLY}" in done.stdout and "needs the twin (slow_disk" in done.stdout
     assert "0 passed, 0 failed, 1 skipped" in done.stdout
+
+
+def test_snapshot_export_on_the_kube_backend_refuses_a_twin_only_problem(tmp_path: Path) -> None:
+    done = subprocess.run([*SREGYM, "snapshot", "export", TWIN_ONLY, "--out", str(tmp_path / "out"), "--backend",
+                           "kube", "--kubeconfig", str(_kubeconfig(tmp_path / "kubeconfig")), "--prometheus-url",
+                           NOWHERE], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "needs the twin (slow_disk" in done.stderr, done.stderr
+    assert not (tmp_path / "out" / "snapshot").exists()

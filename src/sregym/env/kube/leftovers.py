@@ -48,7 +48,7 @@ def cluster_identity(kubeconfig: str, context: str | None) -> str:
         ctx = next(c["context"] for c in doc.get("contexts") or [] if c.get("name") == name)
         server = next(c["cluster"]["server"] for c in doc.get("clusters") or [] if c.get("name") == ctx["cluster"])
         return f"{server}|{ctx.get('namespace') or ''}"
-    except (OSError, ValueError, KeyError, TypeError, StopIteration, yaml.YAMLError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, StopIteration, yaml.YAMLError):
         return f"{Path(kubeconfig).expanduser().resolve()}|{context or ''}"
 
 
