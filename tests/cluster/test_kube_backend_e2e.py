@@ -7,6 +7,7 @@ in the hidden namespaces."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -98,6 +99,25 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         server.stop()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def ledger_state(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The ledgers (`env/kube/leftovers.py`) of this module's runs, in a directory of its own."""
+    state = tmp_path_factory.mktemp("sregym-state")
+    previous = os.environ.get("SREGYM_STATE_DIR")
+    os.environ["SREGYM_STATE_DIR"] = str(state)
+    try:
+        yield state
+    finally:
+        if previous is None:
+            os.environ.pop("SREGYM_STATE_DIR", None)
+        else:
+            os.environ["SREGYM_STATE_DIR"] = previous
+
+
+def _ledgers(state: Path) -> list[Path]:
+    return sorted(state.glob("kube-ledgers/*/*.jsonl"))
+
+
 def _verdicts(out: Path) -> dict[str, tuple[Any, ...]]:
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
     return {r["problem_id"]: (r["environment_failure"], r["passed"], (r.get("diagnosis") or {}).get("passed"),
@@ -123,7 +143,8 @@ def _leftovers(served: Served) -> list[str]:
     return found
 
 
-def test_kube_backend_gives_the_in_process_verdicts_and_cleans_up(served: Served, tmp_path: Path) -> None:
+def test_kube_backend_gives_the_in_process_verdicts_and_cleans_up(served: Served, tmp_path: Path,
+                                                                  ledger_state: Path) -> None:
     kube = _run(served.flags(), tmp_path / "kube")
     assert kube.returncode == 0, kube.stderr[-3000:]
     assert "[kube] installing hotel-reservation" in kube.stderr  # install progress is reported
@@ -134,7 +155,7 @@ def test_kube_backend_gives_the_in_process_verdicts_and_cleans_up(served: Served
     assert over_the_wire == in_process
     assert not any(v[0] for v in over_the_wire.values())  # no environment failure
     assert _leftovers(served) == []
-    assert not list(tmp_path.glob("sregym-kube-ledger-*/*.jsonl"))
+    assert _ledgers(ledger_state) == []
 
 
 def test_agent_token_is_refused_in_hidden_namespaces_and_noop_matches(served: Served) -> None:
@@ -198,3 +219,89 @@ def test_kube_flags_without_the_kube_backend_are_refused() -> None:
     done = subprocess.run([*SREGYM, "run", "-p", "demo-shop/missing-configmap-key-v1", "--prometheus-url",
                            "http://127.0.0.1:1"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--prometheus-url" in done.stderr and "--backend kube" in done.stderr
+
+
+def test_resume_removes_what_a_killed_run_left_and_records_the_attempt(served: Served, tmp_path: Path,
+                                                                       ledger_state: Path) -> None:
+    """The whole run is killed (SIGKILL: no clean-up of its own) once its attempt has installed
+    the app; `--resume` removes what the attempt's ledger recorded, says so, and runs it again."""
+    import signal
+
+    problem, out = "demo-shop/missing-configmap-key-v1", tmp_path / "killed"
+    log = (tmp_path / "killed.log").open("w")
+    killed = subprocess.Popen([*SREGYM, "run", *served.flags(), "-p", problem, "--agent", "noop", "--out", str(out),
+                               "--progress", "none"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        for _ in range(3000):
+            installed = any('"Namespace"' in p.read_text() and '"demo-shop"' in p.read_text()
+                            for p in _ledgers(ledger_state))
+            if (installed and served.admin("get", "deployments", "-n", "demo-shop", "-o", "name").stdout.strip()) \
+                    or killed.poll() is not None:
+                break
+            time.sleep(0.2)
+    finally:
+        # The run and its worker (a process group of its own) die at once, as with a machine that
+        # goes down: nothing cleans up. The worker's pid ends its ledger's name.
+        os.killpg(killed.pid, signal.SIGKILL)
+        for ledger in _ledgers(ledger_state):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(int(ledger.stem.rsplit("-p", 1)[1]), signal.SIGKILL)
+        killed.wait(timeout=60)
+        log.close()
+    assert "namespace/demo-shop" in _leftovers(served), (tmp_path / "killed.log").read_text()[-3000:]
+    assert len(_ledgers(ledger_state)) == 1
+    assert not (out / "results.jsonl").exists() or not (out / "results.jsonl").read_text().strip()
+
+    resumed = subprocess.run([*SREGYM, "run", "--resume", str(out), "--progress", "none"], capture_output=True,
+                             text=True, timeout=1800)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "removed what an interrupted attempt left on the cluster" in resumed.stderr
+    assert "Namespace demo-shop" in resumed.stderr
+    assert _verdicts(out) == {problem: (False, False, False, False)}  # recorded, scored: noop fails
+    assert _leftovers(served) == []
+    assert _ledgers(ledger_state) == []
+
+
+def _tsv_rows(path: Path) -> list[list[str]]:
+    return [line.split("\t") for line in path.read_text().splitlines()[1:] if line]
+
+
+def test_snapshot_export_on_the_cluster_has_the_twins_layout(served: Served, tmp_path: Path) -> None:
+    """`snapshot export --backend kube` writes the files the twin's export writes, read through the
+    agent's credential and the served Prometheus, Loki and Jaeger, and removes what it created."""
+    from sregym.snapshot.export import export_snapshot
+
+    problem = "hotel-reservation/service-target-port-geo-v1"  # a data-plane app: logs and traces too
+    out = tmp_path / "kube"
+    done = subprocess.run([*SREGYM, "snapshot", "export", problem, "--out", str(out), "--window", "3m",
+                           "--baseline", "1m", *served.flags()], capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "installing hotel-reservation" in done.stderr
+    assert _leftovers(served) == []
+    export_snapshot(problem, tmp_path / "twin", window_s=180, baseline_s=60)
+    kube, twin = out / "snapshot", tmp_path / "twin" / "snapshot"
+
+    def files(root: Path) -> list[str]:
+        """The files outside metrics/, alert lists by their directory (their names are instants)."""
+        return sorted(p.parent.name if p.parent.name == "alerts" else str(p.relative_to(root))
+                      for p in root.rglob("*") if p.is_file() and p.parent.name != "metrics")
+
+    assert files(kube) == files(twin)  # README, snapshot/app/topology json, 4 alert lists, the four tsv files
+    assert (json.loads((out / "ground_truth.json").read_text())
+            == json.loads((tmp_path / "twin" / "ground_truth.json").read_text()))
+    assert json.loads((kube / "app.json").read_text())["services"] == json.loads((twin / "app.json").read_text())["services"]
+    # The objects are the agent's: the app's, before and after, and nothing of the hidden namespaces.
+    objects = _tsv_rows(kube / "k8s_objects.tsv")
+    assert {r[0] for r in objects} == {"baseline", "snapshot"}
+    assert ["snapshot", "Service", "hotel-reservation", "geo"] in [r[:4] for r in objects]
+    assert not {r[2] for r in objects} & set(HIDDEN)
+    assert not any(r[1] == "PodMetrics" for r in objects)
+    assert '"manager":"sregym"' not in (kube / "k8s_objects.tsv").read_text()  # nothing names the benchmark
+    assert _tsv_rows(kube / "k8s_events.tsv")
+    assert {r[2] for r in _tsv_rows(kube / "logs.tsv") if r[1] == "pod"} == {"hotel-reservation"}
+    traced = {r[4] for r in _tsv_rows(kube / "traces.tsv")}
+    assert {"frontend", "search"} <= traced, traced
+    calls = json.loads((kube / "topology.json").read_text())["calls"]
+    assert {"source": "frontend", "target": "search"} in [{k: c[k] for k in ("source", "target")} for c in calls]
+    metric_files = {p.name for p in (kube / "metrics").iterdir()}
+    assert any(name.startswith("pod") for name in metric_files) and any(name.startswith("node") for name in metric_files)

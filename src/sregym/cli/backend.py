@@ -2,13 +2,13 @@
 commands that run problems (`run`, `check`).
 
 `kube_target` turns the flags into a `KubeTarget` (one line and exit 2 for a bad combination),
-with a fresh ledger directory for the invocation; `cleanup_leftovers` removes whatever an attempt
-whose worker was killed (Ctrl-C, the watchdog) could not remove itself (`env/kube/ledger.py`).
+with the cluster's ledger directory (`env/kube/leftovers.py`); `cleanup_leftovers` removes
+whatever an attempt whose process was killed (Ctrl-C, the watchdog, an earlier run killed
+outright) could not remove itself.
 """
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -63,11 +63,13 @@ def kube_target(command: str, backend: str, kubeconfig: str | None, context: str
         args.bad("--prometheus-url", "--backend kube needs the cluster's Prometheus (the oracles query it)")
     if speed <= 0:
         args.bad("--cluster-speed", "must be positive")
+    from sregym.env.kube.leftovers import ledger_home
     from sregym.env.kube.target import KubeTarget
 
-    return KubeTarget(kubeconfig=str(Path(str(kubeconfig)).expanduser().resolve()), context=context,
+    path = str(Path(str(kubeconfig)).expanduser().resolve())
+    return KubeTarget(kubeconfig=path, context=context,
                       prometheus_url=str(prometheus_url), loki_url=loki_url or "", jaeger_url=jaeger_url or "",
-                      speed=speed, ledger_dir=tempfile.mkdtemp(prefix="sregym-kube-ledger-"))
+                      speed=speed, ledger_dir=str(ledger_home(path, context)))
 
 
 def stop_on_sigterm() -> None:
@@ -81,23 +83,18 @@ def stop_on_sigterm() -> None:
 
 
 def cleanup_leftovers(target: Any) -> None:
-    """Remove what killed attempts left on the cluster; say so when something stays."""
-    import shutil
+    """Remove what attempts of processes no longer alive (killed workers of this command, or an
+    earlier run that was killed outright) left on the cluster, saying what; and what stays."""
+    from sregym.env.kube.leftovers import remove_leftovers
 
-    from sregym.env.kube.ledger import cleanup_ledgers
+    def say(line: str) -> None:
+        typer.echo(line, err=True)
 
-    ledger_dir = Path(target.ledger_dir)
-    if not any(ledger_dir.glob("*.jsonl")):
-        shutil.rmtree(ledger_dir, ignore_errors=True)
-        return
-    typer.echo("removing what interrupted attempts left on the cluster ...", err=True)
-    failed = cleanup_ledgers(target.admin_cluster(), ledger_dir)
+    failed = remove_leftovers(target, say)
     for line in failed:
-        typer.echo(f"  could not delete {line}", err=True)
-    if not failed:
-        shutil.rmtree(ledger_dir, ignore_errors=True)
-    else:
-        typer.echo(f"  the records stay in {ledger_dir}", err=True)
+        say(f"  could not delete {line}")
+    if failed:
+        say(f"  the records stay in {target.ledger_dir}; the next run on this cluster tries again")
 
 
 __all__ = ["BACKENDS", "backend_option", "cleanup_leftovers", "context_option", "kube_target",

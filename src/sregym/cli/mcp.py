@@ -78,6 +78,7 @@ def mcp_command(
                                        jaeger_url, cluster_speed)
     if target is not None:
         backend_flags.stop_on_sigterm()  # SIGTERM cleans the cluster up like Ctrl-C
+        backend_flags.cleanup_leftovers(target)  # what an earlier, killed run left
     try:
         require("mcp", "sregym mcp")
     except MissingExtra as err:

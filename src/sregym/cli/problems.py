@@ -184,6 +184,7 @@ def check(problem_ids: list[str] = typer.Argument(None, help="Problem ids (defau
     target = backend_flags.kube_target("check", backend_name, kubeconfig, context, prometheus_url, loki_url,
                                        jaeger_url, cluster_speed)
 
+    skipped: list[str] = []
     with ItemProgress(len(problems), "check") as progress:
         def show_report(report: CheckReport) -> None:
             first, *failed_steps = report_lines(report)
@@ -195,21 +196,32 @@ def check(problem_ids: list[str] = typer.Argument(None, help="Problem ids (defau
             reports = check_many(problems, seed, jobs=jobs or os.cpu_count() or 1, on_report=show_report)
         else:
             from sregym.env.kube.check import check_on_cluster
+            from sregym.problems.portability import twin_only_reason
 
             reports = []
+            backend_flags.cleanup_leftovers(target)  # what an earlier, killed run left
             try:
                 for problem in problems:
+                    why = twin_only_reason(problem)
+                    if why:  # not a failure of the problem: this backend cannot run it
+                        skipped.append(problem.id)
+                        progress.done(f"SKIP {problem.id}  seed {seed}: needs the twin ({why})")
+                        continue
                     reports.append(check_on_cluster(problem, seed, target))
                     show_report(reports[-1])
             finally:
                 backend_flags.cleanup_leftovers(target)
     failed = sum(not r.passed for r in reports)
     results_table(f"check, seed {seed}", ("problem", "seed", "verdict", "wall"),
-                  ((r.problem_id, str(r.seed), "PASS" if r.passed else "FAIL", seconds(r.wall_s)) for r in reports),
+                  [*((r.problem_id, str(r.seed), "PASS" if r.passed else "FAIL", seconds(r.wall_s)) for r in reports),
+                   *((pid, str(seed), "SKIP", "-") for pid in skipped)],
                   numeric=(1, 3))
-    typer.echo(f"{len(ids) - failed} passed, {failed} failed in {seconds(progress.elapsed())}")
+    note = f", {len(skipped)} skipped (twin-only)" if skipped else ""
+    typer.echo(f"{len(reports) - failed} passed, {failed} failed{note} in {seconds(progress.elapsed())}")
     if failed:
         raise typer.Exit(exitcodes.FAILED)
+    if not reports:
+        raise typer.Exit(exitcodes.USAGE)  # nothing could be checked on this backend
 
 
 def report_lines(report: CheckReport) -> list[str]:

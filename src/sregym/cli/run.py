@@ -149,9 +149,6 @@ def run_command(
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         typer.echo(f"sregym run: {message}", err=True)
         raise typer.Exit(exitcodes.USAGE) from None
-    finally:
-        if target is not None:
-            backend_flags.cleanup_leftovers(target)
     tables = [render_problems(summary)] if summary.per_problem else []
     print_fitted(*tables, render_table(summary))
     typer.echo(f"results: {summary.out_dir}")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from sregym.cli import backend as backend_flags
 from sregym.cli.progress import ItemProgress, seconds
 from sregym.cli.validate import Args
 
@@ -65,11 +66,19 @@ def export(problem_id: str = typer.Argument(..., help="Problem id, e.g. hotel-re
            force: bool = typer.Option(False, "--force", help="Write into a non-empty --out (replacing a snapshot)."),
            layout: str = typer.Option("sregym", "--layout", help="sregym, or itbench-lite (OUT/Scenario-N/ with "
                                       "ground_truth.yaml; N from the problem's ITBench scenario)."),
-           problems_dir: list[Path] = ProblemsDir) -> None:
+           problems_dir: list[Path] = ProblemsDir,
+           backend_name: str = backend_flags.backend_option(),
+           kubeconfig: str = backend_flags.kubeconfig_option(),
+           context: str = backend_flags.context_option(),
+           prometheus_url: str = backend_flags.url_option("prometheus"),
+           loki_url: str = backend_flags.url_option("loki"),
+           jaeger_url: str = backend_flags.url_option("jaeger"),
+           cluster_speed: float = backend_flags.speed_option()) -> None:
     """Run a problem up to the end of an observation window and write it as an incident snapshot.
 
     Writes OUT/snapshot/ (what the agent gets) and OUT/ground_truth.json (never give it to the agent);
-    with `--layout itbench-lite`, OUT/Scenario-N/ and OUT/ground_truth/Scenario-N.json.
+    with `--layout itbench-lite`, OUT/Scenario-N/ and OUT/ground_truth/Scenario-N.json. With
+    --backend kube the incident runs on that cluster (docs/real-cluster.md).
     """
     from sregym.snapshot.export import SnapshotError, export_snapshot, resolve_problem
 
@@ -89,6 +98,12 @@ def export(problem_id: str = typer.Argument(..., help="Problem id, e.g. hotel-re
         raise _fail("export", f"{out} is a file, not a directory: choose another --out")
     if out.exists() and any(out.iterdir()) and not force:
         raise _fail("export", f"{out} exists and is not empty: choose another --out or pass --force")
+    target = backend_flags.kube_target("snapshot export", backend_name, kubeconfig, context, prometheus_url,
+                                       loki_url, jaeger_url, cluster_speed)
+    if target is not None:
+        _export_on_cluster(problem, out, target, seed=seed, noise=noise, window_s=window_s, baseline_s=baseline_s,
+                           layout=layout)
+        return
     try:
         if layout == "itbench-lite":
             from sregym.snapshot.itbench_lite import export_scenario
@@ -102,6 +117,31 @@ def export(problem_id: str = typer.Argument(..., help="Problem id, e.g. hotel-re
                                    progress=_progress)
     except SnapshotError as err:
         raise _fail("export", str(err)) from None
+    typer.echo(f"snapshot: {snapshot}")
+    typer.echo(f"ground truth: {out / 'ground_truth.json'} (keep it away from the agent)")
+
+
+def _export_on_cluster(problem: object, out: Path, target: object, *, seed: int, noise: str, window_s: float,
+                       baseline_s: float, layout: str) -> None:
+    """`snapshot export --backend kube`: the sregym layout only; leftovers of killed runs go first."""
+    from sregym.problems.portability import twin_only_reason
+    from sregym.snapshot.export import SnapshotError
+    from sregym.snapshot.kube_export import export_on_cluster
+
+    if layout != "sregym":
+        raise _fail("export", "--layout itbench-lite is not available with --backend kube")
+    reason = twin_only_reason(problem)  # type: ignore[arg-type]
+    if reason:
+        raise _fail("export", f"{problem.id} needs the twin ({reason}); it cannot run on --backend kube")  # type: ignore[attr-defined]
+    backend_flags.stop_on_sigterm()  # SIGTERM cleans the cluster up like Ctrl-C
+    backend_flags.cleanup_leftovers(target)
+    try:
+        snapshot = export_on_cluster(problem, out, target, seed=seed, noise=noise,  # type: ignore[arg-type]
+                                     window_s=window_s, baseline_s=baseline_s, progress=_progress)
+    except SnapshotError as err:
+        raise _fail("export", str(err)) from None
+    finally:
+        backend_flags.cleanup_leftovers(target)
     typer.echo(f"snapshot: {snapshot}")
     typer.echo(f"ground truth: {out / 'ground_truth.json'} (keep it away from the agent)")
 

@@ -291,8 +291,8 @@ class Conductor:
         from sregym.env.kube.target import ClusterNotReady, KubeTarget
 
         target = KubeTarget.from_json(dict(self.config.kube or {}))
-        kube = self._kube = KubeAttempt(target, self._problem, f"{self._problem.id}-s{self.seed}-p{os.getpid()}")
         try:
+            kube = self._kube = KubeAttempt(target, self._problem, f"{self._problem.id}-s{self.seed}-p{os.getpid()}")
             kube.check_prerequisites(noise=self.noise)
             run = self._run = ProblemRun(self._problem, kube.cluster, seed=self.seed, noise=self.noise)
             kube.install(run)

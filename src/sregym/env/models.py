@@ -157,6 +157,8 @@ class AttemptResult(BaseModel):
     wall_seconds: float
     environment_failure: bool = False
     environment_failure_reason: str | None = None
+    skipped: bool = False  # not run on this backend (a twin-only problem on --backend kube): not scored
+    skipped_reason: str | None = None
     agent_error: str | None = None  # the agent crashed (its own bug): an agent failure, not the env's
     entry_slo: EntrySloSeries | None = None  # the entry SLO through the attempt (twin only)
 

@@ -115,6 +115,7 @@ def source_numbers(source: Source) -> dict[str, Any]:
         "cost_usd": round(sum(costs), 6) if costs else None,
         "score_distribution": [_r6(a.score) for a in valid if a.score is not None],
         "matrix": matrix(source),
+        "skipped_reasons": source.recorded.get("skipped_reasons") or {},
     }
 
 

@@ -61,11 +61,21 @@ def _rates_in(n: dict[str, Any]) -> list[tuple[str, str]]:
     return [("diagnosis", "exact root cause"), ("score", "root-cause score")]
 
 
+def _skipped_note(n: dict[str, Any]) -> str:
+    """Attempts the backend did not run (twin-only problems on `--backend kube`), named with why."""
+    reasons = n.get("skipped_reasons") or {}
+    if not reasons:
+        return ""
+    listed = "; ".join(f"{count} × {reason}" for reason, count in reasons.items())
+    return f" Skipped (not run on this backend, in no count above): {listed}."
+
+
 def overall_table(n: dict[str, Any]) -> Table:
     o = n["overall"]
     table = Table("overall", "Summary", ["metric", "rate [95 % interval]", "passes / n"],
                   note=f"{o['attempts']} attempts, {o['environment_failures']} environment failures (left out of "
-                       f"every rate); {n['problems']} problems × {len(n['columns'])} {n['column']}s.")
+                       f"every rate); {n['problems']} problems × {len(n['columns'])} {n['column']}s."
+                       + _skipped_note(n))
     for key, name in _rates_in(n):
         block = o.get(key)
         counted = "—" if not block else (f"{block['passes']} / {block['n']}" if "passes" in block

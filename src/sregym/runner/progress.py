@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from sregym.runner.store import is_environment_failure
+from sregym.runner.store import is_environment_failure, is_skipped
 from sregym.runner.summary import phase_passed, reason_head
 
 if TYPE_CHECKING:
@@ -28,6 +28,8 @@ def attempt_line(done: int, total: int, spec: AttemptSpec, result: dict[str, Any
     wall = f"{float(result.get('wall_seconds') or 0):.1f}s"
     if is_environment_failure(result):
         return f"{head} ENVIRONMENT FAILURE {wall}"
+    if is_skipped(result):
+        return f"{head} SKIPPED ({result.get('skipped_reason') or 'not run on this backend'})"
     phases = []
     for phase in ("detection", "diagnosis", "mitigation"):
         passed = phase_passed(result, phase)

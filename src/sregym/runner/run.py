@@ -151,6 +151,7 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
         reporter.finished(outcome.spec, outcome.result)
 
     interrupted = False
+    _remove_kube_leftovers(config)
     with reporter, _terminate_as_interrupt():
         try:
             if todo and executor == "ray":
@@ -163,6 +164,7 @@ def run(problem_ids: Iterable[str] = (), *, agent: str = "noop", agent_options: 
                 pool.run(todo, on_start=reporter.start, on_outcome=record)
         except KeyboardInterrupt:
             interrupted = True
+    _remove_kube_leftovers(config)  # what killed workers (Ctrl-C, the watchdog) could not remove
 
     results = store.compact(plan)
     from sregym.problems import get_problem
@@ -198,6 +200,24 @@ def _terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _remove_kube_leftovers(config: WorkerConfig) -> None:
+    """`--backend kube`: remove what attempts of processes no longer alive left on the cluster
+    (found by their ledgers, `env/kube/leftovers.py`), saying so on stderr; a no-op on the twin."""
+    if not config.attempt.kube:
+        return
+    import sys
+
+    from sregym.env.kube.leftovers import remove_leftovers
+    from sregym.env.kube.target import KubeTarget
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    target = KubeTarget.from_json(dict(config.attempt.kube))
+    for line in remove_leftovers(target, say):
+        say(f"  could not delete {line}; the next run on this cluster tries again")
 
 
 def preflight(config: WorkerConfig) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sregym.runner.store import RUN_FILE, SUMMARY_FILE, TRAJECTORIES_DIR, ResultsStore
+from sregym.runner.store import RUN_FILE, SUMMARY_FILE, TRAJECTORIES_DIR, ResultsStore, is_skipped
 from sregym.runner.summary import Summary, summarize
 
 
@@ -28,10 +28,13 @@ class RunData:
 
     path: Path
     config: dict[str, Any]
-    lines: list[dict[str, Any]]  # the latest line per attempt, in plan order when it is known
+    lines: list[dict[str, Any]]  # the latest line per attempt that ran, in plan order when it is known
     summary: Summary
     summary_is_final: bool  # True when `summary.json` exists and covers every line
     extra: dict[str, Any] = field(default_factory=dict)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    """Attempts the backend did not run (twin-only problems on `--backend kube`): shown with their
+    reason, kept out of `lines` so no presentation counts them in a rate."""
 
     @property
     def name(self) -> str:
@@ -114,7 +117,8 @@ def load_run(path: str | Path) -> RunData:
             config = json.loads((root / RUN_FILE).read_text())
         except ValueError:
             config = {}
-    lines = _ordered(config, store.read_results())
+    recorded = _ordered(config, store.read_results())
+    lines = [ln for ln in recorded if not is_skipped(ln)]
     summary: Summary | None = None
     final = False
     if (root / SUMMARY_FILE).is_file():
@@ -124,8 +128,9 @@ def load_run(path: str | Path) -> RunData:
         except ValueError:
             summary = None
     if summary is None or not final:
-        summary = _recomputed(config, lines)
-    return RunData(path=root, config=config, lines=lines, summary=summary, summary_is_final=final)
+        summary = _recomputed(config, recorded)
+    return RunData(path=root, config=config, lines=lines, summary=summary, summary_is_final=final,
+                   skipped=[ln for ln in recorded if is_skipped(ln)])
 
 
 def find_runs(paths: list[str | Path]) -> list[Path]:

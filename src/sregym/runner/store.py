@@ -38,6 +38,12 @@ def is_environment_failure(line: dict[str, Any]) -> bool:
     return bool(line.get("environment_failure"))
 
 
+def is_skipped(line: dict[str, Any]) -> bool:
+    """An attempt the backend cannot run (a twin-only problem on `--backend kube`): recorded with
+    its reason, never scored, never re-run by `--resume`."""
+    return bool(line.get("skipped"))
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
@@ -120,4 +126,4 @@ class ResultsStore:
 
 
 __all__ = ["RESULTS_FILE", "RUN_FILE", "SUMMARY_FILE", "TRAJECTORIES_DIR", "ResultsStore",
-           "is_environment_failure", "result_key"]
+           "is_environment_failure", "is_skipped", "result_key"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from sregym.runner.store import is_environment_failure
+from sregym.runner.store import is_environment_failure, is_skipped
 
 
 class Rates(BaseModel):
@@ -102,6 +102,8 @@ class Summary(BaseModel):
     cost_usd: float | None = None  # total over the attempts whose cost is known (None: none is)
     mean_cost_usd: float | None = None  # per attempt, over those attempts
     environment_failure_reasons: dict[str, int] = {}  # first line of each reason -> attempts
+    skipped: int = 0  # attempts the backend could not run (twin-only problems on --backend kube): not scored
+    skipped_reasons: dict[str, int] = {}  # "problem id: reason" -> attempts
     missing: int = 0
     ran: int = 0  # attempts run by this invocation (fewer than planned after a resume)
     interrupted: bool = False
@@ -239,6 +241,12 @@ def summarize(lines: list[Mapping[str, Any]], *, layers: Mapping[str, Iterable[s
     """`layers` maps a problem id to its layer tags (a problem counts once under each);
     `difficulties` maps it to its difficulty tag."""
     difficulties = dict(difficulties or {})
+    recorded = len(lines)
+    skipped: dict[str, int] = defaultdict(int)
+    for ln in lines:
+        if is_skipped(ln):  # left out of every count and rate: the attempt was not run
+            skipped[f"{ln['problem_id']}: {ln.get('skipped_reason') or 'not run on this backend'}"] += 1
+    lines = [ln for ln in lines if not is_skipped(ln)]
     valid = [ln for ln in lines if not is_environment_failure(ln)]
     rows = problem_rows(lines, layers=layers, difficulties=difficulties)
     reasons: dict[str, int] = defaultdict(int)
@@ -267,7 +275,8 @@ def summarize(lines: list[Mapping[str, Any]], *, layers: Mapping[str, Iterable[s
         cost_usd=_total(ln.get("cost_usd") for ln in lines),
         mean_cost_usd=_mean(ln.get("cost_usd") for ln in lines),
         environment_failure_reasons=dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
-        missing=max(0, planned - len(lines)))
+        skipped=sum(skipped.values()), skipped_reasons=dict(sorted(skipped.items())),
+        missing=max(0, planned - recorded))
 
 
 def _pct(v: float | None) -> str:
@@ -337,6 +346,8 @@ def _caption(summary: Summary) -> str:
             parts.append(f"{label} {value:.1f}")
     if summary.missing:
         parts.append(f"{summary.missing} attempts missing")
+    if summary.skipped:
+        parts.append(f"{summary.skipped} attempts skipped (not run on this backend, not scored)")
     if summary.detection is not None:
         d = summary.detection
         parts.append(f"detection accuracy {_pct(d.accuracy)}, false positives {_pct(d.false_positive_rate)} "

@@ -109,6 +109,9 @@ def run_attempt(config: WorkerConfig, spec: AttemptSpec) -> AttemptOutcome:
 
     prepare(config)
     started = time.perf_counter()
+    reason = _backend_cannot_run(config, spec)
+    if reason:
+        return AttemptOutcome(spec=spec, result=skipped(config, spec, reason), trajectory=[])
     conductor = None
     try:
         agent = make_agent(config.agent, config.agent_options)  # options were checked before the run
@@ -169,6 +172,33 @@ def environment_failure(config: WorkerConfig, spec: AttemptSpec, reason: str, wa
     ).model_dump(mode="json")
 
 
+def skipped(config: WorkerConfig, spec: AttemptSpec, reason: str) -> dict[str, Any]:
+    """The result line of an attempt the backend cannot run: not scored, not an environment failure."""
+    from sregym.env import AttemptResult
+    from sregym.problems.model import id_version
+
+    return AttemptResult(
+        problem_id=spec.problem_id, problem_version=id_version(spec.problem_id), seed=spec.seed,
+        agent=config.agent, model=config.agent_options.get("model"), noise=config.attempt.noise,
+        clock=config.attempt.clock, phases=config.attempt.phases, passed=False, steps=0, tool_calls=0,
+        wall_seconds=0.0, skipped=True, skipped_reason=reason,
+    ).model_dump(mode="json")
+
+
+def _backend_cannot_run(config: WorkerConfig, spec: AttemptSpec) -> str:
+    """Why `--backend kube` cannot run this attempt ("" when it can, or on the twin)."""
+    if not config.attempt.kube:
+        return ""
+    from sregym.problems import get_problem
+    from sregym.problems.portability import twin_only_reason
+
+    try:
+        why = twin_only_reason(get_problem(spec.problem_id))
+    except Exception:  # an unknown problem: the attempt itself records why
+        return ""
+    return f"needs the twin ({why})" if why else ""
+
+
 def run_attempt_in_worker(config_json: str, spec_json: str) -> str:
     """Process-pool entry point: JSON in and out, so nothing but plain data crosses processes."""
     config, spec = WorkerConfig.model_validate_json(config_json), AttemptSpec.model_validate_json(spec_json)
@@ -195,4 +225,4 @@ def resolve_dirs(dirs: list[str | Path] | tuple[str | Path, ...] | None) -> tupl
 
 
 __all__ = ["AttemptOutcome", "WorkerConfig", "environment_failure", "make_agent", "prepare", "resolve_dirs",
-           "run_attempt", "run_attempt_in_worker"]
+           "run_attempt", "run_attempt_in_worker", "skipped"]

@@ -95,9 +95,13 @@ def object_rows(phase: str, objects: Iterable[dict[str, Any]]) -> list[tuple[str
 
 # ------------------------------------------------------------------- events
 def event_rows(cluster: TwinCluster) -> list[tuple[str, ...]]:
-    agent = cluster.as_user(AGENT)
+    return event_rows_of(cluster.as_user(AGENT).list("v1/Event"))
+
+
+def event_rows_of(events: Iterable[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """Event objects as `k8s_events.tsv` rows, by time."""
     rows: list[tuple[tuple[Any, ...], tuple[str, ...]]] = []
-    for ev in agent.list("v1/Event"):
+    for ev in events:
         meta = ev.get("metadata") or {}
         inv = ev.get("involvedObject") or {}
         at = (_parse(ev.get("lastTimestamp")) or _parse(ev.get("eventTime")) or _parse(ev.get("firstTimestamp"))
@@ -132,10 +136,15 @@ def metric_rows(twin: Twin, start: float, end: float, *, service_namespaces: dic
 
     engine = PrometheusApi(twin, {}).engine(AGENT)
     start_ms, end_ms = round(start * 1000), round(end * 1000)
+    return metric_rows_of({f.query: engine.range(f.query, start_ms, end_ms, METRIC_STEP_S * 1000).to_api()
+                           for f in METRIC_FAMILIES}, service_namespaces=service_namespaces)
+
+
+def metric_rows_of(results: dict[str, dict[str, Any]], *, service_namespaces: dict[str, str]) -> MetricRows:
+    """Each family's range-query answer (`data` of Prometheus' API, by query) split by entity."""
     out: MetricRows = {}
     for family in METRIC_FAMILIES:
-        data = engine.range(family.query, start_ms, end_ms, METRIC_STEP_S * 1000).to_api()
-        series = data.get("result") or []
+        series = (results.get(family.query) or {}).get("result") or []
         keyed = []
         for s in series:
             labels = {k: str(v) for k, v in (s.get("metric") or {}).items()}
@@ -185,9 +194,16 @@ def log_rows(twin: Twin, start: float, end: float) -> list[tuple[str, ...]]:
     from sregym.twin.telemetry.logindex import LogIndex
     from sregym.twin.telemetry.visibility import labels_visible
 
+    return log_rows_of([(labels, list(entries())) for labels, entries in LogIndex(twin).streams(labels_visible)],
+                       start, end)
+
+
+def log_rows_of(streams: Iterable[tuple[dict[str, str], list[tuple[int, str]]]], start: float,
+                end: float) -> list[tuple[str, ...]]:
+    """Log streams (labels, [(ns timestamp, line)]) as `logs.tsv` rows in [start, end], by time."""
     lo, hi = round(start * 1e9), round(end * 1e9)
     keyed: list[tuple[tuple[Any, ...], tuple[str, ...]]] = []
-    for labels, entries in LogIndex(twin).streams(labels_visible):
+    for labels, entries in streams:
         if "pod" in labels:
             head = ("pod", labels.get("namespace", ""), labels.get("pod", ""), labels.get("container", ""),
                     labels.get("node", ""))
@@ -196,7 +212,7 @@ def log_rows(twin: Twin, start: float, end: float) -> list[tuple[str, ...]]:
                     labels["service_name"], "")
         else:
             head = (labels.get("source", "node"), "", "", "", labels.get("node", ""))
-        for index, (ts, line) in enumerate(entries()):
+        for index, (ts, line) in enumerate(entries):
             if lo <= ts <= hi:
                 keyed.append(((ts, head, index), (iso_ms(ts / 1e9), *head, line)))
     keyed.sort(key=lambda r: r[0])
@@ -330,6 +346,6 @@ def service_namespaces(objects: list[dict[str, Any]], namespaces: list[str]) -> 
     return found
 
 
-__all__ = ["TOPOLOGY_KINDS", "agent_objects", "alerts_now", "compact", "event_rows", "iso_ms", "iso_s",
-           "log_rows", "metric_rows", "object_rows", "service_calls", "service_namespaces", "spans_between",
+__all__ = ["TOPOLOGY_KINDS", "agent_objects", "alerts_now", "compact", "event_rows", "event_rows_of", "iso_ms",
+           "iso_s", "log_rows", "log_rows_of", "metric_rows", "metric_rows_of", "object_rows", "service_calls", "service_namespaces", "spans_between",
            "topology", "trace_rows", "visible_spans"]

@@ -84,12 +84,39 @@ def write_snapshot(problem: str | Problem, snapshot_dir: Path, ground_truth_path
 
 
 # --------------------------------------------------------------------- run
+class TwinView:
+    """The agent's views of an in-process twin (`collect`); `remote_view.RemoteView` is the same
+    over the wire, for `--backend kube`."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+
+    def objects(self) -> list[dict[str, Any]]:
+        return collect.agent_objects(self.cluster)
+
+    def event_rows(self) -> list[tuple[str, ...]]:
+        return collect.event_rows(self.cluster)
+
+    def alerts_now(self) -> list[dict[str, Any]]:
+        return collect.alerts_now(self.cluster.twin)
+
+    def metric_rows(self, start: float, end: float, *, service_namespaces: dict[str, str]) -> Any:
+        return collect.metric_rows(self.cluster.twin, start, end, service_namespaces=service_namespaces)
+
+    def log_rows(self, start: float, end: float) -> list[tuple[str, ...]]:
+        return collect.log_rows(self.cluster.twin, start, end)
+
+    def spans(self, start: float, end: float) -> list[Any]:
+        return collect.visible_spans(self.cluster.twin)
+
+
 class Incident:
     """What was observed while the incident ran (filled by `run_incident`)."""
 
-    def __init__(self, problem: Problem, run: ProblemRun) -> None:
+    def __init__(self, problem: Problem, run: ProblemRun, view: Any = None) -> None:
         self.problem = problem
         self.run = run
+        self.view: Any = view if view is not None else TwinView(run.cluster)
         self.ready_time = 0.0  # the app became ready: the healthy period runs from here to `start`
         self.baseline_time = 0.0
         self.start = 0.0
@@ -127,31 +154,36 @@ def run_incident(problem: Problem, *, seed: int, noise: str, window_s: float, ba
     bad = [c for c in evaluate(run.check_context(), BASELINE_CHECKS, "must_keep") if not c.passed]
     if bad:
         raise SnapshotError(f"{problem.id}: baseline unhealthy: " + "; ".join(f"{c.name}: {c.detail}" for c in bad))
+    observe(incident, window_s, progress, f"{problem.id} seed {seed}")
+    return incident
+
+
+def observe(incident: Incident, window_s: float, progress: Progress, label: str) -> None:
+    """From a recorded, healthy baseline: note the baseline objects, start the noise, inject, then
+    run the observation window, taking the alert list every `ALERT_INTERVAL_S`."""
+    run, view, cluster = incident.run, incident.view, incident.run.cluster
     incident.baseline_time = cluster.now()
-    incident.baseline_objects = collect.agent_objects(cluster)
+    incident.baseline_objects = view.objects()
     run.start_noise()
     run.inject()
     incident.start = cluster.now()
-    progress(f"{problem.id} seed {seed}: observing {window_s:.0f}s")
-    incident.alerts.append((cluster.now(), collect.alerts_now(cluster.twin)))
+    progress(f"{label}: observing {window_s:.0f}s")
+    incident.alerts.append((cluster.now(), view.alerts_now()))
     remaining = float(window_s)
     while remaining > 1e-9:
         step = min(float(layout.ALERT_INTERVAL_S), remaining)
         run.advance(step)
         remaining -= step
-        incident.alerts.append((cluster.now(), collect.alerts_now(cluster.twin)))
+        incident.alerts.append((cluster.now(), view.alerts_now()))
     incident.end = cluster.now()
-    return incident
 
 
 # ------------------------------------------------------------------- write
 def write_files(incident: Incident, root: Path) -> None:
-    run = incident.run
-    cluster: Any = run.cluster
-    twin = cluster.twin
+    run, view = incident.run, incident.view
     namespaces = [run.app.namespace]
-    objects = collect.agent_objects(cluster)
-    spans = collect.visible_spans(twin)
+    objects = view.objects()
+    spans = view.spans(incident.ready_time, incident.end)
     # Time series reach back HISTORY_S (as the live tools' default look-back does), healthy period
     # included: a Service nobody can reach any more still shows up as called before the fault.
     history = max(incident.ready_time, min(incident.start, incident.end - HISTORY_S))
@@ -169,16 +201,16 @@ def write_files(incident: Incident, root: Path) -> None:
                collect.topology(objects, collect.service_calls(spans, window_spans)))
     for at, alerts in incident.alerts:
         write_json(root / layout.alerts_file(collect.iso_s(at)), alerts)
-    write_tsv(root / layout.EVENTS_TSV, layout.EVENT_COLUMNS, collect.event_rows(cluster))
+    write_tsv(root / layout.EVENTS_TSV, layout.EVENT_COLUMNS, view.event_rows())
     write_tsv(root / layout.OBJECTS_TSV, layout.OBJECT_COLUMNS,
               collect.object_rows("baseline", incident.baseline_objects) + collect.object_rows("snapshot", objects))
-    metrics = collect.metric_rows(twin, history, incident.end,
-                                  service_namespaces=collect.service_namespaces(objects, namespaces))
+    metrics = view.metric_rows(history, incident.end,
+                               service_namespaces=collect.service_namespaces(objects, namespaces))
     (root / layout.METRICS_DIR).mkdir(exist_ok=True)
     for (kind, namespace, name), rows in sorted(metrics.items(), key=lambda kv: (kv[0][0], kv[0][1] or "",
                                                                                  kv[0][2])):
         write_tsv(root / layout.metrics_file(kind, namespace, name), layout.METRIC_COLUMNS, rows)
-    write_tsv(root / layout.LOGS_TSV, layout.LOG_COLUMNS, collect.log_rows(twin, history, incident.end))
+    write_tsv(root / layout.LOGS_TSV, layout.LOG_COLUMNS, view.log_rows(history, incident.end))
     write_tsv(root / layout.TRACES_TSV, layout.TRACE_COLUMNS, collect.trace_rows(spans, window_spans))
 
 

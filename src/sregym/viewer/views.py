@@ -57,7 +57,8 @@ def run_card(run: RunData, key: str) -> dict[str, Any]:
             "model": run.summary.model, "score": None,
             "noise": run.summary.noise, "started_at": run.config.get("started_at"),
             "finished_at": run.config.get("finished_at"), "running": run.running,
-            "attempts": len(run.lines), "planned": len(run.lines) + run.summary.missing,
+            "attempts": len(run.lines), "skipped": len(run.skipped),
+            "planned": len(run.lines) + len(run.skipped) + run.summary.missing,
             "end_to_end": e2e}
 
 
@@ -103,6 +104,8 @@ def run_view(run: RunData, key: str) -> dict[str, Any]:
         "cost_usd": summary.cost_usd,
         "environment_failure_reasons": summary.environment_failure_reasons,
         "missing": summary.missing,
+        "skipped": [{"problem_id": ln["problem_id"], "seed": ln["seed"], "reason": ln.get("skipped_reason")}
+                    for ln in run.skipped],
         "problems": problems,
     }
 

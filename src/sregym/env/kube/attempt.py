@@ -21,6 +21,7 @@ from sregym.problems.model import Problem
 
 log = logging.getLogger("sregym.kube")
 POLL_S = 5.0
+FIELD_MANAGER = "kubectl"
 CHAOS_GROUP = "chaos-mesh.org"
 OBSERVABILITY_PROBES = {"prometheus": "/api/v1/query?query=time()", "loki": "/loki/api/v1/labels",
                         "jaeger": "/api/services"}
@@ -47,7 +48,11 @@ class KubeAttempt:
         self.problem = problem
         self.ledger = target.ledger_path(key)
         self.progress = progress or _to_stderr
-        self.cluster: Any = target.admin_cluster(self.ledger)
+        try:  # the client asks the API server for its version and kinds at once
+            self.cluster: Any = target.admin_cluster(self.ledger)
+        except Exception as exc:
+            raise ClusterNotReady(f"cannot reach the Kubernetes API of {target.kubeconfig}: "
+                                  f"{type(exc).__name__}: {exc}") from None
 
     # ------------------------------------------------------------ prerequisites
     def check_prerequisites(self, *, noise: str) -> None:
@@ -117,7 +122,9 @@ class KubeAttempt:
         objects = app.objects()
         self.progress(f"installing {app.name}: {len(objects)} objects into namespace {app.namespace}")
         for obj in objects:
-            self.cluster.server_side_apply(obj)
+            # `kubectl apply --server-side`'s own manager name: the agent reads managedFields, and
+            # a manager named after the benchmark would tell it where it is.
+            self.cluster.server_side_apply(obj, field_manager=FIELD_MANAGER)
         waited, last = 0.0, ""
         while waited < self.target.ready_timeout_s:
             self.cluster.advance(POLL_S)

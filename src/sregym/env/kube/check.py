@@ -27,10 +27,11 @@ def check_on_cluster(problem: Problem, seed: int, target: KubeTarget) -> CheckRe
     """Run the protocol's cluster-independent steps on `target`; never raises for the cluster."""
     started = time.perf_counter()
     report = CheckReport(problem.id, seed)
-    attempt = KubeAttempt(target, problem, f"check-{problem.id}-s{seed}-p{os.getpid()}")
+    attempt = None
     run = None
     access = None
     try:
+        attempt = KubeAttempt(target, problem, f"check-{problem.id}-s{seed}-p{os.getpid()}")
         attempt.check_prerequisites(noise="none")
         run = ProblemRun(problem, attempt.cluster, seed=seed, noise="none")
         attempt.install(run)
@@ -52,7 +53,7 @@ def check_on_cluster(problem: Problem, seed: int, target: KubeTarget) -> CheckRe
     finally:
         if access is not None:
             access.close()
-        failed = attempt.cleanup(run)
+        failed = attempt.cleanup(run) if attempt is not None else []
         if failed:
             report.add("cleanup removes what the check created", False, "; ".join(failed))
     passed, detail = score_gold_diagnosis(problem)[:2]

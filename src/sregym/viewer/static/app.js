@@ -144,7 +144,7 @@ function renderRun(key, d) {
       h("tr", {}, h("th", {}, "end to end, mean over problems"), h("td", { class: "num" },
         boot ? [`${pct(boot.estimate)} `, h("span", { class: "muted iv" }, `95% bootstrap over problems ${pct(boot.low)}–${pct(boot.high)}`)] : "–")),
       h("tr", {}, h("th", {}, "attempts"), h("td", { class: "num" },
-        `${o.attempts} (${o.environment_failures} environment failures${d.missing ? `, ${d.missing} missing` : ""})`))),
+        `${o.attempts} (${o.environment_failures} environment failures${d.missing ? `, ${d.missing} missing` : ""}${d.skipped.length ? `, ${d.skipped.length} skipped` : ""})`))),
     h("h3", {}, "pass^k"),
     h("table", { id: "pass-k" }, h("tr", {}, Object.keys(d.pass_hat_k).map((k) => h("th", {}, `k=${k}`))),
       h("tr", {}, Object.values(d.pass_hat_k).map((v) => h("td", { class: "num" }, pct(v))))),
@@ -168,6 +168,8 @@ function renderRun(key, d) {
     h("div", { class: "stack" }, summary, ratesTable("by-layer", "By layer", d.by_layer),
       ratesTable("by-app", "By app", d.by_app), ratesTable("by-difficulty", "By difficulty", d.by_difficulty)),
     reasons.length ? [h("h2", {}, "Environment failures"), h("ul", {}, reasons.map(([r, n]) => h("li", {}, `${n} × ${r}`)))] : null,
+    d.skipped.length ? [h("h2", {}, "Skipped (not run on this backend, not scored)"), h("ul", { id: "skipped" },
+      d.skipped.map((x) => h("li", {}, `${x.problem_id} seed ${x.seed}: ${x.reason || "not run on this backend"}`)))] : null,
     h("h2", {}, "Problems"),
     h("table", { id: "problems" }, h("tr", {}, ["problem", "difficulty", "layers", "seeds", "e2e", "to diagnosis", "to mitigation", "steps", "tokens in", "tokens out", "cost"].map((c) => h("th", {}, c))), problemRows),
   ];
