@@ -30,7 +30,7 @@ README = ROOT / "README.md"
 EXERCISED: list[tuple[str, str]] = [
     (r"^pip install -e \. && sregym run --suite lite --agent baseline -j 2$",
      "ci: .ci/run installs exactly `pip install -e .` in a fresh venv and runs a lite attempt with baseline"),
-    (r"^pip install -e '\.\[test\]' && python -m pytest -n 2$", "ci: the last line of .ci/run, verbatim"),
+    (r"^pip install -e '\.\[test\]' && python -m pytest -n 3$", "ci: the last line of .ci/run, verbatim"),
     (r"^sregym twin up --port 6443 --seed 7 --speed 1$",
      "tests/twin/api/test_twin_up.py::test_twin_up_serves_kubectl_and_stops_cleanly_on_sigterm"),
     (r"^export KUBECONFIG=", "tests/test_readme.py::test_twin_up_with_the_app_answers_the_readme_commands"),
@@ -107,7 +107,7 @@ def test_every_readme_command_is_exercised() -> None:
         ref = evidence.split(": ", 1)[-1]
         assert _test_exists(ref), f"{ref} does not exist"
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "pip install -e '.[test]' && python -m pytest -n 2" in ci.splitlines()[-1]
+    assert "pip install -e '.[test]' && python -m pytest -n 3" in ci.splitlines()[-1]
     assert 'pip install -q -e . ' in ci and "--agent baseline" in ci
 
 

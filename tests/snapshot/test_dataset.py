@@ -80,24 +80,3 @@ def test_cli_dataset(tmp_path: Path) -> None:
     assert none.exit_code == 2 and "no problems" in none.output
     unknown = runner.invoke(app, ["snapshot", "dataset", "nope/nothing-v1", "--out", str(tmp_path / "u")])
     assert unknown.exit_code == 2 and "unknown problem 'nope/nothing-v1'" in unknown.output
-
-
-def test_cli_builds_the_itbench_aa_suite_as_a_dataset_of_at_least_20_tasks(tmp_path: Path) -> None:
-    """`sregym snapshot dataset --suite itbench-aa` (ITBench-AA's anatomy: one snapshot per task,
-    the root-cause entities kept beside it): every problem of the suite exports."""
-    from sregym.problems.registry import select
-
-    suite = [p.id for p in select(suite="itbench-aa")]
-    assert len(suite) >= 20
-    out = tmp_path / "aa"
-    result = runner.invoke(app, ["snapshot", "dataset", "--suite", "itbench-aa", "--window", "1m",
-                                 "--baseline", "90s", "--jobs", "2", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    tasks = json.loads((out / "index.json").read_text())["tasks"]
-    assert len(tasks) >= 20 and sorted(t["problem"] for t in tasks) == sorted(suite)
-    for task in tasks:
-        assert (out / task["snapshot"] / "snapshot.json").exists()
-        truth = json.loads((out / task["ground_truth"]).read_text())
-        assert truth["problem"] == task["problem"]
-    deleted = next(t for t in tasks if t["problem"] == "astronomy-shop/product-catalog-service-deleted-v1")
-    assert "product-catalog" in (out / deleted["ground_truth"]).read_text()
