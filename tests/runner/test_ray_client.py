@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,12 +78,16 @@ class Head:
 
 
 @pytest.fixture(scope="module")
-def head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Head]:
-    server = Head(tmp_path_factory.mktemp("ray-head"))
+def head() -> Iterator[Head]:
+    # A short directory of its own: Ray's socket paths under it must fit AF_UNIX's 107 bytes, which
+    # pytest's per-worker temporary directories do not leave room for.
+    workdir = Path(tempfile.mkdtemp(prefix="rayc-", dir="/tmp"))
+    server = Head(workdir)
     try:
         yield server
     finally:
         server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _line(out: Path) -> dict:
