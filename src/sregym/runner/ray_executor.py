@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -88,7 +89,7 @@ def _init_keeping_sigterm(ray: Any, **options: Any) -> None:
     main = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGTERM) if main else None
     try:
-        ray.init(**options)
+        _init_with_retries(ray, options)
     except Exception as exc:  # no cluster there, a wrong token, versions that differ: the machine's setup
         where = "start a local Ray" if options.get("address") == "local" else \
             f"connect to the Ray cluster at {options.get('address')}"
@@ -96,6 +97,36 @@ def _init_keeping_sigterm(ray: Any, **options: Any) -> None:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+# A Ray Client server starts one server process per client and gives up on it after 30 s by
+# default; on a loaded head that start is slower, and the client sees an "Initialization failure
+# from server" that a second try a few seconds later does not. Anything else (no cluster, a wrong
+# token, different versions) is the machine's setup and is not retried.
+CLIENT_INIT_TRIES = 3
+CLIENT_INIT_BACKOFF_S = (3.0, 10.0)
+
+
+def _transient_client_failure(exc: BaseException) -> bool:
+    return isinstance(exc, ConnectionAbortedError) and str(exc).startswith("Initialization failure from server")
+
+
+def _init_with_retries(ray: Any, options: dict[str, Any]) -> None:
+    """`ray.init(**options)`, tried again (after a pause, with a line on stderr) when a Ray Client
+    server failed to start the client's server process in time."""
+    for attempt in range(CLIENT_INIT_TRIES):
+        try:
+            ray.init(**options)
+            return
+        except Exception as exc:
+            if attempt == CLIENT_INIT_TRIES - 1 or not _transient_client_failure(exc):
+                raise
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+            pause = CLIENT_INIT_BACKOFF_S[min(attempt, len(CLIENT_INIT_BACKOFF_S) - 1)]
+            print(f"{FEATURE}: the Ray Client server at {options.get('address')} did not start a server for "
+                  f"this client in time; trying again in {pause:g} s", file=sys.stderr, flush=True)
+            time.sleep(pause)
 
 
 @dataclass
