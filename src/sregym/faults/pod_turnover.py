@@ -35,10 +35,36 @@ def _fresh_and_ready(pods: list[dict[str, Any]], old: set[str]) -> bool:
         for p in live) and len(live) == len(pods)
 
 
+def _owning_deployments(cluster: Cluster, namespace: str, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Deployments that own `pods` through their ReplicaSets (pods owned otherwise add none)."""
+    names: set[str] = set()
+    for pod in pods:
+        for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
+            if ref.get("kind") != "ReplicaSet":
+                continue
+            replica_set = cluster.get("ReplicaSet", namespace, ref["name"]) or {}
+            names.update(r["name"] for r in (replica_set.get("metadata") or {}).get("ownerReferences") or []
+                         if r.get("kind") == "Deployment")
+    return [d for d in (cluster.get("Deployment", namespace, n) for n in sorted(names)) if d]
+
+
+def _rolled_out(deployment: dict[str, Any]) -> bool:
+    """The Deployment controller has seen the latest template and every replica runs it: right
+    after a template patch the old pods are still Ready and not yet terminating, so pods alone
+    cannot tell that a rollout is still to come."""
+    meta, spec, status = deployment["metadata"], deployment.get("spec") or {}, deployment.get("status") or {}
+    replicas = spec.get("replicas", 1)
+    return (status.get("observedGeneration", 0) >= meta.get("generation", 0)
+            and status.get("updatedReplicas", 0) == replicas
+            and status.get("replicas", 0) == replicas
+            and status.get("availableReplicas", 0) == replicas)
+
+
 @fault
 class WaitPodTurnover(Fault):
-    """Advance until every pod the selector matches was created after this step began and is
-    Ready, and none is still terminating."""
+    """Advance until no pod the selector matches is one that was terminating when this step began,
+    every one is Ready, none is still terminating, and the Deployments owning them have rolled
+    out their latest template (a restart by template patch as well as by deleting pods)."""
 
     name = "wait_pod_turnover"
     Params = PodTurnoverParams
@@ -49,12 +75,19 @@ class WaitPodTurnover(Fault):
         old = {o["metadata"]["name"] for o in cluster.list("Pod", p.namespace, label_selector=p.label_selector)
                if (o.get("metadata") or {}).get("deletionTimestamp")}
         waited = 0.0
-        while not _fresh_and_ready(cluster.list("Pod", p.namespace, label_selector=p.label_selector), old):
+        while not self._done(cluster, old):
             if waited >= p.timeout_s:
                 raise RuntimeError(f"cannot inject: pods {p.label_selector} not replaced after {waited:.0f}s")
             cluster.advance(POLL_S)
             waited += POLL_S
         return {"waited_s": waited}
+
+    def _done(self, cluster: Cluster, old: set[str]) -> bool:
+        p = self.params
+        assert isinstance(p, PodTurnoverParams)
+        pods = cluster.list("Pod", p.namespace, label_selector=p.label_selector)
+        return _fresh_and_ready(pods, old) and all(
+            _rolled_out(d) for d in _owning_deployments(cluster, p.namespace, pods))
 
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         """Nothing was written."""
