@@ -832,10 +832,17 @@ def _reachable_dns(twin: Twin, state: _State, pod: dict[str, Any] | None, src_ip
     from sregym.twin.controllers.endpoints import ready_backends
     from sregym.twin.dataplane.netpolicy import allowed
 
+    from sregym.twin.dataplane.connect import router_of
+
     runtime = twin.services.runtime
     chaos = twin.services.chaos
+    routes = router_of(twin).bgp
+    src_node = str(get_path(pod, "spec", "nodeName", default="") or "") if pod else ""
     ok = False
     for backend in ready_backends(twin, service):
+        if src_node and backend.pod is not None and \
+                not routes.reachable(src_node, str(get_path(backend.pod, "spec", "nodeName", default="") or "")):
+            continue  # no BGP route to that CoreDNS pod's node: the query is dropped
         if runtime is not None and hasattr(runtime, "listener") and \
                 runtime.listener(backend.ip, 53, "UDP") is None and runtime.listener(backend.ip, 53, "TCP") is None:
             continue

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from functools import partial
 
-from sregym.apps.hotel_reservation import NAMESPACE
-from sregym.problems.builders import deployment_cause, patch_container
-from sregym.problems.model import CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
+from sregym.apps.hotel_reservation import NAMESPACE, PORTS
+from sregym.problems.builders import deployment_cause, object_cause, patch_container
+from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.problems.vocabulary import mechanisms
-from sregym.types import GroundTruth
+from sregym.types import EntityPattern, GroundTruth, RootCause
 
 APP = "hotel-reservation"
 WINDOW_S = 180.0
@@ -34,7 +34,11 @@ mechanisms({
                              "upgrade_problem", "incompatible version", "incompatible image", "data files",
                              "on-disk format", "cannot open the data", "upgrade path", "exit code 62",
                              "8.0.14-rc0", "release candidate"),
-}, related={"incompatible_upgrade": ("crashing_image", "bad_image")})
+    "bgp_routing": ("bgp", "bgppeer", "route reflector", "route-reflector", "routereflector", "peerselector",
+                    "peer selector", "nodetonodemesh", "node-to-node mesh", "calico route", "no route between nodes",
+                    "routes between nodes", "cross-node", "node-role.kubernetes.io/master"),
+}, related={"incompatible_upgrade": ("crashing_image", "bad_image"),
+            "bgp_routing": ("network_policy", "dns")})
 
 _deploy = partial(deployment_cause, NAMESPACE)
 
@@ -88,5 +92,68 @@ def update_incompatible_correlated() -> Problem:
             must_fix=(CheckSpec(check="workloads_ready", params={"names": list(MONGODBS)}),),
             window_s=WINDOW_S),
         gold=tuple(patch_container(NAMESPACE, d, _mongo_container(d), {"image": GOOD_MONGO}) for d in MONGODBS),
+        settle_s=SETTLE_S,
+    )
+
+
+# ------------------------------------------------- 2. Calico route reflectors lost to a label
+REFLECTOR_NODE = "kind-control-plane"
+LEGACY_LABEL = "node-role.kubernetes.io/master"
+PEER = "peer-with-route-reflectors"
+# What frontend calls (by name, through DNS): on three workers some of them are always on another node.
+CALLS = {"frontend": ("search", "profile", "recommendation", "reservation", "user")}
+
+
+@problem
+def calico_route_reflector_label_drift() -> Problem:
+    """The cluster runs Calico with the BGP node-to-node mesh disabled (`BGPConfiguration/default`,
+    `nodeToNodeMeshEnabled: false`) and one route reflector, the control-plane node (it carries
+    the route-reflector cluster ID annotation `projectcalico.org/RouteReflectorClusterID`). The
+    `BGPPeer/peer-with-route-reflectors` policy still picks the reflectors with
+    `peerSelector: has(node-role.kubernetes.io/master)`, the label Kubernetes no longer sets: the
+    control-plane node only has `node-role.kubernetes.io/control-plane`.
+
+    No node matches the peer selector, so no node has a BGP session and no node learns the pod
+    routes of the others. Every pod stays Running and Ready; traffic between pods on one node works,
+    every connection to a pod on another node times out (`dial tcp 10.244.x.y:8083: i/o timeout`),
+    DNS lookups time out from nodes without a CoreDNS pod, and frontend requests fail. Restarting
+    pods helps only where the new pod happens to share a node with everything it calls. Fix: make
+    the peer policy select the reflector again -- put the label back on the reflector node, or point
+    the BGPPeer's selectors at `node-role.kubernetes.io/control-plane` -- keeping the
+    route-reflector topology (turning the mesh back on bypasses it).
+    """
+    return Problem(
+        id="hotel-reservation/calico-route-reflector-label-drift-v1",
+        title="requests time out between services although every pod is ready",
+        app=APP, namespace=NAMESPACE,
+        tags=Tags(layers=("network", "k8s"), difficulty="hard",
+                  sources=("sregym:calico_route_reflector_label_drift_hotel_reservation",)),
+        faults=(FaultSpec(fault="calico_route_reflector_label_drift",
+                          params={"node": REFLECTOR_NODE, "label": LEGACY_LABEL, "peer_name": PEER}),),
+        ground_truth=GroundTruth(
+            root_causes=(RootCause(entity=object_cause(None, "BGPPeer", PEER).entity,
+                                   aliases=(EntityPattern(kind="Node", name=REFLECTOR_NODE),
+                                            EntityPattern(kind="BGPConfiguration", name="default"))),),
+            mechanism="bgp_routing",
+            detail=f"BGPPeer {PEER} selects route reflectors with has({LEGACY_LABEL}), a label no node has "
+                   f"any more ({REFLECTOR_NODE} only has node-role.kubernetes.io/control-plane); with the "
+                   "node-to-node mesh disabled no node has BGP sessions, so pod routes are not propagated "
+                   "between nodes",
+            detail_keywords=(PEER, LEGACY_LABEL, "peerselector", "route reflector", "nodetonodemeshenabled",
+                             "node-role.kubernetes.io/control-plane", "bgp"),
+            affected=tuple(_deploy(name) for name in ("frontend", "search", "geo", "profile", "rate",
+                                                       "recommendation", "reservation", "user")),
+            impact_keywords=IMPACT,
+            description="Calico is in route-reflector mode with the node-to-node mesh off, and the BGPPeer "
+                        "still selects reflectors by the deprecated node-role.kubernetes.io/master label. No "
+                        "reflector is selected, cross-node pod routes disappear, and cross-node service and DNS "
+                        "traffic times out while pods stay Running."),
+        mitigation=MitigationSpec(
+            must_fix=tuple(CheckSpec(check="deployment_reaches", params={
+                "deployment": caller, "targets": [[callee, PORTS[callee]] for callee in callees]})
+                for caller, callees in CALLS.items()),
+            window_s=WINDOW_S),
+        gold=(Action(op="patch", kind="Node", name=REFLECTOR_NODE, patch_type="merge",
+                     patch={"metadata": {"labels": {LEGACY_LABEL: ""}}}),),
         settle_s=SETTLE_S,
     )
