@@ -830,9 +830,8 @@ def _reachable_dns(twin: Twin, state: _State, pod: dict[str, Any] | None, src_ip
     if key in state.reach:
         return state.reach[key]
     from sregym.twin.controllers.endpoints import ready_backends
-    from sregym.twin.dataplane.netpolicy import allowed
-
     from sregym.twin.dataplane.connect import router_of
+    from sregym.twin.dataplane.netpolicy import allowed
 
     runtime = twin.services.runtime
     chaos = twin.services.chaos
