@@ -49,3 +49,57 @@ def test_mongod_release_candidate_refuses_the_old_data_files_until_rolled_back(t
         pods = cluster.list("Pod", NS, label_selector=f"io.kompose.service=mongodb-{name}")
         assert pods and all(p["status"]["phase"] == "Running" for p in pods), name
         assert all(c["ready"] for p in pods for c in p["status"]["containerStatuses"]), name
+
+
+ROUTING = "hotel-reservation/calico-route-reflector-label-drift-v1"
+LEGACY = "node-role.kubernetes.io/master"
+
+
+def _listening_pods(cluster) -> list[tuple[str, str, str, int]]:
+    """(name, node, pod IP, first containerPort) of the app's running pods."""
+    found = []
+    for pod in cluster.list("Pod", NS):
+        ports = [p["containerPort"] for c in pod["spec"]["containers"] for p in c.get("ports") or []]
+        if pod["status"].get("phase") == "Running" and ports and pod["status"].get("podIP"):
+            found.append((pod["metadata"]["name"], pod["spec"]["nodeName"], pod["status"]["podIP"], ports[0]))
+    return found
+
+
+def test_route_reflectors_selected_by_a_vanished_label_cut_cross_node_traffic_only(tmp_path: Path) -> None:
+    assert PROBLEMS.get(ROUTING).tags.sources == ("sregym:calico_route_reflector_label_drift_hotel_reservation",)
+    cluster, run = deployed(ROUTING)
+    run.inject()
+    run.advance(30)
+    pods = _listening_pods(cluster)
+    frontend = next(p for p in pods if p[0].startswith("frontend-"))
+    same = next(p for p in pods if p[1] == frontend[1] and p[0] != frontend[0])
+    other = next(p for p in pods if p[1] != frontend[1])
+    harness = serve_twin(cluster.twin, tmp_path)
+    try:
+        peer = harness.ok("get", "bgppeers.crd.projectcalico.org", "peer-with-route-reflectors",
+                          "-o", "jsonpath={.spec.peerSelector}")
+        assert peer == f"has({LEGACY})"
+        mesh = harness.ok("get", "bgpconfigurations.crd.projectcalico.org", "default",
+                          "-o", "jsonpath={.spec.nodeToNodeMeshEnabled}")
+        assert mesh == "false"
+        assert "No resources found" in harness.kubectl("get", "nodes", "-l", LEGACY).stderr
+        # Every pod still looks healthy.
+        assert "CrashLoopBackOff" not in harness.ok("get", "pods", "-n", NS)
+
+        def nc(ip: str, port: int):
+            return harness.kubectl("exec", "-n", NS, frontend[0], "--", "nc", "-zv", "-w", "3", ip, str(port),
+                                   check=False)
+
+        assert nc(same[2], same[3]).returncode == 0, same
+        crossing = nc(other[2], other[3])
+        assert crossing.returncode != 0 and "timed out" in (crossing.stderr + crossing.stdout).lower(), crossing
+        # The other fix the peer accepts: select reflectors by the label Kubernetes sets today.
+        harness.ok("patch", "bgppeers.crd.projectcalico.org", "peer-with-route-reflectors", "--type=merge", "-p",
+                   '{"spec":{"nodeSelector":"!has(node-role.kubernetes.io/control-plane)",'
+                   '"peerSelector":"has(node-role.kubernetes.io/control-plane)"}}')
+        assert nc(other[2], other[3]).returncode == 0
+        # A reflector without its cluster ID does not reflect: only its direct peers learn routes.
+        harness.ok("annotate", "node", "kind-control-plane", "projectcalico.org/RouteReflectorClusterID-")
+        assert nc(other[2], other[3]).returncode != 0
+    finally:
+        harness.server.stop()
