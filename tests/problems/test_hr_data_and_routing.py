@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sregym.oracles.checks_disk_and_metastable import service_calls_succeed
 from sregym.problems.registry import PROBLEMS
 from sregym.problems.vocabulary import vocabulary_of
 from support.kube import serve_twin
@@ -49,6 +50,38 @@ def test_mongod_release_candidate_refuses_the_old_data_files_until_rolled_back(t
         pods = cluster.list("Pod", NS, label_selector=f"io.kompose.service=mongodb-{name}")
         assert pods and all(p["status"]["phase"] == "Running" for p in pods), name
         assert all(c["ready"] for p in pods for c in p["status"]["containerStatuses"]), name
+
+
+CORRUPTION = "hotel-reservation/silent-data-corruption-geo-v1"
+
+
+def test_corrupting_disk_shows_only_as_checksum_errors_and_follows_the_volume_not_the_pod(tmp_path: Path) -> None:
+    assert PROBLEMS.get(CORRUPTION).tags.sources == ("sregym:silent_data_corruption",)
+    cluster, run = deployed(CORRUPTION)
+    ctx = run.check_context()
+    assert service_calls_succeed(ctx, service="geo")[0]
+    run.inject()
+    run.advance(60)
+    assert not service_calls_succeed(ctx, service="geo")[0]
+    db = cluster.list("Pod", NS, label_selector=MONGO_GEO)[0]
+    node = db["spec"]["nodeName"]
+    # The block layer says nothing: no I/O errors in the node's kernel log.
+    kernel = [line.text for line in cluster.twin.services.logs.node_lines(node, "kernel")]
+    assert not any("I/O error" in t for t in kernel)
+    harness = serve_twin(cluster.twin, tmp_path)
+    try:
+        logs = harness.ok("logs", "-n", NS, "deploy/mongodb-geo", "--previous")
+        assert "read checksum error for 4096B block" in logs and "Fatal assertion" in logs
+        # Recreating the pod on the same volume changes nothing.
+        harness.ok("delete", "pod", "-n", NS, db["metadata"]["name"], "--wait=false")
+    finally:
+        harness.server.stop()
+    run.advance(90)
+    assert not service_calls_succeed(ctx, service="geo")[0]
+    # Data restored on a fresh volume (what the gold does, as kubectl writes): geo serves again.
+    run.apply_gold()
+    run.advance(120)
+    assert service_calls_succeed(ctx, service="geo")[0]
 
 
 ROUTING = "hotel-reservation/calico-route-reflector-label-drift-v1"

@@ -4,6 +4,9 @@ pod routing.
 - every MongoDB moved to a release that cannot open the data files on its volume (the
   featureCompatibilityVersion rule, `twin/datastores/mongo_versions.py`): six crash loops with
   mongod's own `Wrong mongod version` fatal line;
+- the disk under mongodb-geo silently corrupting blocks (a device-scoped IOChaos `mistake`, the
+  file-level form of SREGym's dm-flakey corruption): no block-layer error anywhere, only
+  WiredTiger's checksum errors and mongod's fatal assertion;
 - Calico BGP route reflectors chosen by a node label that the route-reflector node no longer has
   (`twin/node/bgp.py`): no node learns the others' pod routes, so traffic between pods on
   different nodes times out while traffic on one node still works.
@@ -17,7 +20,14 @@ from __future__ import annotations
 from functools import partial
 
 from sregym.apps.hotel_reservation import NAMESPACE, PORTS
-from sregym.problems.builders import deployment_cause, object_cause, patch_container
+from sregym.problems.builders import (
+    deployment_cause,
+    move_to_new_claim,
+    object_cause,
+    patch_container,
+    pod_recreation,
+    rollout_restart,
+)
 from sregym.problems.model import Action, CheckSpec, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.problems.vocabulary import mechanisms
@@ -37,7 +47,10 @@ mechanisms({
     "bgp_routing": ("bgp", "bgppeer", "route reflector", "route-reflector", "routereflector", "peerselector",
                     "peer selector", "nodetonodemesh", "node-to-node mesh", "calico route", "no route between nodes",
                     "routes between nodes", "cross-node", "node-role.kubernetes.io/master"),
+    "data_corruption": ("corrupt", "corrupted", "corruption", "checksum", "read checksum error", "wrong bytes",
+                        "dm-flakey", "flakey", "bit rot", "integrity", "__wt_block_read_off", "fassert"),
 }, related={"incompatible_upgrade": ("crashing_image", "bad_image"),
+            "data_corruption": ("disk", "crashing_image"),
             "bgp_routing": ("network_policy", "dns")})
 
 _deploy = partial(deployment_cause, NAMESPACE)
@@ -96,7 +109,51 @@ def update_incompatible_correlated() -> Problem:
     )
 
 
-# ------------------------------------------------- 2. Calico route reflectors lost to a label
+# ------------------------------------------------- 2. silent data corruption under mongodb-geo
+@problem
+def silent_data_corruption() -> Problem:
+    """The disk behind `mongodb-geo`'s PersistentVolume (claim `geo-pvc`) silently corrupts data:
+    blocks read back and blocks written carry wrong bytes. The block layer reports nothing -- no
+    `blk_update_request` or `Buffer I/O error` in the node's kernel log, no EIO, the disk looks
+    healthy in node-exporter.
+
+    Only MongoDB notices, because WiredTiger checksums every block it reads: mongod logs
+    `WiredTiger error ... __wt_block_read_off ... read checksum error for 4096B block at offset
+    ...: block header checksum of ... doesn't match expected checksum of ...`, then `Fatal
+    assertion` (msgid 50853) and `aborting after fassert() failure`; the container restarts and
+    aborts again on the next read. geo's Nearby queries fail and searches through the frontend
+    fail. Restarting or rescheduling mongodb-geo onto the same volume changes nothing. Fix: take
+    the database off the corrupting disk and restore its data -- a new PVC for mongodb-geo (its
+    init script recreates the users, geo re-seeds its data when restarted). A durability check
+    recreates the mongodb-geo pod.
+    """
+    return Problem(
+        id="hotel-reservation/silent-data-corruption-geo-v1",
+        title="searches fail; the geo database keeps aborting although the disk reports no errors",
+        app=APP, namespace=NAMESPACE,
+        tags=Tags(layers=("hardware",), difficulty="hard", sources=("sregym:silent_data_corruption",)),
+        faults=(FaultSpec(fault="disk_data_corruption", params={
+            "namespace": NAMESPACE, "labels": {"io.kompose.service": "mongodb-geo"}, "volume_path": "/data/db"}),),
+        ground_truth=GroundTruth(
+            root_causes=(object_cause(NAMESPACE, "PersistentVolumeClaim", "geo-pvc"), _deploy("mongodb-geo")),
+            mechanism="data_corruption",
+            detail="the disk behind mongodb-geo's volume (PVC geo-pvc) silently corrupts reads and writes of "
+                   "/data/db; WiredTiger detects the bad blocks (read checksum error) and mongod aborts with a "
+                   "fatal assertion, while the kernel reports no I/O error",
+            detail_keywords=("geo-pvc", "checksum", "corrupt", "/data/db", "wiredtiger", "fassert", "50853"),
+            affected=(_deploy("geo"), _deploy("search"), _deploy("frontend")), impact_keywords=IMPACT,
+            description="The storage under mongodb-geo corrupts data without any block-level error; MongoDB's "
+                        "block checksums catch it and mongod aborts on every read, so geo's queries and the "
+                        "searches that need them fail."),
+        mitigation=MitigationSpec(
+            must_fix=(CheckSpec(check="service_calls_succeed", params={"service": "geo"}),),
+            durability=(pod_recreation("mongodb-geo"),)),
+        gold=(*move_to_new_claim(NAMESPACE, "mongodb-geo", volume="geo", claim="geo-data"),
+              rollout_restart(NAMESPACE, "geo", stamp="2024-06-01T00:00:00Z")),
+    )
+
+
+# ------------------------------------------------- 3. Calico route reflectors lost to a label
 REFLECTOR_NODE = "kind-control-plane"
 LEGACY_LABEL = "node-role.kubernetes.io/master"
 PEER = "peer-with-route-reflectors"
