@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.chaos.node_kernel import connect_failure
 from sregym.twin.dataplane import route_inputs
 from sregym.twin.dataplane.tcp_loss import path_cost as tcp_path_cost
-from sregym.twin.node.bgp import BgpRoutes
+from sregym.twin.node.bgp import bgp_routes_of
 from sregym.twin.node.runtime import runtime_of
 
 if TYPE_CHECKING:
@@ -131,16 +131,20 @@ class Router:
         self._static: dict[tuple[Any, ...], _Static] = {}
         # key -> (tick, store version, route, input stamp when evaluated): see `route_inputs`.
         self._dynamic: dict[tuple[Any, ...], tuple[float, int, Route, tuple[Any, ...] | None]] = {}
-        self.bgp = BgpRoutes(twin)  # which node has routes to which node's pods (Calico BGP)
+        self.bgp = bgp_routes_of(twin)  # which node has routes to which node's pods (Calico BGP)
+        self._bgp_generation = self.bgp.generation
         twin.store.add_listener(self._on_change)
 
     # ------------------------------------------------------------------ caching
     def _on_change(self, event: Any) -> None:
         key = event.kind.key
-        if key in WATCHED_KINDS or key[0] == "chaos-mesh.org" or self.bgp.affected_by(event):
+        if key in WATCHED_KINDS or key[0] == "chaos-mesh.org":
             self.version += 1
 
     def _index(self) -> None:
+        if self._bgp_generation != self.bgp.generation:  # routes between nodes changed
+            self._bgp_generation = self.bgp.generation
+            self.version += 1
         if self._built == self.version:
             return
         self._built = self.version

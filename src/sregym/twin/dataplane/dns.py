@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.machinery.objects import get_path
+from sregym.twin.node.bgp import bgp_routes_of
 from sregym.twin.topology import CLUSTER_DNS_IP, CLUSTER_DOMAIN
 
 if TYPE_CHECKING:
@@ -830,12 +831,11 @@ def _reachable_dns(twin: Twin, state: _State, pod: dict[str, Any] | None, src_ip
     if key in state.reach:
         return state.reach[key]
     from sregym.twin.controllers.endpoints import ready_backends
-    from sregym.twin.dataplane.connect import router_of
     from sregym.twin.dataplane.netpolicy import allowed
 
     runtime = twin.services.runtime
     chaos = twin.services.chaos
-    routes = router_of(twin).bgp
+    routes = bgp_routes_of(twin)
     src_node = str(get_path(pod, "spec", "nodeName", default="") or "") if pod else ""
     ok = False
     for backend in ready_backends(twin, service):

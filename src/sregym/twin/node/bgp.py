@@ -66,6 +66,12 @@ class BgpRoutes:
         self._dirty = True
         self._mesh = True
         self._routes: set[tuple[str, str]] = set()
+        self.generation = 0  # bumped on every change that may alter routes (route caches compare it)
+        twin.store.add_listener(self._on_change)
+
+    def _on_change(self, event: WatchEvent) -> None:
+        if self.affected_by(event):
+            self.generation += 1
 
     def affected_by(self, event: WatchEvent) -> bool:
         """Does this store change alter routing? (Node heartbeats do not; labels do.)"""
@@ -160,6 +166,14 @@ class BgpRoutes:
                 for b in clients:
                     if a != b:
                         self._routes.add((a, b))
+
+
+def bgp_routes_of(twin: Twin) -> BgpRoutes:
+    """The cluster's BGP route table (made on first use, kept on `twin.services`)."""
+    routes = twin.services.bgp
+    if routes is None:
+        routes = twin.services.bgp = BgpRoutes(twin)
+    return routes
 
 
 def calico_bgp_crds() -> list[dict[str, Any]]:
