@@ -383,8 +383,9 @@ class Router:
             if conntrack_full:
                 route.legs.append(Leg(fraction, _timed_out(base, timeout_ms, shown, "conntrack")))
                 continue
-            if dst_pod is not None and not self.bgp.reachable(
-                    src_node or self._node_ips.get(src_ip, ""), (dst_pod.get("spec") or {}).get("nodeName") or ""):
+            dst_spec = (dst_pod or {}).get("spec") or {}
+            if dst_pod is not None and not dst_spec.get("hostNetwork") and not self.bgp.reachable(
+                    src_node or self._node_ips.get(src_ip, ""), dst_spec.get("nodeName") or ""):
                 route.legs.append(Leg(fraction, _timed_out(base, timeout_ms, shown, "route")))
                 continue
             loss, delay, retransmit, effect = 0.0, 0.0, 0.0, None

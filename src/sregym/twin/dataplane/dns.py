@@ -839,7 +839,7 @@ def _reachable_dns(twin: Twin, state: _State, pod: dict[str, Any] | None, src_ip
     src_node = str(get_path(pod, "spec", "nodeName", default="") or "") if pod else ""
     ok = False
     for backend in ready_backends(twin, service):
-        if src_node and backend.pod is not None and \
+        if src_node and backend.pod is not None and not get_path(backend.pod, "spec", "hostNetwork") and \
                 not routes.reachable(src_node, str(get_path(backend.pod, "spec", "nodeName", default="") or "")):
             continue  # no BGP route to that CoreDNS pod's node: the query is dropped
         if runtime is not None and hasattr(runtime, "listener") and \
