@@ -80,6 +80,7 @@ class TwinServices:
     dataplane: DataPlaneEngine | None = None
     envoy: Any = None  # dataplane.envoy.EnvoyProxies: the Envoy programs' router replay and counters
     router: Router | None = None
+    bgp: Any = None  # node.bgp.BgpRoutes: which node has Calico BGP routes to which node's pods
     dns: DnsState | None = None
     netpolicy: NetpolicyIndex | None = None
     tcp: TcpStats | None = None

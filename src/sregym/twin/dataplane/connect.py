@@ -11,7 +11,8 @@ The pipeline, in order, each stage with the failure a real client sees:
 3. Per endpoint: NetworkPolicy egress of the source and ingress of the destination (D5's
    `netpolicy.allowed`): denied ⇒ dropped ⇒ timeout. Chaos (D3's `chaos.network`): partition ⇒
    timeout, loss as a fraction, delay added to the latency. A full conntrack table on the source
-   node drops new connections.
+   node drops new connections. A destination pod on a node the source node has no BGP route to
+   (`node.bgp`: Calico route reflectors that select no node) drops (timeout).
 4. The destination process: a container of the pod must be listening on the target port
    (`runtime.listener`), otherwise the kernel answers RST ⇒ refused (a wrong `targetPort`); a pod
    IP no pod holds any more ⇒ no route to host.
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.chaos.node_kernel import connect_failure
 from sregym.twin.dataplane import route_inputs
 from sregym.twin.dataplane.tcp_loss import path_cost as tcp_path_cost
+from sregym.twin.node.bgp import bgp_routes_of
 from sregym.twin.node.runtime import runtime_of
 
 if TYPE_CHECKING:
@@ -129,6 +131,8 @@ class Router:
         self._static: dict[tuple[Any, ...], _Static] = {}
         # key -> (tick, store version, route, input stamp when evaluated): see `route_inputs`.
         self._dynamic: dict[tuple[Any, ...], tuple[float, int, Route, tuple[Any, ...] | None]] = {}
+        self.bgp = bgp_routes_of(twin)  # which node has routes to which node's pods (Calico BGP)
+        self._bgp_generation = self.bgp.generation
         twin.store.add_listener(self._on_change)
 
     # ------------------------------------------------------------------ caching
@@ -138,6 +142,9 @@ class Router:
             self.version += 1
 
     def _index(self) -> None:
+        if self._bgp_generation != self.bgp.generation:  # routes between nodes changed
+            self._bgp_generation = self.bgp.generation
+            self.version += 1
         if self._built == self.version:
             return
         self._built = self.version
@@ -375,6 +382,11 @@ class Router:
                 continue
             if conntrack_full:
                 route.legs.append(Leg(fraction, _timed_out(base, timeout_ms, shown, "conntrack")))
+                continue
+            dst_spec = (dst_pod or {}).get("spec") or {}
+            if dst_pod is not None and not dst_spec.get("hostNetwork") and not self.bgp.reachable(
+                    src_node or self._node_ips.get(src_ip, ""), dst_spec.get("nodeName") or ""):
+                route.legs.append(Leg(fraction, _timed_out(base, timeout_ms, shown, "route")))
                 continue
             loss, delay, retransmit, effect = 0.0, 0.0, 0.0, None
             if chaos is not None and dst_pod is not None and hasattr(chaos, "network"):

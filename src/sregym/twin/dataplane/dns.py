@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.machinery.objects import get_path
+from sregym.twin.node.bgp import bgp_routes_of
 from sregym.twin.topology import CLUSTER_DNS_IP, CLUSTER_DOMAIN
 
 if TYPE_CHECKING:
@@ -834,8 +835,13 @@ def _reachable_dns(twin: Twin, state: _State, pod: dict[str, Any] | None, src_ip
 
     runtime = twin.services.runtime
     chaos = twin.services.chaos
+    routes = bgp_routes_of(twin)
+    src_node = str(get_path(pod, "spec", "nodeName", default="") or "") if pod else ""
     ok = False
     for backend in ready_backends(twin, service):
+        if src_node and backend.pod is not None and not get_path(backend.pod, "spec", "hostNetwork") and \
+                not routes.reachable(src_node, str(get_path(backend.pod, "spec", "nodeName", default="") or "")):
+            continue  # no BGP route to that CoreDNS pod's node: the query is dropped
         if runtime is not None and hasattr(runtime, "listener") and \
                 runtime.listener(backend.ip, 53, "UDP") is None and runtime.listener(backend.ip, 53, "TCP") is None:
             continue

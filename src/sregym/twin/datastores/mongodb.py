@@ -103,6 +103,7 @@ class MongoState:
     databases: dict[str, dict[str, Collection]] = field(default_factory=dict)
     users: dict[tuple[str, str], MongoUser] = field(default_factory=dict)
     version: str = "4.4.6"
+    fcv: str = ""  # featureCompatibilityVersion of the data files (`mongo_versions`); "" until first start
     init_running: bool = False  # entrypoint init scripts: temporary server without access control
 
     def collection(self, db: str, name: str, *, create: bool = False) -> Collection | None:

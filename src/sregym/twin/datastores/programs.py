@@ -16,6 +16,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from sregym.twin.datastores.mongo_versions import incompatible_data, mongod_version
 from sregym.twin.datastores.mongodb import MongoUser, mongo_state
 from sregym.twin.node import images
 from sregym.twin.node.images import ImageSpec, register_image
@@ -47,8 +48,14 @@ def _mongod(call: Invocation) -> Program:
     twin = ctx.twin
     port = int(images.argv_flag(call.args, "--port", default="27017") or 27017)
     if twin is not None and pod:
-        version = "4.4.6"
+        version = mongod_version(pod, ctx.container)
         state = mongo_state(twin, pod, ctx.container, ctx.start_time, version)
+        refusal = incompatible_data(state, version, _date(call.now))
+        if refusal is not None:  # the binary cannot open the data files it finds on the volume
+            lines, code = refusal
+            for line in lines:
+                call.write(line + "\n")
+            return code
         if not state.initialized:
             state.initialized = True
             state.init_running = True

@@ -120,21 +120,24 @@ def sandbox_error(pod_uid: str, attempt: int, cause: str) -> str:
             f'sandbox "{sandbox}": {cause}')
 
 
+def calico_crd(kind: str, plural: str) -> dict[str, Any]:
+    """The cluster-scoped CustomResourceDefinition of one Calico kind (crd.projectcalico.org/v1)."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{GROUP}"},
+        "spec": {"group": GROUP, "scope": "Cluster",
+                 "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": f"{kind}List"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                     "type": "object", "properties": {
+                         "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                         "metadata": {"type": "object"},
+                         "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}]},
+    }
+
+
 def calico_crds() -> list[dict[str, Any]]:
     """The CustomResourceDefinitions a Calico install adds for IPAM (IPPool, IPAMConfig)."""
-    def crd(kind: str, plural: str) -> dict[str, Any]:
-        return {
-            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.{GROUP}"},
-            "spec": {"group": GROUP, "scope": "Cluster",
-                     "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": f"{kind}List"},
-                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
-                         "type": "object", "properties": {
-                             "apiVersion": {"type": "string"}, "kind": {"type": "string"},
-                             "metadata": {"type": "object"},
-                             "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}]},
-        }
-    return [crd("IPPool", "ippools"), crd("IPAMConfig", "ipamconfigs")]
+    return [calico_crd("IPPool", "ippools"), calico_crd("IPAMConfig", "ipamconfigs")]
 
 
 def ip_pool(name: str, cidr: str, *, block_size: int = DEFAULT_BLOCK_SIZE, disabled: bool = False) -> dict[str, Any]:
