@@ -352,6 +352,8 @@ class PgServer(DataStore):
                      else f"SELECT * FROM {target} WHERE id = $1")
         blockers = sessions.blockers(backend, relation, mode)
         if not blockers:
+            if backend.wait is not None and backend.state_change is not None and backend.xact_start == now:
+                return None  # this tick's transaction already waits on an earlier statement
             if backend.state != "idle" or backend.query != statement:
                 backend.state, backend.wait, backend.state_change = "idle", None, now
                 backend.locks.clear()
@@ -365,6 +367,7 @@ class PgServer(DataStore):
                      [("STATEMENT", backend.query)])
             backend.query_start = now
         backend.state, backend.query, backend.state_change = "active", statement, backend.query_start
+        backend.xact_start = now  # marks the tick: the transaction's later statements never run
         backend.wait = ("Lock", "relation")
         backend.locks = [Lock(relation, mode, granted=False)]
         return DbOutcome.fail("Timeout", LOCK_WAIT_ERROR, service_ms=COMMAND_TIMEOUT_S * 1000.0)
