@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.twin.test_postgres import _db_pod, _manifest, _server, kube, run  # noqa: F401 - kube is a fixture
+
 import sregym.twin.userland  # noqa: F401 - registers psql
 from sregym.twin.dataplane.backends import StoreRequest, ask
 from sregym.twin.twin import Twin
-from tests.twin.test_postgres import _db_pod, _manifest, _server, kube, run  # noqa: F401 - kube is a fixture
 
 LOCKING = "BEGIN; LOCK TABLE products IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3600); COMMIT;"
 CHAIN = ("SELECT a.pid, a.application_name, a.state, a.wait_event_type, a.wait_event, l.relation::regclass, "

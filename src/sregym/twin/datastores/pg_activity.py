@@ -22,7 +22,7 @@ from sregym.twin.datastores.pg_sessions import BACKGROUND, Backend, Sessions, st
 from sregym.twin.datastores.postgres import PgError
 
 if TYPE_CHECKING:
-    from sregym.twin.datastores.pg_sql import Result, Session
+    from sregym.twin.datastores.pg_sql import Session
 
 VIEWS = ("pg_stat_activity", "pg_locks")
 FUNCTIONS = ("pg_blocking_pids", "pg_terminate_backend", "pg_cancel_backend", "pg_backend_pid")
@@ -112,9 +112,8 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
-def run_activity(session: Session, sql: str) -> Result:
-    from sregym.twin.datastores.pg_sql import Result
-
+def run_activity(session: Session, sql: str) -> tuple[list[str], list[list[str]], set[int]]:
+    """(column names, cell texts, right-aligned columns) of a query over the session views."""
     server = session.server
     sessions: Sessions = server.sessions()
     now = server.twin.clock.now
@@ -236,7 +235,7 @@ def run_activity(session: Session, sql: str) -> Result:
              if rows and all(isinstance(row[index], int | float) or row[index] is None for row in rows)
              and any(isinstance(row[index], int | float) for row in rows) and columns[index] not in BOOLEAN_COLUMNS}
     cells = [[_cell(value, columns[index]) for index, value in enumerate(row)] for row in rows]
-    return Result(columns=columns, rows=cells, right=right)
+    return columns, cells, right
 
 
 _WAIT_OF = {"autovacuum launcher": "AutovacuumMain", "logical replication launcher": "LogicalLauncherMain",

@@ -275,7 +275,8 @@ class Session:
         if sleep:
             raise Sleeping(float(sleep.group(1)))
         if wants_activity(body):
-            return run_activity(self, text)
+            columns, rows, right = run_activity(self, text)
+            return Result(columns=columns, rows=rows, right=right)
         m = re.fullmatch(r"count\s*\(\s*\*\s*\)\s+from\s+(" + _QNAME + r")(?:\s+where\s+.*)?", body,
                          re.IGNORECASE | re.DOTALL)
         if m:
