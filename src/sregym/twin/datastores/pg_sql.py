@@ -7,6 +7,14 @@ products`. Supported: `SELECT 1`, `SELECT current_user`/`version()`/`current_dat
 `CREATE|DROP DATABASE`, `CREATE|DROP TABLE`, `INSERT INTO ... VALUES`, `DELETE FROM`,
 `GRANT|REVOKE ... ON [TABLE] t | ALL TABLES IN SCHEMA s`, and psql's `\\du`, `\\l`, `\\dt`.
 Anything else is a `syntax error` the way the parser reports one.
+
+A session bound to a backend (`pg_sessions`) takes the table locks PostgreSQL takes (ACCESS SHARE
+for reads, ROW EXCLUSIVE for writes, ACCESS EXCLUSIVE for TRUNCATE, any mode with `LOCK TABLE
+... IN <mode> MODE [NOWAIT]` inside a transaction block) and keeps them until COMMIT/ROLLBACK;
+a conflicting lock raises `Blocked` and `SELECT pg_sleep(n)` raises `Sleeping`, for the client
+to wait out in simulated time. `SET lock_timeout|statement_timeout` are kept per session. SELECTs
+over `pg_stat_activity`/`pg_locks` or calling `pg_blocking_pids`, `pg_terminate_backend`,
+`pg_cancel_backend`, `pg_backend_pid` run in `pg_activity`.
 """
 
 from __future__ import annotations

@@ -13,6 +13,13 @@ Output is psql's: aligned tables with centred headers, `(N rows)` and a blank li
 headers and footer, `-A` prints `|`-separated rows; command tags (`CREATE ROLE`); errors as
 `ERROR:  ...` on stderr with exit 1, connection failures as `psql: error: connection to server
 at "db" (10.96.0.12), port 5432 failed: ...` with exit 2.
+
+Each run is a backend of the server (`application_name` from PGAPPNAME, else `psql`) until it
+exits. A statement that waits for a lock or runs `pg_sleep` sleeps in simulated time, so a Job's
+psql can hold a transaction open for hours; a terminated backend ends psql with PostgreSQL's
+`FATAL:  terminating connection due to administrator command ... connection to server was lost`
+and exit 2, a cancelled statement with `ERROR:  canceling statement due to user request`. A psql
+killed mid-statement leaves its backend running until the statement ends, as the server would.
 """
 
 from __future__ import annotations
