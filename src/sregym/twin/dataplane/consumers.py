@@ -4,7 +4,8 @@ Every tick each running program with `ProgramSpec.consumers` reaches its broker 
 would (DNS → Service → endpoints → policy → chaos), joins or heartbeats its group, fetches what
 it can process this tick and commits it. What it can process is the spec's `max_rate`, capped by
 the CPU it was granted last tick for the record's operation; the records become demand on that
-operation, so their downstream calls (a database write) load the rest of the app. A consumer
+operation, so their downstream calls (a database write) load the rest of the app; a handler slower
+than `SEQUENTIAL_MS` (a write waiting on a lock) caps the loop at one record per handler latency. A consumer
 that is slow, CPU-starved, crashing or unable to reach the broker commits less than producers
 append: the group's lag grows, and once it recovers it drains the backlog at its full rate.
 
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
     from sregym.twin.dataplane.state import Proc
 
 LOG_EVERY_S = 10.0
+# Below this handler latency the spec's `max_rate` (the loop's measured pace) already accounts for
+# the handler's own time; above it, the wait is what limits a one-record-at-a-time loop.
+SEQUENTIAL_MS = 50.0
 
 
 def poll_consumers(engine: DataPlaneEngine, demand: dict[Any, dict[str, float]], dt: float) -> None:
@@ -142,6 +146,11 @@ def _rate(consumer: Consumer, proc: Proc) -> float:
     op = spec.operation(consumer.operation) if consumer.operation else None
     if op is not None and op.cpu_ms > 0:
         rate = min(rate, max(proc.cores, 0.0) * 1000.0 / op.cpu_ms)
+    last = proc.results.get(consumer.operation) if consumer.operation else None
+    if last is not None and last.mean > SEQUENTIAL_MS:
+        # The loop handles one record at a time: a handler that waits (a database write stuck
+        # behind a lock until the client's command timeout) bounds the records per second.
+        rate = min(rate, 1000.0 / last.mean)
     return max(0.0, rate)
 
 

@@ -954,7 +954,9 @@ class DataPlaneEngine(Controller):
         window = self._error_budget.get(key)
         if window is None or now - window[0] >= spec.log.error_window_s:
             suppressed = window[2] if window else 0.0
-            window = [now, 0.0, 0.0, 0.0]  # start, emitted, suppressed, carry
+            # start, emitted, suppressed, carry: the carried fraction of a line survives the window,
+            # so a rare error (one per 30 s) is still logged at its rate
+            window = [now, 0.0, 0.0, window[3] if window else 0.0]
             self._error_budget[key] = window
             if suppressed >= 1:
                 self._write(proc, now, "warn", f"{int(suppressed)} similar errors suppressed in the last "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sregym.twin.datastores.pg_sql import Session, split_statements
+from sregym.twin.datastores.pg_sql import Result, Session, Sleeping, split_statements
 from sregym.twin.datastores.postgres import PGDATA, VERSION, PgError, PgServer, pg_state
 from sregym.twin.node import images
 from sregym.twin.node.images import ImageSpec, register_image
@@ -70,6 +70,8 @@ def _postgres(call: Invocation) -> Program:
                 for statement in split_statements(text):
                     try:
                         result = session.run(statement)
+                    except Sleeping:  # the init server has no clients to wait for: it returns at once
+                        result = Result(columns=["pg_sleep"], rows=[[""]])
                     except PgError as exc:
                         line = text[:max(0, text.find(statement))].count("\n") + 1
                         call.write(f"psql:{path}:{line}: {exc.render()}\n", "stderr")

@@ -7,6 +7,14 @@ products`. Supported: `SELECT 1`, `SELECT current_user`/`version()`/`current_dat
 `CREATE|DROP DATABASE`, `CREATE|DROP TABLE`, `INSERT INTO ... VALUES`, `DELETE FROM`,
 `GRANT|REVOKE ... ON [TABLE] t | ALL TABLES IN SCHEMA s`, and psql's `\\du`, `\\l`, `\\dt`.
 Anything else is a `syntax error` the way the parser reports one.
+
+A session bound to a backend (`pg_sessions`) takes the table locks PostgreSQL takes (ACCESS SHARE
+for reads, ROW EXCLUSIVE for writes, ACCESS EXCLUSIVE for TRUNCATE, any mode with `LOCK TABLE
+... IN <mode> MODE [NOWAIT]` inside a transaction block) and keeps them until COMMIT/ROLLBACK;
+a conflicting lock raises `Blocked` and `SELECT pg_sleep(n)` raises `Sleeping`, for the client
+to wait out in simulated time. `SET lock_timeout|statement_timeout` are kept per session. SELECTs
+over `pg_stat_activity`/`pg_locks` or calling `pg_blocking_pids`, `pg_terminate_backend`,
+`pg_cancel_backend`, `pg_backend_pid` run in `pg_activity`.
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from sregym.twin.datastores.pg_activity import run_activity, wants_activity
+from sregym.twin.datastores.pg_sessions import SQL_MODES, Backend, stamp
 from sregym.twin.datastores.postgres import (
     TABLE_PRIVILEGES,
     VERSION,
@@ -81,15 +91,115 @@ def split_statements(sql: str) -> list[str]:
     return [s for s in out if s]
 
 
-class Session:
-    """One connection: the authenticated role and the database it is connected to."""
+class Blocked(Exception):
+    """The statement waits for a lock other backends hold (`pids`); run it again once they let go."""
 
-    def __init__(self, server: PgServer, user: str, database: str) -> None:
+    def __init__(self, pids: list[int]) -> None:
+        super().__init__(pids)
+        self.pids = pids
+
+
+class Sleeping(Exception):
+    """`SELECT pg_sleep(n)`: the statement keeps the backend busy for `seconds`."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(seconds)
+        self.seconds = seconds
+
+
+def duration_ms(value: str) -> float | None:
+    """A `lock_timeout`/`statement_timeout` value in ms (`5s`, `250ms`, `1min`, `5000`), 0 = off."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|min|h)?\s*", value, re.IGNORECASE)
+    if not m:
+        return None
+    scale = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000}[(m.group(2) or "ms").lower()]
+    return float(m.group(1)) * scale
+
+
+class Session:
+    """One connection: the authenticated role and the database it is connected to, and -- when it
+    is a live client connection -- its backend, whose transaction holds the locks it took."""
+
+    def __init__(self, server: PgServer, user: str, database: str, backend: Backend | None = None) -> None:
         self.server = server
         self.user = user
         self.database = database
         self.password_encryption = server.pg.password_encryption  # `SET` changes this session only
         self.in_block = False  # inside a multi-statement query string (an implicit transaction)
+        self.explicit = False  # inside BEGIN ... COMMIT
+        self.backend = backend
+        self.settings: dict[str, str] = {"lock_timeout": "0", "statement_timeout": "0"}
+        self.notices: list[str] = []
+
+    # ------------------------------------------------------------------- transactions
+    def lock(self, name: str, mode: str) -> None:
+        """Take a table lock for the current transaction; raise `Blocked` while others conflict."""
+        if self.backend is None:
+            return
+        schema, _, table = name.rpartition(".")
+        sessions = self.server.sessions()
+        self.server.sessions_begin(self.backend)
+        pids = sessions.acquire(self.backend, (self.database, schema or "public", table), mode)
+        if pids:
+            raise Blocked(pids)
+        if mode != "AccessShareLock":
+            sessions.assign_xid(self.backend)
+
+    def statement_done(self) -> None:
+        """Autocommit: a statement outside any transaction block releases its locks at its end."""
+        if self.backend is not None and not (self.in_block or self.explicit):
+            self.server.sessions().end_xact(self.backend)
+
+    def abort(self) -> None:
+        """An error ends the transaction: everything it locked is released."""
+        self.explicit = False
+        if self.backend is not None:
+            self.server.sessions().end_xact(self.backend)
+
+    def transaction(self, word: str) -> Result:
+        word = word.upper()
+        if word in ("BEGIN", "START"):
+            if self.explicit:
+                return Result(tag="BEGIN", notices=["WARNING:  there is already a transaction in progress"])
+            self.explicit = True
+            if self.backend is not None:
+                self.server.sessions_begin(self.backend)
+            return Result(tag="BEGIN")
+        tag = "COMMIT" if word in ("COMMIT", "END") else "ROLLBACK"
+        notices = [] if (self.explicit or self.in_block) else ["WARNING:  there is no transaction in progress"]
+        self.explicit = False
+        if self.backend is not None:
+            self.server.sessions().end_xact(self.backend)
+        return Result(tag=tag, notices=notices)
+
+    def lock_stmt(self, text: str) -> Result:
+        m = re.fullmatch(rf"lock\s+(?:table\s+)?(?:only\s+)?((?:{_QNAME}\s*,\s*)*{_QNAME})"
+                         r"(?:\s+in\s+([a-z ]+?)\s+mode)?(\s+nowait)?", text, re.IGNORECASE | re.DOTALL)
+        if not m:
+            raise self.syntax(text, "")
+        mode = SQL_MODES.get(" ".join((m.group(2) or "ACCESS EXCLUSIVE").upper().split()))
+        if mode is None:
+            raise self.syntax(text, (m.group(2) or "").split()[0])
+        if not (self.explicit or self.in_block):
+            raise PgError("LOCK TABLE can only be used in transaction blocks", sqlstate="25P01")
+        for raw in _split_commas(m.group(1)):
+            name = qname(raw)
+            found = self.server.table(self.database, name)
+            if found is None:
+                raise PgError(f'relation "{name}" does not exist', sqlstate="42P01")
+            privilege = "SELECT" if mode == "AccessShareLock" else "UPDATE"
+            if not (self.server.has_privilege(self.user, found, privilege)
+                    or self.server.has_privilege(self.user, found, "INSERT")):
+                raise PgError(f"permission denied for table {found.name}", sqlstate="42501")
+            try:
+                self.lock(name, mode)
+            except Blocked:
+                if m.group(3):
+                    self.backend.locks = [lock for lock in self.backend.locks if lock.granted]  # type: ignore[union-attr]
+                    self.backend.wait = None  # type: ignore[union-attr]
+                    raise PgError(f'could not obtain lock on relation "{found.name}"', sqlstate="55P03") from None
+                raise
+        return Result(tag="LOCK TABLE")
 
     @property
     def role(self) -> PgRole:
@@ -101,6 +211,13 @@ class Session:
 
     # ---------------------------------------------------------------- entry point
     def run(self, sql: str) -> Result:
+        self.notices = []
+        result = self._run(sql)
+        if self.notices:
+            result.notices = [*self.notices, *result.notices]
+        return result
+
+    def _run(self, sql: str) -> Result:
         text = sql.strip().rstrip(";").strip()
         if text.startswith("\\"):
             return self.meta(text)
@@ -123,8 +240,10 @@ class Session:
             return self.table_stmt(text)
         if first in ("SET", "SHOW"):
             return self.setting(text)
-        if first in ("BEGIN", "COMMIT", "ROLLBACK"):
-            return Result(tag=first)
+        if first in ("BEGIN", "COMMIT", "ROLLBACK", "END", "ABORT") or head == "START TRANSACTION":
+            return self.transaction(first)
+        if first == "LOCK":
+            return self.lock_stmt(text)
         raise self.syntax(text, words[0] if words else "")
 
     @staticmethod
@@ -134,14 +253,21 @@ class Session:
 
     def setting(self, text: str) -> Result:
         """`SET password_encryption = 'md5'` / `SHOW password_encryption` (other settings: no-ops)."""
-        m = re.fullmatch(r"(set|show)\s+(?:session\s+)?(\w+)\s*(?:(?:=|to)\s*'?([\w-]+)'?)?", text,
+        m = re.fullmatch(r"(set|show)\s+(?:session\s+)?(\w+)\s*(?:(?:=|to)\s*'?([\w.-]+)'?)?", text,
                          re.IGNORECASE)
         if not m:
             raise self.syntax(text, "")
         name = m.group(2).lower()
         if m.group(1).lower() == "show":
-            value = self.password_encryption if name == "password_encryption" else ""
+            value = self.password_encryption if name == "password_encryption" else self.settings.get(name, "")
             return Result(columns=[name], rows=[[value]])
+        if name in ("lock_timeout", "statement_timeout"):
+            value = m.group(3) or "0"
+            if duration_ms(value) is None:
+                raise PgError(f'invalid value for parameter "{name}": "{value}"', sqlstate="22023",
+                              hint='Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".')
+            self.settings[name] = value
+            return Result(tag="SET")
         if name == "password_encryption":
             value = (m.group(3) or "").lower()
             if value not in ("md5", "scram-sha-256"):
@@ -153,6 +279,12 @@ class Session:
     # -------------------------------------------------------------------- SELECT
     def select(self, text: str) -> Result:
         body = text[len("select"):].strip()
+        sleep = re.fullmatch(r"pg_sleep\s*\(\s*'?(\d+(?:\.\d+)?)'?\s*\)", body, re.IGNORECASE)
+        if sleep:
+            raise Sleeping(float(sleep.group(1)))
+        if wants_activity(body):
+            columns, rows, right = run_activity(self, text)
+            return Result(columns=columns, rows=rows, right=right)
         m = re.fullmatch(r"count\s*\(\s*\*\s*\)\s+from\s+(" + _QNAME + r")(?:\s+where\s+.*)?", body,
                          re.IGNORECASE | re.DOTALL)
         if m:
@@ -162,6 +294,7 @@ class Session:
                 raise _with_line(PgError(f'relation "{name}" does not exist', sqlstate="42P01"),
                                  text, text.lower().find(m.group(1).lower(), len("select")))
             self.server.check_table(self.user, self.database, name, "SELECT", text)
+            self.lock(name, "AccessShareLock")
             return Result(columns=["count"], rows=[[str(table.rows)]], right={0})
         m = re.fullmatch(r"\*\s+from\s+(" + _QNAME + r").*", body, re.IGNORECASE | re.DOTALL)
         if m:
@@ -170,6 +303,7 @@ class Session:
                 raise _with_line(PgError(f'relation "{name}" does not exist', sqlstate="42P01"),
                                  text, text.lower().find(m.group(1).lower(), len("select")))
             table = self.server.check_table(self.user, self.database, name, "SELECT", text)
+            self.lock(name, "AccessShareLock")
             return Result(columns=["id"], rows=[[str(i + 1)] for i in range(min(table.rows, 50))], right={0})
         values: list[str] = []
         columns: list[str] = []
@@ -189,10 +323,8 @@ class Session:
             elif low == "version()":
                 value, name = (f"PostgreSQL {VERSION} (Debian {VERSION}-1.pgdg120+1) on x86_64-pc-linux-gnu, "
                                "compiled by gcc (Debian 12.2.0-14) 12.2.0, 64-bit"), "version"
-            elif low == "now()":
-                value, name = "2026-01-01 00:00:00+00", "now"
-            elif low.startswith("pg_terminate_backend("):
-                value, name = "t", "pg_terminate_backend"
+            elif low in ("now()", "current_timestamp"):
+                value, name = str(stamp(self.server.twin.clock.now)), low.rstrip("()")
             else:
                 raise _with_line(PgError(f'column "{expr}" does not exist', sqlstate="42703"), text,
                                  text.find(expr))
@@ -332,6 +464,7 @@ class Session:
             raise _with_line(PgError(f'relation "{name}" does not exist', sqlstate="42P01"), text,
                              text.lower().find(m.group(1).lower()))
         table = self.server.check_table(self.user, self.database, name, "INSERT")
+        self.lock(name, "RowExclusiveLock")
         count = len(re.findall(r"\(", m.group(2))) or 1
         table.rows += count
         return Result(tag=f"INSERT 0 {count}")
@@ -345,6 +478,7 @@ class Session:
         if self.server.table(self.database, name) is None:
             raise PgError(f'relation "{name}" does not exist', sqlstate="42P01")
         table = self.server.check_table(self.user, self.database, name, "TRUNCATE" if truncate else "DELETE")
+        self.lock(name, "AccessExclusiveLock" if truncate else "RowExclusiveLock")
         removed = table.rows if not m.group(2).strip() else min(1, table.rows)
         table.rows -= removed
         return Result(tag="TRUNCATE TABLE" if truncate else f"DELETE {removed}")
@@ -490,4 +624,4 @@ def _apply_options(role: PgRole, options: str, text: str, encryption: str = "scr
         i += 1
 
 
-__all__ = ["Result", "Session", "ident", "split_statements"]
+__all__ = ["Blocked", "Result", "Session", "Sleeping", "duration_ms", "ident", "split_statements"]

@@ -32,6 +32,7 @@ from sregym.twin.datastores.base import (
     volume_key,
 )
 from sregym.twin.datastores.disk import disk_effects, pg_min_duration
+from sregym.twin.datastores.pg_sessions import Backend, Lock, Sessions
 
 if TYPE_CHECKING:
     from sregym.twin.node.runtime import ContainerInstance
@@ -46,6 +47,13 @@ PRIV_LETTERS = {"INSERT": "a", "SELECT": "r", "UPDATE": "w", "DELETE": "d", "TRU
 # Which privilege a data-plane operation needs.
 OP_PRIVILEGE = {"select": "SELECT", "find": "SELECT", "query": "SELECT", "count": "SELECT", "get": "SELECT",
                 "insert": "INSERT", "seed": "INSERT", "update": "UPDATE", "delete": "DELETE"}
+
+
+# A pooled client's command timeout (Npgsql's default CommandTimeout) and what it raises when a
+# statement waits that long: the driver gives up reading and cancels the statement.
+COMMAND_TIMEOUT_S = 30.0
+LOCK_WAIT_ERROR = ("Npgsql.NpgsqlException (0x80004005): Exception while reading from stream ---> "
+                   "System.TimeoutException: Timeout during reading attempt")
 
 
 def md5_secret(password: str, user: str) -> str:
@@ -230,6 +238,18 @@ class PgServer(DataStore):
             raise PgError(f'database "{database}" is not currently accepting connections', "FATAL", "55000")
         return role
 
+    def sessions(self) -> Sessions:
+        """This postmaster's backends (a restart starts with none); clients that left are reaped."""
+        found = self.config.get("_sessions")
+        now = self.twin.clock.now
+        if found is None:
+            found = self.config["_sessions"] = Sessions(now)
+        found.reap(now)
+        return found
+
+    def sessions_begin(self, backend: Backend) -> None:
+        self.sessions().begin_xact(backend, self.twin.clock.now)
+
     def table(self, database: str, name: str) -> PgTable | None:
         schema, _, table = name.rpartition(".")
         return self.pg.databases[database].tables.get((schema or "public", table)) \
@@ -280,7 +300,7 @@ class PgServer(DataStore):
     # ------------------------------------------------------------------ data plane
     def request(self, op: Any = "select", *, db: str = "", collection: str = "", user: str | None = None,
                 password: str | None = None, rate: float = 1.0, local: bool = False,
-                **_: object) -> DbOutcome:
+                client: dict[str, Any] | None = None, **_: object) -> DbOutcome:
         """A class of queries at `rate`/s on table `collection` of database `db` (default: the
         user's name, as libpq defaults it)."""
         if not isinstance(op, str):
@@ -297,6 +317,11 @@ class PgServer(DataStore):
             code = {"28P01": "AuthenticationFailed", "28000": "AuthenticationFailed",
                     "42501": "Unauthorized", "42P01": "NotFound", "3D000": "NotFound"}.get(exc.sqlstate, "Error")
             return DbOutcome.fail(code, f"pq: {exc.message}")
+        if table is not None and client is not None:
+            waiting = self._pooled_statement(client, user, database, table, op.lower())
+            if waiting is not None:
+                self.account(rate, 0.05)
+                return waiting
         service_ms = 0.3 + (0.00005 * table.rows if table is not None and op.lower() == "count" else 0.0)
         service_ms, failure = disk_effects(self, self.config.get("data_mount") or PGDATA, op.lower(), rate,
                                            service_ms, db=database, collection=collection)
@@ -310,13 +335,50 @@ class PgServer(DataStore):
         self.account(rate, service_ms)
         return DbOutcome(True, None, "", service_ms)
 
+    def _pooled_statement(self, client: dict[str, Any], user: str, database: str, table: PgTable,
+                          op: str) -> DbOutcome | None:
+        """A service's pooled connection runs this tick's statement: None when it goes through, else
+        the client's command timeout while it waits for a lock another backend holds."""
+        meta = client.get("metadata") or {}
+        addr = str((client.get("status") or {}).get("podIP") or "")
+        key = (str(meta.get("namespace", "")), str(meta.get("name", "")), user, database)
+        sessions = self.sessions()
+        now = self.twin.clock.now
+        backend = sessions.pooled(key, user, database, now, addr)
+        relation = (database, table.schema, table.name)
+        mode = "RowExclusiveLock" if op in ("insert", "seed", "update", "delete") else "AccessShareLock"
+        target = f'{table.schema}."{table.name}"' if table.name in ("order", "user") else f"{table.schema}.{table.name}"
+        statement = (f"INSERT INTO {target} VALUES ($1, $2, $3)" if mode == "RowExclusiveLock"
+                     else f"SELECT * FROM {target} WHERE id = $1")
+        blockers = sessions.blockers(backend, relation, mode)
+        if not blockers:
+            if backend.wait is not None and backend.state_change is not None and backend.xact_start == now:
+                return None  # this tick's transaction already waits on an earlier statement
+            if backend.state != "idle" or backend.query != statement:
+                backend.state, backend.wait, backend.state_change = "idle", None, now
+                backend.locks.clear()
+                backend.query, backend.query_start = statement, now
+            return None
+        if backend.wait is None:
+            backend.query_start = now
+        elif now - (backend.query_start or now) >= COMMAND_TIMEOUT_S:
+            # The client's command timeout fired: it cancels and sends the next statement.
+            self.log("ERROR", "canceling statement due to user request", f"cancel:{key}",
+                     [("STATEMENT", backend.query)])
+            backend.query_start = now
+        backend.state, backend.query, backend.state_change = "active", statement, backend.query_start
+        backend.xact_start = now  # marks the tick: the transaction's later statements never run
+        backend.wait = ("Lock", "relation")
+        backend.locks = [Lock(relation, mode, granted=False)]
+        return DbOutcome.fail("Timeout", LOCK_WAIT_ERROR, service_ms=COMMAND_TIMEOUT_S * 1000.0)
+
     def serve_pg(self, req: Any) -> StoreReply:
         out = self.request(str(req.operation), db=getattr(req, "database", "") or "",
                            collection=getattr(req, "collection", "") or "",
                            user=getattr(req, "username", None), password=getattr(req, "password", None),
-                           rate=float(getattr(req, "rate", 0.0) or 0.0))
+                           rate=float(getattr(req, "rate", 0.0) or 0.0), client=getattr(req, "client", None))
         cls = "" if out.ok else ("auth" if out.error in ("AuthenticationFailed", "Unauthorized")
-                                 else "server_error")
+                                 else "timeout" if out.error == "Timeout" else "server_error")
         return StoreReply(out.ok and out.error_ratio < 0.5, out.service_ms, out.message, cls, None,
                           out.error_ratio, out.error or "")
 

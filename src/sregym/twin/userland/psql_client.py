@@ -13,18 +13,27 @@ Output is psql's: aligned tables with centred headers, `(N rows)` and a blank li
 headers and footer, `-A` prints `|`-separated rows; command tags (`CREATE ROLE`); errors as
 `ERROR:  ...` on stderr with exit 1, connection failures as `psql: error: connection to server
 at "db" (10.96.0.12), port 5432 failed: ...` with exit 2.
+
+Each run is a backend of the server (`application_name` from PGAPPNAME, else `psql`) until it
+exits. A statement that waits for a lock or runs `pg_sleep` sleeps in simulated time, so a Job's
+psql can hold a transaction open for hours; a terminated backend ends psql with PostgreSQL's
+`FATAL:  terminating connection due to administrator command ... connection to server was lost`
+and exit 2, a cancelled statement with `ERROR:  canceling statement due to user request`. A psql
+killed mid-statement leaves its backend running until the statement ends, as the server would.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, unquote, urlparse
 
 from sregym.twin.datastores import datastore_for
-from sregym.twin.datastores.pg_sql import Result, Session, split_statements
+from sregym.twin.datastores.pg_sessions import CANCELED
+from sregym.twin.datastores.pg_sql import Blocked, Result, Session, Sleeping, duration_ms, split_statements
 from sregym.twin.datastores.postgres import PgError, PgServer
-from sregym.twin.node.shell import Invocation, command
+from sregym.twin.node.shell import Effect, Invocation, Program, Sleep, command
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 NOT_RUNNING_TCP = "\n\tIs the server running on that host and accepting TCP/IP connections?"
@@ -268,38 +277,128 @@ def render(result: Result, opts: Options) -> tuple[str, str]:
 
 
 # --------------------------------------------------------------------------------- command
-def _run_sql(call: Invocation, session: Session, text: str, opts: Options, origin: str | None) -> bool:
+LOST = ("FATAL:  terminating connection due to administrator command\n"
+        "server closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n"
+        "\tbefore or while processing the request.\nconnection to server was lost\n")
+WAIT_SLICE_S = 1.0  # how often a waiting client looks again (locks released, pid terminated)
+
+
+class ConnectionLost(Exception):
+    """The server ended this client's backend (`pg_terminate_backend`): psql reports it and exits 2."""
+
+
+def _wait(session: Session, elapsed: float, until: float | None) -> Generator[Effect, None, float]:
+    """Sleep in slices while the statement waits for a lock (`until` None: one slice) or runs
+    `pg_sleep` (until `elapsed` reaches `until`), ending early on a terminate or cancel or at
+    `lock_timeout`/`statement_timeout`, raised as the server's error. Time is counted from the
+    slept slices, so it runs on the process's clock (an exec's own, or the node's)."""
+    backend = session.backend
+    slept = 0.0
+    while True:
+        if backend is not None and backend.terminated:
+            raise ConnectionLost
+        if backend is not None and backend.canceled:
+            backend.canceled = False
+            raise PgError(CANCELED, sqlstate="57014")
+        lock_ms = duration_ms(session.settings.get("lock_timeout", "0")) or 0.0
+        stmt_ms = duration_ms(session.settings.get("statement_timeout", "0")) or 0.0
+        if stmt_ms and (elapsed + slept) * 1000.0 >= stmt_ms:
+            raise PgError("canceling statement due to statement timeout", sqlstate="57014")
+        if lock_ms and until is None and (elapsed + slept) * 1000.0 >= lock_ms:
+            raise PgError("canceling statement due to lock timeout", sqlstate="55P03")
+        if until is not None and elapsed + slept >= until - 1e-9:
+            return slept
+        step = WAIT_SLICE_S if until is None else min(WAIT_SLICE_S, until - elapsed - slept)
+        yield Sleep(step)
+        slept += step
+        if until is None:
+            return slept
+
+
+def _execute(call: Invocation, session: Session, statement: str) -> Generator[Effect, None, Result]:
+    """One statement, waiting out lock waits and `pg_sleep` in simulated time."""
+    backend = session.backend
+    clock = session.server.twin.clock
+    elapsed = 0.0
+    while True:
+        try:
+            return session.run(statement)
+        except Blocked:
+            elapsed += yield from _wait(session, elapsed, None)
+        except Sleeping as sleeping:
+            if backend is not None:
+                backend.busy_until = clock.now + sleeping.seconds
+                backend.wait = ("Timeout", "PgSleep")
+            try:
+                elapsed += yield from _wait(session, elapsed, elapsed + sleeping.seconds)
+            except GeneratorExit:
+                raise  # the client was killed: the backend keeps sleeping, unaware
+            except BaseException:
+                _awake(session)
+                raise
+            _awake(session)
+            return Result(columns=["pg_sleep"], rows=[[""]])
+
+
+def _awake(session: Session) -> None:
+    if session.backend is not None:
+        session.backend.busy_until = None
+        session.backend.wait = None
+
+
+def _run_sql(call: Invocation, session: Session, text: str, opts: Options,
+             origin: str | None) -> Generator[Effect, None, bool]:
     """Run one -c string (one implicit transaction) or a script; False on an error."""
     statements = [text.strip()] if text.strip().startswith("\\") else split_statements(text)
     snapshot = copy.deepcopy(session.server.pg) if origin is None and len(statements) > 1 else None
     session.in_block = snapshot is not None
-    for statement in statements:
-        try:
-            result = session.run(statement)
-        except PgError as exc:
-            prefix = ""
-            if origin is not None:
-                line = text[:max(0, text.find(statement))].count("\n") + 1
-                prefix = f"psql:{origin}:{line}: "
-            message = exc.render() if exc.severity else f"{exc.message}"
-            if exc.severity == "" and statement.startswith("\\"):
-                message = f"{exc.message}\nTry \\? for help."
-            call.write(prefix + message + "\n", "stderr")
-            if snapshot is not None:
-                # A multi-statement -c string is one transaction: earlier statements roll back.
-                server = session.server
-                server.pg.roles, server.pg.databases = snapshot.roles, snapshot.databases
+    backend = session.backend
+    now = session.server.twin.clock.now
+    if backend is not None and origin is None:
+        backend.query, backend.query_start, backend.state, backend.state_change = text, now, "active", now
+    closing = False
+    try:
+        for statement in statements:
+            if backend is not None and origin is not None:
+                now = session.server.twin.clock.now
+                backend.query, backend.query_start, backend.state, backend.state_change = statement, now, "active", now
+            try:
+                result = yield from _execute(call, session, statement)
+            except PgError as exc:
+                prefix = ""
+                if origin is not None:
+                    line = text[:max(0, text.find(statement))].count("\n") + 1
+                    prefix = f"psql:{origin}:{line}: "
+                message = exc.render() if exc.severity else f"{exc.message}"
+                if exc.severity == "" and statement.startswith("\\"):
+                    message = f"{exc.message}\nTry \\? for help."
+                call.write(prefix + message + "\n", "stderr")
+                if snapshot is not None:
+                    # A multi-statement -c string is one transaction: earlier statements roll back.
+                    server = session.server
+                    server.pg.roles, server.pg.databases = snapshot.roles, snapshot.databases
+                session.abort()
+                return False
+            session.statement_done()
+            out, err = render(result, opts)
+            call.write(err, "stderr")
+            call.write(out)
+        return True
+    except GeneratorExit:
+        closing = True  # killed mid-statement: the backend keeps its transaction until it notices
+        raise
+    finally:
+        if not closing:
             session.in_block = False
-            return False
-        out, err = render(result, opts)
-        call.write(err, "stderr")
-        call.write(out)
-    session.in_block = False
-    return True
+            session.statement_done()
+        if backend is not None and not closing:
+            now = session.server.twin.clock.now
+            backend.state = "idle in transaction" if session.explicit else "idle"
+            backend.state_change = now
 
 
 @command("psql")
-def psql(call: Invocation) -> int:
+def psql(call: Invocation) -> Program:
     opts = parse_args(list(call.args))
     if opts.error:
         call.error(opts.error + "\npsql: hint: Try \"psql --help\" for more information.")
@@ -329,11 +428,38 @@ def psql(call: Invocation) -> int:
     except PgError as exc:
         call.error(f"psql: error: {where} failed: {exc.render()}")
         return 2
-    session = Session(server, user, database)
+    sessions = server.sessions()
+    addr = None if not host or host.startswith("/") else ("127.0.0.1" if local else "")
+    backend = sessions.connect(user, database, server.twin.clock.now,
+                               application_name=env.get("PGAPPNAME") or "psql", client_addr=addr)
+    if addr == "":  # over the network: the client pod's IP (known once the kubelet reports it)
+        meta = (call.ctx.pod or {}).get("metadata") or {}
+        backend.client_pod = (str(meta.get("namespace", "")), str(meta.get("name", "")))
+    session = Session(server, user, database, backend)
     server.account(1.0, 0.5)
+    finished = False
+    try:
+        status = yield from _session(call, session, opts)
+        finished = True
+        return status
+    except ConnectionLost:
+        finished = True
+        call.write(LOST, "stderr")
+        return 2
+    finally:
+        # The client goes away: an idle backend exits at once; one still running a statement
+        # (the pod was killed mid-`pg_sleep`) exits when the statement ends.
+        backend.client_gone = True
+        if finished:
+            backend.busy_until = None
+        sessions.reap(server.twin.clock.now)
+
+
+def _session(call: Invocation, session: Session, opts: Options) -> Program:
     if not opts.commands:
         if call.stdin:
-            return 0 if _run_sql(call, session, call.stdin, opts, "<stdin>") else 3
+            ok = yield from _run_sql(call, session, call.stdin, opts, "<stdin>")
+            return 0 if ok else 3
         return 0  # an interactive session without a tty reads nothing and exits
     ok = True
     for kind, value in opts.commands:
@@ -342,7 +468,7 @@ def psql(call: Invocation) -> int:
             if script is None:
                 call.error(f"psql: error: {value}: No such file or directory")
                 return 1
-            ok = _run_sql(call, session, script, opts, value) and ok
+            ok = (yield from _run_sql(call, session, script, opts, value)) and ok
         else:
-            ok = _run_sql(call, session, value, opts, None) and ok
+            ok = (yield from _run_sql(call, session, value, opts, None)) and ok
     return 0 if ok else 1
