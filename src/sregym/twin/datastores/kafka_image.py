@@ -21,7 +21,7 @@ from sregym.twin.node.shell import Invocation, Program
 
 BIN = "/opt/kafka/bin"
 TOOLS = ("kafka-topics.sh", "kafka-consumer-groups.sh", "kafka-console-consumer.sh", "kafka-console-producer.sh",
-         "kafka-broker-api-versions.sh")  # the ones `userland/kafka_tools.py` implements
+         "kafka-broker-api-versions.sh", "kafka-producer-perf-test.sh")  # `userland/kafka_tools.py`, `kafka_perf.py`
 BINARIES = (*(f"{BIN}/{name}" for name in TOOLS), "/etc/kafka/docker/run", "/__cacert_entrypoint.sh",
             "/bin/bash", "/opt/java/openjdk/bin/java")
 KAFKA_TAGS = ("3.7.0", "3.7.1", "3.7.2", "3.8.0", "3.8.1", "3.9.0", "3.9.1", "4.0.0", "latest")
