@@ -13,7 +13,10 @@ to remove the producer (and put the broker's limit back, which also restarts the
 
 from __future__ import annotations
 
+from typing import Any
+
 from sregym.apps.astronomy_shop import NAMESPACE
+from sregym.problems.builders import object_cause
 from sregym.problems.catalog.astronomy_shop.common import (
     APP,
     IMPACT,
@@ -24,6 +27,9 @@ from sregym.problems.catalog.astronomy_shop.common import (
 )
 from sregym.problems.model import Action, CheckSpec, FaultSpec, Problem, Tags
 from sregym.problems.registry import problem
+from sregym.problems.vocabulary import mechanisms
+from sregym.twin.dataplane.kube_proxy_modes import BUGGY_BUILD, BUGGY_TAGS
+from sregym.twin.topology import KUBERNETES_VERSION
 from sregym.types import GroundTruth
 
 LEAKY_PRODUCER = "order-events-producer"
@@ -88,5 +94,72 @@ def kafka_producer_flood() -> Problem:
               Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="kafka",
                      patch={"spec": {"template": {"spec": {"containers": [
                          {"name": "kafka", "env": [{"name": "KAFKA_MESSAGE_MAX_BYTES", "$patch": "delete"}]}]}}}})),
+        settle_s=SETTLE_S,
+    )
+
+
+# ----------------------------------------------------------------------- kube-proxy balancing
+PROXY_BUILD = f"{BUGGY_BUILD}:{BUGGY_TAGS[0]}"
+UPSTREAM_PROXY = f"registry.k8s.io/kube-proxy:{KUBERNETES_VERSION}"
+FRONTEND_REPLICAS = 5
+FRONTEND_CPU = "75m"
+SURGE_USERS = "50"
+
+mechanisms({
+    "load_imbalance": ("imbalance", "imbalanced", "uneven", "unevenly", "skew", "skewed", "hot pod", "hotspot",
+                       "hot spot", "load balancing", "balancing", "most of the traffic", "one pod gets"),
+}, related={"load_imbalance": ("cpu_throttling", "service_selector")})
+
+
+def _kube_proxy_image(image: str) -> dict[str, Any]:
+    return {"kind": "DaemonSet", "namespace": "kube-system", "name": "kube-proxy", "patch_type": "strategic",
+            "patch": {"spec": {"template": {"spec": {"containers": [{"name": "kube-proxy", "image": image}]}}}}}
+
+
+@problem
+def kube_proxy_uneven_balancing() -> Problem:
+    """kube-proxy's DaemonSet runs an in-house build (`ghcr.io/platform-netops/kube-proxy:
+    v1.32.2-np1`) whose iptables rules give every endpoint but the last a fixed 50 % match
+    probability instead of 1/(n-i), while frontend was scaled out to 5 replicas of 100m CPU and
+    the shop's traffic rose to 500 users.
+
+    Of frontend's five pods, the first (by IP) gets half of the connections, the second a quarter
+    and the last two about 6 % each: the hot pod is pinned at its CPU limit and throttled
+    (`container_cpu_cfs_throttled_periods_total`), its requests queue and page latency climbs,
+    while its siblings idle. Every pod is Running and Ready; frontend's Service and Endpoints
+    are correct. Scaling frontend out further does not spread the load evenly. Fix: put the
+    upstream kube-proxy image back on the DaemonSet.
+    """
+    return Problem(
+        id="astronomy-shop/kube-proxy-uneven-balancing-v1",
+        title="the shop is slow although most frontend pods are idle",
+        app=APP, namespace=NAMESPACE,
+        tags=Tags(layers=("network", "k8s"), difficulty="hard", suites=(SUITE,),
+                  sources=("sregym:workload_imbalance",)),
+        faults=(FaultSpec(fault="patch_objects", params={"patches": [
+            _kube_proxy_image(PROXY_BUILD),
+            {"kind": "Deployment", "namespace": NAMESPACE, "name": "frontend", "patch_type": "strategic",
+             "patch": {"spec": {"replicas": FRONTEND_REPLICAS, "template": {"spec": {"containers": [
+                 {"name": "frontend", "resources": {"limits": {"cpu": FRONTEND_CPU}}}]}}}}},
+            {"kind": "Deployment", "namespace": NAMESPACE, "name": "load-generator", "patch_type": "strategic",
+             "patch": {"spec": {"template": {"spec": {"containers": [
+                 {"name": "load-generator", "env": [{"name": "LOCUST_USERS", "value": SURGE_USERS},
+                                                    {"name": "LOCUST_SPAWN_RATE", "value": "5"}]}]}}}}}]}),),
+        ground_truth=GroundTruth(
+            root_causes=(object_cause("kube-system", "DaemonSet", "kube-proxy"),),
+            mechanism="load_imbalance",
+            detail=f"kube-proxy's DaemonSet runs {PROXY_BUILD}, whose iptables rules send half of the connections "
+                   "to the first endpoint and halve the rest, so one of frontend's 5 pods gets most of the traffic, "
+                   "saturates its 100m CPU limit and is throttled while the others idle",
+            detail_keywords=("kube-proxy", "platform-netops", "iptables", "probability", "uneven", "imbalance",
+                             "one pod", "throttl", "daemonset"),
+            affected=(deploy("frontend"), deploy("frontend-proxy")),
+            impact_keywords=IMPACT,
+            description="A custom kube-proxy build balances Service connections unevenly; one frontend pod gets "
+                        "half the traffic and saturates while its siblings idle, so pages are slow."),
+        mitigation=mitigation(CheckSpec(check="service_latency_within",
+                                        params={"service": "frontend", "max_p95_ms": 500.0})),
+        gold=(Action(op="patch", kind="DaemonSet", namespace="kube-system", name="kube-proxy",
+                     patch=_kube_proxy_image(UPSTREAM_PROXY)["patch"]),),
         settle_s=SETTLE_S,
     )
