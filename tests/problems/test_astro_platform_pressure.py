@@ -111,3 +111,59 @@ def test_flood_problem_names_checkout_and_tags_the_sregym_id() -> None:
     assert [(rc.entity.kind, rc.entity.name) for rc in problem.ground_truth.root_causes] == [("Deployment", "checkout")]
     assert "sregym:kafka_producer_leak" in problem.tags.sources
     assert not any(w in problem.title.lower() for w in ("fault", "inject", "flood", "leak", "sidecar"))
+
+
+# ----------------------------------------------------------------------- kube-proxy balancing
+BALANCE = "astronomy-shop/kube-proxy-uneven-balancing-v1"
+
+
+def test_split_shares_follow_the_rule_probabilities() -> None:
+    from sregym.twin.dataplane.kube_proxy_modes import even, fixed_half
+
+    assert even(4) == [0.25] * 4
+    assert fixed_half(5) == [0.5, 0.25, 0.125, 0.0625, 0.0625]
+    assert fixed_half(1) == [1.0] and sum(fixed_half(7)) == pytest.approx(1.0)
+
+
+@pytest.fixture
+def balance(tmp_path: Path) -> Iterator:
+    cluster, run = deployed(BALANCE)
+    harness = serve_twin(cluster.twin, tmp_path)
+    try:
+        yield cluster, run, harness
+    finally:
+        harness.server.stop()
+
+
+def _frontend_cpu(harness) -> list[float]:
+    out = harness.ok("-n", NS, "top", "pods", "-l", "opentelemetry.io/name=frontend", "--no-headers")
+    return sorted((float(line.split()[1].rstrip("m")) for line in out.splitlines() if line.strip()), reverse=True)
+
+
+def test_custom_kube_proxy_build_sends_one_frontend_pod_most_traffic_until_the_upstream_image_is_back(balance) -> None:
+    _cluster, run, harness = balance
+    harness.call(run.inject)
+    harness.advance(120)
+    image = harness.ok("-n", "kube-system", "get", "ds", "kube-proxy", "-o",
+                       "jsonpath={.spec.template.spec.containers[0].image}")
+    assert image == "ghcr.io/platform-netops/kube-proxy:v1.32.2-np1"
+    ready = harness.ok("-n", NS, "get", "deploy", "frontend", "-o", "jsonpath={.status.readyReplicas}")
+    assert ready == "5"
+    cpu = _frontend_cpu(harness)
+    assert len(cpu) == 5 and cpu[0] >= 14 and cpu[-1] <= 5  # the hot pod at its 15m limit, the last nearly idle
+    assert [r.passed for r in harness.call(run.must_fix_now)] == [False]
+
+    harness.ok("-n", "kube-system", "set", "image", "daemonset/kube-proxy",
+               "kube-proxy=registry.k8s.io/kube-proxy:v1.32.2")
+    harness.advance(150)
+    cpu = _frontend_cpu(harness)
+    assert max(cpu) - min(cpu) <= 2  # an even fifth each
+    assert [r.passed for r in harness.call(run.must_fix_now)] == [True]
+
+
+def test_imbalance_problem_names_the_daemonset_and_tags_the_sregym_id() -> None:
+    problem = get_problem(BALANCE)
+    assert [(rc.entity.kind, rc.entity.namespace, rc.entity.name) for rc in problem.ground_truth.root_causes] == \
+        [("DaemonSet", "kube-system", "kube-proxy")]
+    assert "sregym:workload_imbalance" in problem.tags.sources
+    assert not any(w in problem.title.lower() for w in ("fault", "inject", "kube-proxy", "imbalance"))

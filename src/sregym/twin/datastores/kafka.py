@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.datastores.base import DataStore, StoreReply, bank_of, state_key
-from sregym.twin.datastores.kafka_heap import MIB, BrokerHeap
+from sregym.twin.datastores.kafka_heap import DEFAULT_MESSAGE_MAX_BYTES, MIB, BrokerHeap, heap_mb
 
 if TYPE_CHECKING:
     from sregym.twin.node.runtime import ContainerInstance
@@ -142,7 +142,7 @@ class KafkaBroker(DataStore):
 
     @property
     def message_max_bytes(self) -> int:
-        return int(self.config.get("message_max_bytes") or 1048588)
+        return int(self.config.get("message_max_bytes") or DEFAULT_MESSAGE_MAX_BYTES)
 
     @property
     def heap(self) -> BrokerHeap:
@@ -392,8 +392,6 @@ def make_server(twin: Twin, pod: dict[str, Any], container: str,
     """The `SERVER_FACTORIES` entry for Kafka images (None when the broker is not what runs)."""
     if not runs_broker(list(instance.argv)):
         return None
-    from sregym.twin.datastores.kafka_image import heap_mb
-
     env = {**image_env(twin, instance.image), **instance.env}
     state = broker_state(twin, pod, container, instance.started_at)
     meta = pod.get("metadata") or {}
@@ -404,7 +402,7 @@ def make_server(twin: Twin, pod: dict[str, Any], container: str,
               "auto_create": env.get("KAFKA_AUTO_CREATE_TOPICS_ENABLE", "true"),
               "num_partitions": int(env.get("KAFKA_NUM_PARTITIONS") or 1),
               "advertised": env.get("KAFKA_ADVERTISED_LISTENERS", "PLAINTEXT://localhost:9092"),
-              "message_max_bytes": int(env.get("KAFKA_MESSAGE_MAX_BYTES") or 1048588),
+              "message_max_bytes": int(env.get("KAFKA_MESSAGE_MAX_BYTES") or DEFAULT_MESSAGE_MAX_BYTES),
               "heap_max_mb": heap_mb(env.get("KAFKA_HEAP_OPTS", ""))[1]}
     return KafkaBroker(twin, pod, container, state, config)
 

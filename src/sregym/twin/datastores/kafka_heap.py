@@ -18,6 +18,7 @@ heap is exhausted for the life of the process.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 DEFAULT_MESSAGE_MAX_BYTES = 1048588  # the broker's `message.max.bytes` default
@@ -25,6 +26,18 @@ DEFAULT_MAX_REQUEST_SIZE = 1048576  # the Java producer's `max.request.size` def
 RESTING_SHARE = 0.35  # page-cache-free broker at rest: metadata, indexes, the OTel agent
 MIB = 1 << 20
 APPEND_BYTES_PER_S = 64.0 * MIB  # the request handlers' validate-and-append throughput on one volume
+
+_SIZE = re.compile(r"-Xm([sx])(\d+)([kKmMgG]?)")
+
+
+def heap_mb(opts: str) -> tuple[float, float]:
+    """(committed at start, maximum) heap in MiB from `-Xms/-Xmx` (Kafka's default -Xmx1G -Xms1G)."""
+    found: dict[str, float] = {}
+    for kind, number, unit in _SIZE.findall(opts or "-Xmx1G -Xms1G"):
+        scale = {"": 1 / (1 << 20), "k": 1 / 1024, "m": 1.0, "g": 1024.0}[unit.lower()]
+        found[kind] = int(number) * scale
+    top = found.get("x", 1024.0)
+    return found.get("s", min(top, 256.0)), top
 
 
 @dataclass
@@ -57,4 +70,4 @@ class BrokerHeap:
         return True
 
 
-__all__ = ["APPEND_BYTES_PER_S", "DEFAULT_MAX_REQUEST_SIZE", "DEFAULT_MESSAGE_MAX_BYTES", "MIB", "BrokerHeap"]
+__all__ = ["APPEND_BYTES_PER_S", "DEFAULT_MAX_REQUEST_SIZE", "DEFAULT_MESSAGE_MAX_BYTES", "MIB", "BrokerHeap", "heap_mb"]

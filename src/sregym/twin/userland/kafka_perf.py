@@ -16,7 +16,7 @@ from sregym.twin.datastores.kafka import RECORD_TOO_LARGE, KafkaBroker
 from sregym.twin.datastores.kafka_heap import DEFAULT_MAX_REQUEST_SIZE, MIB
 from sregym.twin.node.shell import Invocation, command
 from sregym.twin.node.shell.effects import Sleep, Usage
-from sregym.twin.userland.kafka_tools import _connect
+from sregym.twin.userland.kafka_tools import connect_bootstrap
 
 LINK_BYTES_PER_S = 125_000_000.0  # 1 Gbit/s
 REPORT_EVERY_S = 5
@@ -72,7 +72,7 @@ def kafka_producer_perf_test(call: Invocation):  # type: ignore[no-untyped-def]
     elapsed = 0
     while total <= 0 or sent < total:
         batch = per_second if total <= 0 else min(per_second, total - sent)
-        broker, _kind, _addr = _connect(call, server)
+        broker, _kind, _addr = connect_bootstrap(call, server)
         error = broker.receive(topic, batch, size) if isinstance(broker, KafkaBroker) else "unreachable"
         if error is None:
             sent += batch

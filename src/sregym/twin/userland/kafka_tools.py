@@ -378,5 +378,7 @@ def kafka_broker_api_versions(call: Invocation) -> int:
     return 0
 
 
-__all__ = ["kafka_broker_api_versions", "kafka_console_consumer", "kafka_console_producer",
+connect_bootstrap = _connect  # for the other tools of the image (`kafka_perf.py`)
+
+__all__ = ["connect_bootstrap", "kafka_broker_api_versions", "kafka_console_consumer", "kafka_console_producer",
            "kafka_consumer_groups", "kafka_topics"]
