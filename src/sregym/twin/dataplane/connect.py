@@ -7,7 +7,8 @@ The pipeline, in order, each stage with the failure a real client sees:
 2. A Service ClusterIP: the port must be one of the Service's ports, otherwise no iptables rule
    matches and the SYN goes nowhere (timeout). The Service's ready endpoints (the Endpoints
    object, as kube-proxy programs them): none ⇒ kube-proxy's REJECT rule ⇒ connection refused,
-   immediately. `internalTrafficPolicy: Local` without a local endpoint drops (timeout).
+   immediately. `internalTrafficPolicy: Local` without a local endpoint drops (timeout). The
+   endpoints' shares are the source node's kube-proxy's (`kube_proxy_modes.py`: even upstream).
 3. Per endpoint: NetworkPolicy egress of the source and ingress of the destination (D5's
    `netpolicy.allowed`): denied ⇒ dropped ⇒ timeout. Chaos (D3's `chaos.network`): partition ⇒
    timeout, loss as a fraction, delay added to the latency. A full conntrack table on the source
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.chaos.node_kernel import connect_failure
 from sregym.twin.dataplane import route_inputs
+from sregym.twin.dataplane.kube_proxy_modes import endpoint_shares
 from sregym.twin.dataplane.tcp_loss import path_cost as tcp_path_cost
 from sregym.twin.node.bgp import bgp_routes_of
 from sregym.twin.node.runtime import runtime_of
@@ -333,9 +335,9 @@ class Router:
                 return _Static(replace(base, error="timeout", stage="service", latency_ms=timeout_ms,
                                        message=f"dial tcp {ip}:{port}: i/o timeout"), [], ip, service)
         addresses.sort(key=lambda a: (_ip_key(a[0].get("ip", "")), a[1]))
-        share = 1.0 / len(addresses)
+        shares = endpoint_shares(self.twin, src_pod, len(addresses))  # the source node's kube-proxy rules
         targets: list[tuple[float, dict[str, Any] | None, str, int, ConnectResult | None]] = []
-        for addr, target_port in addresses:
+        for (addr, target_port), share in zip(addresses, shares, strict=True):
             pod_ip = addr.get("ip", "")
             dst_pod = self._pod_ips.get(pod_ip)
             if dst_pod is None:

@@ -15,6 +15,10 @@ A record whose value is not what the topic's consumers deserialize (a line typed
 (`Topic.malformed`). A consumer that fails on such a record and retries it never commits past it:
 its partition stops at that offset (head-of-line blocking) until the group's offset is moved past
 it (`reset_offsets`, what `kafka-consumer-groups.sh --reset-offsets --execute` does).
+
+Records carry a size when a client says so (`receive`): above the broker's `message.max.bytes`
+they are refused, below it they are read onto the broker's heap (`kafka_heap.py`), which a flood
+of huge records exhausts; the broker then answers no client until its process is replaced.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.datastores.base import DataStore, StoreReply, bank_of, state_key
+from sregym.twin.datastores.kafka_heap import DEFAULT_MESSAGE_MAX_BYTES, MIB, BrokerHeap, heap_mb
 
 if TYPE_CHECKING:
     from sregym.twin.node.runtime import ContainerInstance
@@ -38,6 +43,10 @@ SESSION_TIMEOUT_S = 45.0  # the Java and librdkafka clients' session.timeout.ms 
 COORDINATOR = "(kafka.coordinator.group.GroupCoordinator)"
 UNKNOWN_TOPIC = "kafka server: Request was for a topic or partition that does not exist on this broker"
 OUT_OF_BROKERS = "kafka: client has run out of available brokers to talk to"
+RECORD_TOO_LARGE = "The request included a message larger than the max message size the server will accept."
+# What sarama (checkout) reports when the broker accepted the connection but never answered.
+REQUEST_TIMED_OUT = "kafka server: Request exceeded the user-specified time limit in the request"
+NETWORK_THREAD = "data-plane-kafka-network-thread-{node}-ListenerName(PLAINTEXT)-PLAINTEXT-0"
 
 
 def java_hash(text: str) -> int:
@@ -131,6 +140,38 @@ class KafkaBroker(DataStore):
     def auto_create(self) -> bool:
         return str(self.config.get("auto_create", "true")).lower() == "true"
 
+    @property
+    def message_max_bytes(self) -> int:
+        return int(self.config.get("message_max_bytes") or DEFAULT_MESSAGE_MAX_BYTES)
+
+    @property
+    def heap(self) -> BrokerHeap:
+        """This process's heap (a new process, a new heap)."""
+        found = self.config.get("_heap")
+        if found is None:
+            found = self.config["_heap"] = BrokerHeap(float(self.config.get("heap_max_mb") or 1024.0) * MIB)
+        return found
+
+    def receive(self, topic: str, count: float, record_bytes: float) -> str | None:
+        """A Produce request of `count` records of `record_bytes` each: None when appended, else the
+        error the producer gets (too large for `message.max.bytes`, or no answer once the heap ran out)."""
+        if self.heap.exhausted:
+            return REQUEST_TIMED_OUT
+        if record_bytes > self.message_max_bytes:
+            return RECORD_TOO_LARGE
+        if not self.heap.receive(self.twin.clock.now, count * record_bytes):
+            self._out_of_heap()
+            return REQUEST_TIMED_OUT
+        return self.produce(topic, count)
+
+    def _out_of_heap(self) -> None:
+        """What the broker prints when the network processor's allocation fails."""
+        thread = NETWORK_THREAD.format(node=self.node_id)
+        self.log(f"Uncaught exception in thread '{thread}':", level="ERROR", prefix="",
+                 logger="(org.apache.kafka.common.utils.KafkaThread)\njava.lang.OutOfMemoryError: Java heap space")
+        self.log("Processor got uncaught exception.", level="ERROR", prefix="",
+                 logger="(kafka.network.Processor)\njava.lang.OutOfMemoryError: Java heap space")
+
     # ------------------------------------------------------------------ topics
     def topic(self, name: str, *, create: bool = False, partitions: int | None = None) -> Topic | None:
         found = self.data.topics.get(name)
@@ -201,6 +242,8 @@ class KafkaBroker(DataStore):
         """A producer flow (`operation` produce/send, topic in `collection`) at `rate` records/s."""
         rate = float(getattr(req, "rate", 0.0) or 0.0)
         topic = getattr(req, "collection", "") or getattr(req, "database", "") or "orders"
+        if self.heap.exhausted:
+            return StoreReply(False, 10000.0, REQUEST_TIMED_OUT, "timeout", None, 1.0, "RequestTimedOut")
         error = self.produce(topic, rate * self.twin.clock.tick)
         self.account(rate, 0.05)
         if error is not None:
@@ -222,6 +265,8 @@ class KafkaBroker(DataStore):
         stops each partition at its first unreadable record (kept in `Member.stuck`); others
         process it like any record. Returns the records consumed."""
         now = self.twin.clock.now
+        if self.heap.exhausted:  # no fetch, no heartbeat: the member expires, lag builds
+            return 0.0
         group = self.group(group_name)
         member = group.members.get(key)
         if member is None:
@@ -356,7 +401,9 @@ def make_server(twin: Twin, pod: dict[str, Any], container: str,
     config = {"port": listener_port(env.get("KAFKA_LISTENERS", "")), "node_id": state.node_id,
               "auto_create": env.get("KAFKA_AUTO_CREATE_TOPICS_ENABLE", "true"),
               "num_partitions": int(env.get("KAFKA_NUM_PARTITIONS") or 1),
-              "advertised": env.get("KAFKA_ADVERTISED_LISTENERS", "PLAINTEXT://localhost:9092")}
+              "advertised": env.get("KAFKA_ADVERTISED_LISTENERS", "PLAINTEXT://localhost:9092"),
+              "message_max_bytes": int(env.get("KAFKA_MESSAGE_MAX_BYTES") or DEFAULT_MESSAGE_MAX_BYTES),
+              "heap_max_mb": heap_mb(env.get("KAFKA_HEAP_OPTS", ""))[1]}
     return KafkaBroker(twin, pod, container, state, config)
 
 
@@ -401,4 +448,4 @@ def register(factories: dict[str, Any]) -> None:
     factories["kafka"] = make_server
 
 
-__all__ = ["OUT_OF_BROKERS", "KafkaBroker", "KafkaState", "brokers", "make_server", "offsets_partition", "shown"]
+__all__ = ["OUT_OF_BROKERS", "RECORD_TOO_LARGE", "REQUEST_TIMED_OUT", "KafkaBroker", "KafkaState", "brokers", "make_server", "offsets_partition", "shown"]

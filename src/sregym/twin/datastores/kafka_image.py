@@ -15,13 +15,14 @@ import re
 from typing import Any
 
 from sregym.twin.datastores.kafka import image_env, listener_port, log_stamp
+from sregym.twin.datastores.kafka_heap import heap_mb
 from sregym.twin.node import images
 from sregym.twin.node.images import ImageSpec, register_image
 from sregym.twin.node.shell import Invocation, Program
 
 BIN = "/opt/kafka/bin"
 TOOLS = ("kafka-topics.sh", "kafka-consumer-groups.sh", "kafka-console-consumer.sh", "kafka-console-producer.sh",
-         "kafka-broker-api-versions.sh")  # the ones `userland/kafka_tools.py` implements
+         "kafka-broker-api-versions.sh", "kafka-producer-perf-test.sh")  # `userland/kafka_tools.py`, `kafka_perf.py`
 BINARIES = (*(f"{BIN}/{name}" for name in TOOLS), "/etc/kafka/docker/run", "/__cacert_entrypoint.sh",
             "/bin/bash", "/opt/java/openjdk/bin/java")
 KAFKA_TAGS = ("3.7.0", "3.7.1", "3.7.2", "3.8.0", "3.8.1", "3.9.0", "3.9.1", "4.0.0", "latest")
@@ -36,17 +37,6 @@ DEMO_ENV = {"KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
             "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1", "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
             "KAFKA_OPTS": "-javaagent:/tmp/opentelemetry-javaagent.jar -Dotel.jmx.target.system=kafka-broker",
             "CLUSTER_ID": "ckjPoprWQzOf0-FuNkGfFQ"}
-_SIZE = re.compile(r"-Xm([sx])(\d+)([kKmMgG]?)")
-
-
-def heap_mb(opts: str) -> tuple[float, float]:
-    """(committed at start, maximum) heap in MiB from `-Xms/-Xmx` (Kafka's default -Xmx1G -Xms1G)."""
-    found: dict[str, float] = {}
-    for kind, number, unit in _SIZE.findall(opts or "-Xmx1G -Xms1G"):
-        scale = {"": 1 / (1 << 20), "k": 1 / 1024, "m": 1.0, "g": 1024.0}[unit.lower()]
-        found[kind] = int(number) * scale
-    top = found.get("x", 1024.0)
-    return found.get("s", min(top, 256.0)), top
 
 
 def _image_of(call: Invocation) -> str:

@@ -60,7 +60,7 @@ def _connect(call: Invocation, server: str) -> tuple[KafkaBroker | None, str, st
         return None, "down", first
     if host in ("localhost", "127.0.0.1", "::1"):
         store = datastore_for(twin, pod)
-        if isinstance(store, KafkaBroker) and store.port == port:
+        if isinstance(store, KafkaBroker) and store.port == port and not store.heap.exhausted:
             return store, "", f"localhost/127.0.0.1:{port}"
         return None, "down", f"localhost/127.0.0.1:{port}"
     dataplane = twin.services.dataplane
@@ -71,7 +71,7 @@ def _connect(call: Invocation, server: str) -> tuple[KafkaBroker | None, str, st
         kind = "dns" if result.error in ("nxdomain", "servfail") else "down"
         return None, kind, f"{host}/{result.dst_ip or ''}:{port}"
     store = datastore_for(twin, result.dst_pod)
-    if isinstance(store, KafkaBroker):
+    if isinstance(store, KafkaBroker) and not store.heap.exhausted:  # a broker out of heap never answers
         store.expire()
         return store, "", f"{host}/{result.dst_ip}:{port}"
     return None, "down", f"{host}/{result.dst_ip}:{port}"
@@ -378,5 +378,7 @@ def kafka_broker_api_versions(call: Invocation) -> int:
     return 0
 
 
-__all__ = ["kafka_broker_api_versions", "kafka_console_consumer", "kafka_console_producer",
+connect_bootstrap = _connect  # for the other tools of the image (`kafka_perf.py`)
+
+__all__ = ["connect_bootstrap", "kafka_broker_api_versions", "kafka_console_consumer", "kafka_console_producer",
            "kafka_consumer_groups", "kafka_topics"]
