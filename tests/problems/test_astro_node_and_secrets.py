@@ -63,7 +63,7 @@ def test_the_rotation_survives_a_postgresql_restart_and_only_a_product_catalog_r
                                                                          "--tail", "50")
     assert _failing(run) == ["service_error_free"]
     # What broke the earlier draft: a postgresql restart re-runs init.sql on an empty data directory.
-    served.ok("-n", NS, "delete", "pod", "-l", "opentelemetry.io/name=postgresql", user="admin")
+    served.ok("-n", NS, "delete", "pod", "-l", "opentelemetry.io/name=postgresql", "--wait=false", user="admin")
     served.advance(60)
     assert _failing(run) == ["service_error_free"]  # product-catalog still sends the old password
     served.ok("-n", NS, "rollout", "restart", "deployment/product-catalog")
