@@ -24,6 +24,9 @@ class PodTurnoverParams(FaultParams):
     namespace: str
     label_selector: str
     timeout_s: float = 180.0
+    # Also wait out the pods that are live now: after a template change the rollout has not yet
+    # begun to terminate anything, so "terminating at the start" would name no pod.
+    replace_live: bool = False
 
 
 def _fresh_and_ready(pods: list[dict[str, Any]], old: set[str]) -> bool:
@@ -73,7 +76,7 @@ class WaitPodTurnover(Fault):
         p = self.params
         assert isinstance(p, PodTurnoverParams)
         old = {o["metadata"]["name"] for o in cluster.list("Pod", p.namespace, label_selector=p.label_selector)
-               if (o.get("metadata") or {}).get("deletionTimestamp")}
+               if p.replace_live or (o.get("metadata") or {}).get("deletionTimestamp")}
         waited = 0.0
         while not self._done(cluster, old):
             if waited >= p.timeout_s:

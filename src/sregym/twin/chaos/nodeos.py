@@ -31,6 +31,7 @@ from sregym.twin.chaos.node_kernel import tick as kernel_tick
 from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import memory_bytes
+from sregym.twin.node.kubelet_config import default_text as default_kubelet_config
 from sregym.twin.node.logs import log_store
 
 if TYPE_CHECKING:
@@ -79,6 +80,8 @@ class NodeState:
     conntrack_drops: int = 0  # cumulative (node_nf_conntrack_stat_drop)
     clock_offset: float = 0.0
     kubelet_running: bool = True  # False after `systemctl stop kubelet` or a kubelet crash
+    kubelet_starts: int = 0  # how many times the kubelet was (re)started since the node booted
+    kubelet_config: str = field(default_factory=default_kubelet_config)  # /var/lib/kubelet/config.yaml
     # Kernel settings changed from the defaults, and what they hold (`node_kernel`).
     sysctls: dict[str, str] = field(default_factory=dict)
     kernel_floor: float = 0.0  # the node's own flows, counted while the table is full
@@ -243,7 +246,28 @@ class NodeOS:
         return state.kubelet_running if state is not None else True
 
     def set_kubelet_running(self, node: str, running: bool) -> None:
-        self.node(node).kubelet_running = bool(running)
+        state = self.node(node)
+        if running and not state.kubelet_running:
+            state.kubelet_starts += 1
+        state.kubelet_running = bool(running)
+
+    def restart_kubelet(self, node: str) -> None:
+        """`systemctl restart kubelet`: a new kubelet process, which reads its config afresh."""
+        state = self.node(node)
+        state.kubelet_running = True
+        state.kubelet_starts += 1
+
+    def kubelet_starts(self, node: str) -> int:
+        state = self.nodes.get(node)
+        return state.kubelet_starts if state is not None else 0
+
+    def kubelet_config(self, node: str) -> str:
+        state = self.nodes.get(node)
+        return state.kubelet_config if state is not None else default_kubelet_config()
+
+    def set_kubelet_config(self, node: str, text: str) -> None:
+        """A write to the node's `/var/lib/kubelet/config.yaml` (read at the kubelet's next start)."""
+        self.node(node).kubelet_config = text
 
     # ------------------------------------------------------------------- logs
     def kernel(self, node: str, text: str) -> None:

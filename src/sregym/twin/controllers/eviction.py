@@ -19,6 +19,11 @@ disk). There is no default PID threshold, so PIDPressure stays False.
   a Warning `Evicted` event on the pod and `EvictionThresholdMet` ("Attempting to reclaim
   memory") on the node; its owner replaces it.
 
+The thresholds are the ones the node's kubelet loaded from `/var/lib/kubelet/config.yaml` when it
+last started (`node/kubelet_config.py`): a changed file acts only after `systemctl restart
+kubelet`, and a restarted kubelet forgets when it last saw a threshold met, so a pressure
+condition whose threshold no longer holds clears at its first housekeeping.
+
 It is also where a restarted kubelet reports back: when a node's kubelet runs again after it
 was stopped (or finds its conditions `Unknown`), it records `Starting kubelet.` and posts every
 condition afresh (Ready=True `KubeletReady`), which lifts the lifecycle controller's taints.
@@ -39,6 +44,8 @@ from sregym.twin.controllers import storage_eviction
 from sregym.twin.controllers.kubelet_quantity import quantity_text
 from sregym.twin.machinery.objects import get_path, set_condition
 from sregym.twin.machinery.quantity import memory_bytes
+from sregym.twin.node.kubelet_config import Threshold, disk_thresholds, load_thresholds
+from sregym.twin.node.kubelet_config import default_text as default_kubelet_config
 from sregym.twin.node.resource_metrics import SYSTEM_MEMORY_BYTES, memory_quantity
 from sregym.twin.node.runtime import runtime_of
 
@@ -50,13 +57,9 @@ if TYPE_CHECKING:
 HOUSEKEEPING = 10.0
 PRESSURE_TRANSITION = 300.0  # --eviction-pressure-transition-period
 MEMORY_AVAILABLE_MIN = 100 * 2**20
-NODEFS_AVAILABLE_MIN = 0.10
-NODEFS_INODES_FREE_MIN = 0.05
-IMAGEFS_AVAILABLE_MIN = 0.15
-# The disk thresholds in the order the eviction manager reclaims them (a kind node's imagefs is its
-# root disk, so both filesystem signals read `sda`).
-DISK_THRESHOLDS = (("nodefs.available", NODEFS_AVAILABLE_MIN), ("imagefs.available", IMAGEFS_AVAILABLE_MIN),
-                   ("nodefs.inodesFree", NODEFS_INODES_FREE_MIN))
+# The default disk thresholds in the order the eviction manager reclaims them (a kind node's imagefs
+# is its root disk, so both filesystem signals read `sda`); a node's own come from its config file.
+DISK_THRESHOLDS = disk_thresholds(load_thresholds(default_kubelet_config()))
 CRITICAL_PRIORITY = 2_000_000_000
 COMPONENT = "kubelet"
 # condition -> ((status, reason, message, event) when under pressure, (...) when not)
@@ -82,6 +85,18 @@ class _NodeEviction:
     last_seen: dict[str, float] = field(default_factory=dict)  # condition -> last time a threshold was met
     next_image_gc: float | None = None
     kubelet_up: bool = True
+    starts_seen: int = 0  # the kubelet process whose config is loaded (NodeOS.kubelet_starts)
+    thresholds: dict[str, Threshold] = field(default_factory=lambda: load_thresholds(default_kubelet_config()))
+
+    @property
+    def disk(self) -> tuple[Threshold, ...]:
+        return disk_thresholds(self.thresholds)
+
+    def memory_min(self, capacity: int) -> int:
+        threshold = self.thresholds.get("memory.available")
+        if threshold is None:
+            return 0
+        return threshold.quantity if threshold.quantity is not None else int(capacity * threshold.fraction)
 
 
 @controller
@@ -107,13 +122,25 @@ class EvictionManager(Controller):
                 # Only a stopped process starts afresh; a kubelet cut off by TLS just reconnects.
                 state.kubelet_up = state.kubelet_up and self.nodeos.kubelet_running(name)
                 continue
-            state_was_up = state.kubelet_up
-            restarted = not state.kubelet_up or any(
+            starts = self.nodeos.kubelet_starts(name)
+            started = not state.kubelet_up or starts != state.starts_seen
+            if started:
+                # A new kubelet process: it reads its config file and knows no earlier pressure.
+                state.starts_seen = starts
+                state.thresholds = load_thresholds(self.nodeos.kubelet_config(name))
+                state.last_seen.clear()
+            restarted = started or any(
                 c.get("status") == "Unknown" for c in get_path(node, "status", "conditions", default=[]) or [])
             state.kubelet_up = True
             if restarted:
-                self._post_start(name, state, now, started=not state_was_up)
-                state.next_housekeeping = now
+                if started:
+                    # Its first sync decides the pressure conditions it posts with Ready.
+                    state.next_housekeeping = now + HOUSEKEEPING
+                    self._housekeeping(node, state, now)
+                    node = self.twin.store.peek("Node", None, name) or node
+                else:
+                    state.next_housekeeping = now
+                self._post_start(name, state, now, started=started)
             if now >= state.next_housekeeping:
                 state.next_housekeeping = now + HOUSEKEEPING
                 self._housekeeping(node, state, now)
@@ -130,9 +157,10 @@ class EvictionManager(Controller):
         name = node["metadata"]["name"]
         available = self.memory_available(node)
         met: dict[str, str] = {}
-        if available < MEMORY_AVAILABLE_MIN:
+        memory_min = state.memory_min(memory_bytes(get_path(node, "status", "capacity", "memory") or "0"))
+        if available < memory_min:
             met["MemoryPressure"] = "memory"
-        disk = storage_eviction.disk_signals(self.nodeos.disk(name, "sda"), DISK_THRESHOLDS)
+        disk = storage_eviction.disk_signals(self.nodeos.disk(name, "sda"), state.disk)
         if disk:
             met["DiskPressure"] = disk[0].resource
         for cond, resource in met.items():
@@ -157,9 +185,9 @@ class EvictionManager(Controller):
             self.twin.events.warning(updated, "EvictionThresholdMet", f"Attempting to reclaim {resource}",
                                      component=COMPONENT, host=name)
         if "MemoryPressure" in met:
-            self._evict_one(name, available)
+            self._evict_one(name, available, memory_min)
         elif disk:
-            storage_eviction.reclaim_disk(self, name, disk, DISK_THRESHOLDS)
+            storage_eviction.reclaim_disk(self, name, disk, state.disk)
 
     def _set_condition(self, node: str, cond: str, pressure: bool) -> None:
         status, reason, message, event = CONDITIONS[cond][0 if pressure else 1]
@@ -248,13 +276,13 @@ class EvictionManager(Controller):
         ranked.sort(key=lambda item: item[0])
         return ranked
 
-    def _evict_one(self, node: str, available: int) -> None:
+    def _evict_one(self, node: str, available: int, threshold: int = MEMORY_AVAILABLE_MIN) -> None:
         ranked = self._candidates(node)
         if not ranked:
             return
         _, pod, containers = ranked[0]
         message = "The node was low on resource: memory. "
-        message += (f"Threshold quantity: {quantity_text(MEMORY_AVAILABLE_MIN)}, "
+        message += (f"Threshold quantity: {quantity_text(threshold)}, "
                     f"available: {quantity_text(max(0, available) // 1024 * 1024)}. ")
         for name, used, request in containers:
             if used > request:

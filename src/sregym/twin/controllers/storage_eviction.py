@@ -35,6 +35,7 @@ from sregym.twin.node.ephemeral_storage import PodStorage, pod_storage, release_
 if TYPE_CHECKING:
     from sregym.twin.chaos.nodeos import Disk
     from sregym.twin.controllers.eviction import EvictionManager
+    from sregym.twin.node.kubelet_config import Threshold
 
 IMAGE_GC_PERIOD = 300.0
 IMAGE_GC_HIGH = 85  # --image-gc-high-threshold
@@ -60,9 +61,12 @@ class DiskSignal:
     fraction: float
     capacity: int
     available: int
+    quantity: int | None = None  # an absolute threshold (`nodefs.available: 2Gi`) instead of a fraction
 
     @property
     def threshold(self) -> int:
+        if self.quantity is not None:
+            return self.quantity
         return int(self.capacity * _float32(self.fraction))
 
     def met(self) -> bool:
@@ -74,14 +78,15 @@ class DiskSignal:
                 f"Threshold quantity: {quantity_text(self.threshold)}, available: {available}. ")
 
 
-def disk_signals(disk: Disk, thresholds: tuple[tuple[str, float], ...]) -> list[DiskSignal]:
+def disk_signals(disk: Disk, thresholds: tuple[Threshold, ...]) -> list[DiskSignal]:
     """The disk thresholds met on the node's root filesystem, the one to reclaim first."""
     out = []
-    for signal, fraction in thresholds:
-        if signal.endswith("inodesFree"):
-            observed = DiskSignal(signal, "inodes", fraction, disk.inodes, disk.inodes_free)
+    for t in thresholds:
+        if t.signal.endswith("inodesFree"):
+            observed = DiskSignal(t.signal, "inodes", t.fraction, disk.inodes, disk.inodes_free, t.quantity)
         else:
-            observed = DiskSignal(signal, "ephemeral-storage", fraction, disk.size_bytes, disk.avail_bytes)
+            observed = DiskSignal(t.signal, "ephemeral-storage", t.fraction, disk.size_bytes, disk.avail_bytes,
+                                  t.quantity)
         if observed.met():
             out.append(observed)
     return out
@@ -191,7 +196,7 @@ def delete_unused_images(manager: EvictionManager, node: str, *, wanted: int | N
 
 
 def reclaim_disk(manager: EvictionManager, node: str, signals: list[DiskSignal],
-                 thresholds: tuple[tuple[str, float], ...]) -> None:
+                 thresholds: tuple[Threshold, ...]) -> None:
     """One pass under disk pressure: reclaim node-level resources, then evict one pod if the
     thresholds are still met."""
     first = signals[0]

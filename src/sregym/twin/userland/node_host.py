@@ -25,7 +25,9 @@ import posixpath
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.chaos import node_kernel
+from sregym.twin.chaos.nodeos import nodeos_of
 from sregym.twin.machinery.objects import get_path
+from sregym.twin.node import kubelet_config
 from sregym.twin.node.shell import Invocation, ShellContext, command
 from sregym.twin.node.shell.interpreter import Shell
 from sregym.twin.userland.filteropts import BUSYBOX_BANNER
@@ -75,7 +77,7 @@ def node_files(twin: Twin, node: str) -> dict[str, str]:
         "/etc/hostname": node + "\n",
         "/etc/os-release": OS_RELEASE,
         "/etc/kubernetes/kubelet.conf": _kubeconfig(node),
-        "/var/lib/kubelet/config.yaml": _kubelet_config(),
+        kubelet_config.PATH: nodeos_of(twin).kubelet_config(node),
         "/etc/containerd/config.toml": 'version = 2\n\n[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]\n'
                                         '  runtime_type = "io.containerd.runc.v2"\n',
         "/etc/sysctl.conf": "",
@@ -104,16 +106,6 @@ def _kubeconfig(node: str) -> str:
             "    client-key: /var/lib/kubelet/pki/kubelet-client-current.pem\n")
 
 
-def _kubelet_config() -> str:
-    return ("apiVersion: kubelet.config.k8s.io/v1beta1\nauthentication:\n  anonymous:\n    enabled: false\n"
-            "  webhook:\n    enabled: true\n  x509:\n    clientCAFile: /etc/kubernetes/pki/ca.crt\n"
-            "authorization:\n  mode: Webhook\ncgroupDriver: systemd\nclusterDNS:\n- 10.96.0.10\n"
-            "clusterDomain: cluster.local\ncontainerRuntimeEndpoint: unix:///run/containerd/containerd.sock\n"
-            "evictionHard:\n  imagefs.available: 15%\n  memory.available: 100Mi\n  nodefs.available: 10%\n"
-            "  nodefs.inodesFree: 5%\nkind: KubeletConfiguration\nmaxPods: 110\nrotateCertificates: true\n"
-            "staticPodPath: /etc/kubernetes/manifests\n")
-
-
 def host_context(ctx: ShellContext, node: str, *, privileged: bool) -> ShellContext:
     """A root shell on `node`: the node's files, hostname and PATH, acting on its NodeOS."""
     twin = ctx.twin
@@ -130,12 +122,16 @@ def host_context(ctx: ShellContext, node: str, *, privileged: bool) -> ShellCont
 def run_on_host(call: Invocation, host: ShellContext, argv: list[str]) -> Program:
     """Run argv in the host context; writes to /proc/sys become sysctl writes."""
     before = {p: c for p, c in host.files.items() if p.startswith("/proc/sys/")}
+    before_config = host.files.get(kubelet_config.PATH)
     sub = Shell(host, argv[0].rsplit("/", 1)[-1])
     sub.offset = call.shell.offset
     try:
         status = yield from sub._invoke(argv, {}, call.stdin)
     finally:
         sub.release()
+    config = host.files.get(kubelet_config.PATH)
+    if config is not None and config != before_config:
+        nodeos_of(call.ctx.twin).set_kubelet_config(host.node, config)  # root owns the host's files
     if host.extras.get(PRIVILEGED_KEY):
         for path, content in host.files.items():
             if path.startswith("/proc/sys/") and before.get(path) != content:

@@ -139,6 +139,10 @@ def systemctl(call: Invocation) -> int:
             continue
         if verb == "stop":
             _set(call, node, unit, False)
+        elif verb == "restart" and unit == "kubelet.service":
+            # A new kubelet process even when one was running: it reads its config file again.
+            _nodeos(call).restart_kubelet(node)
+            _CHANGED.setdefault(call.ctx.twin, {})[(node, unit)] = call.ctx.twin.clock.now
         elif verb in ("start", "restart"):
             _set(call, node, unit, True)
         elif verb == "is-active":

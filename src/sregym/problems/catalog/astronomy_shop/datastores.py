@@ -8,8 +8,7 @@ the kubelet OOM-kills a container whose working set is above its limit, clients 
 ITBench names the store's Deployment as the root cause (scenarios 34, 40); we do the same.
 The gold fix puts the chart's container fields back; the checks read the clients' symptom or
 the store's readiness, so any fix that makes the store serve again passes. PostgreSQL under a
-too-low memory limit (ITBench 46) is not here: the gold rollout's switch-over costs more than
-1% of entry requests in the twin, so its check cannot pass yet.
+too-low memory limit (ITBench 46) is in `node_and_secrets.py`.
 """
 
 from __future__ import annotations
