@@ -182,8 +182,11 @@ def test_agent_token_is_refused_in_hidden_namespaces_and_noop_matches(served: Se
         assert agent("auth", "can-i", "list", "pods", "-n", "demo-shop").stdout.strip() == "yes"
         assert agent("auth", "can-i", "patch", "deployments", "-n", "demo-shop").stdout.strip() == "yes"
         assert agent("get", "pods", "-n", "demo-shop").returncode == 0
+        # Chaos Mesh objects: the agent's in the app namespace, nobody's business in hidden ones.
+        assert agent("auth", "can-i", "delete", "schedules.chaos-mesh.org", "-n", "demo-shop").stdout.strip() == "yes"
         for namespace in HIDDEN:
             assert agent("auth", "can-i", "list", "pods", "-n", namespace).stdout.strip() == "no"
+            assert agent("auth", "can-i", "get", "schedules.chaos-mesh.org", "-n", namespace).stdout.strip() == "no"
             refused = agent("get", "pods,secrets", "-n", namespace)
             assert refused.returncode != 0 and "forbidden" in refused.stderr.lower(), refused
         assert agent("auth", "can-i", "create", "clusterroles").stdout.strip() == "no"

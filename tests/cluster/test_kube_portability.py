@@ -23,13 +23,18 @@ def test_chaos_mesh_is_required_only_by_problems_that_create_experiments() -> No
     assert not needs_chaos_mesh(get_problem("demo-shop/service-selector-mismatch-v1"))
 
 
-def test_agent_rules_split_cluster_and_namespaced_rights_and_never_name_chaos_mesh() -> None:
+def test_agent_rules_split_cluster_and_namespaced_rights_and_grant_chaos_mesh_only_per_namespace() -> None:
     cluster, namespaced = agent_rules()
     cluster_resources = {r for rule in cluster for r in rule["resources"]}
     assert {"nodes", "namespaces", "persistentvolumes", "validatingwebhookconfigurations"} <= cluster_resources
     assert not {"pods", "secrets", "deployments", "configmaps"} & cluster_resources  # those only per namespace
     assert namespaced[0] == {"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}
     assert any("pods/exec" in rule["resources"] for rule in namespaced)
-    groups = {g for rule in (*cluster, *namespaced) for g in rule["apiGroups"]}
-    assert "chaos-mesh.org" not in groups
+    # Chaos Mesh's objects are the agent's in the namespaces its RoleBindings reach (never the
+    # hidden ones, which get no binding), and nowhere cluster-wide.
+    assert "chaos-mesh.org" not in {g for rule in cluster for g in rule["apiGroups"]}
+    chaos = [rule for rule in namespaced if rule["apiGroups"] == ["chaos-mesh.org"]]
+    assert len(chaos) == 1 and {"schedules", "podchaos", "networkchaos", "stresschaos"} <= set(chaos[0]["resources"])
+    assert {"delete", "patch", "update"} <= set(chaos[0]["verbs"])
+    assert not any(r.endswith("/status") for r in chaos[0]["resources"])
     assert not any("clusterroles" in rule["resources"] and "create" in rule["verbs"] for rule in cluster)

@@ -1,10 +1,13 @@
 """The benchmark is invisible to the agent credential (issue #15, item 7).
 
 A namespace the benchmark keeps for itself (`sregym-system`: the load generator; `chaos-mesh`)
-must answer every kubectl command exactly as a namespace nobody created does, and the Chaos Mesh
-API group exactly as a group nobody installed: same exit code, same stdout, same stderr once the
-names are swapped. Then a sweep of the commands an SRE runs first (get/describe everything,
-discovery, RBAC reviews, events, logs errors) must not contain a tell-tale word.
+must answer every kubectl command exactly as a namespace nobody created does: same exit code, same
+stdout, same stderr once the names are swapped. Chaos Mesh is a platform add-on every cluster
+shows (its kinds are discoverable, a team's experiments in user namespaces are the agent's), so
+the benchmark's own experiments, kept in `chaos-mesh`, must never show: cluster-wide chaos lists
+are empty exactly as on a cluster with no experiment. Then a sweep of the commands an SRE runs
+first (get/describe everything, discovery, RBAC reviews, events, logs errors) must not contain a
+tell-tale word besides Chaos Mesh's own API vocabulary.
 """
 
 from __future__ import annotations
@@ -18,6 +21,14 @@ from support.kube import KubeHarness
 
 HIDDEN = ("sregym-system", "chaos-mesh")
 ABSENT = "payments-prod"  # a namespace that exists nowhere
+# The benchmark's own experiments: a Schedule spawning a pod failure on the app every minute.
+BENCHMARK_CHAOS = (
+    {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "Schedule",
+     "metadata": {"name": "geo-pod-failure-x7", "namespace": "chaos-mesh"},
+     "spec": {"schedule": "* * * * *", "concurrencyPolicy": "Forbid", "historyLimit": 1, "type": "PodChaos",
+              "podChaos": {"action": "pod-failure", "mode": "one", "duration": "5s",
+                           "selector": {"namespaces": ["hotel-reservation"], "labelSelectors": {"io.kompose.service": "geo"}}}}},
+)
 LOADGEN = "sregym-loadgen"
 
 
@@ -36,6 +47,8 @@ def hidden_pods(cluster: KubeHarness) -> dict[str, str]:
                      "spec": {"containers": [{"name": "daemon", "image": "nginx:1.27"}]}})
         twin.create({"apiVersion": "v1", "kind": "ConfigMap",
                      "metadata": {"name": "settings", "namespace": "chaos-mesh"}, "data": {"a": "b"}})
+        for manifest in BENCHMARK_CHAOS:
+            twin.create(manifest)
         return {ns: twin.list("pods", ns)[0]["metadata"]["name"] for ns in HIDDEN}
 
     names = cluster.call(setup)
@@ -79,6 +92,14 @@ NAMESPACE_COMMANDS = [
     "auth can-i --list -n {ns}",
     "get --raw /api/v1/namespaces/{ns}",
     "get --raw /api/v1/namespaces/{ns}/pods/{pod}/log",
+    "get schedules -n {ns}",
+    "get schedule geo-pod-failure-x7 -n {ns}",
+    "get podchaos -n {ns} -o json",
+    "describe schedules -n {ns}",
+    "delete schedule geo-pod-failure-x7 -n {ns}",
+    "annotate schedule geo-pod-failure-x7 -n {ns} experiment.chaos-mesh.org/pause=true",
+    "auth can-i delete schedules.chaos-mesh.org -n {ns}",
+    "get --raw /apis/chaos-mesh.org/v1alpha1/namespaces/{ns}/schedules",
 ]
 
 
@@ -99,30 +120,26 @@ def test_hidden_namespace_answers_like_an_absent_one(cluster: KubeHarness, hidde
     assert pod not in seen[1] or pod in template  # nothing of its content shows
 
 
-# Chaos Mesh against a group nobody installed: (command, made-up counterpart).
-GROUP_COMMANDS = [
-    ("get podchaos -A", "get podwidget -A"),
-    ("get networkchaos -n hotel-reservation", "get networkwidget -n hotel-reservation"),
-    ("get podchaos.chaos-mesh.org -A", "get podwidget.widgets.example.com -A"),
-    ("explain podchaos", "explain podwidget"),
-    ("auth can-i create podchaos.chaos-mesh.org", "auth can-i create podwidget.widgets.example.com"),
-    ("get --raw /apis/chaos-mesh.org", "get --raw /apis/widgets.example.com"),
-    ("get --raw /apis/chaos-mesh.org/v1alpha1", "get --raw /apis/widgets.example.com/v1alpha1"),
-    ("get --raw /apis/chaos-mesh.org/v1alpha1/namespaces/hotel-reservation/podchaos",
-     "get --raw /apis/widgets.example.com/v1alpha1/namespaces/hotel-reservation/podwidget"),
-]
-_SWAP = (("podwidget", "podchaos"), ("networkwidget", "networkchaos"),
-         ("widgets.example.com", "chaos-mesh.org"))
+# Chaos Mesh's kinds across all namespaces: the benchmark's Schedule and the experiments it
+# spawned stay out, so the agent's view is that of a cluster where no experiment exists.
+ALL_NAMESPACES_CHAOS = ["get schedules -A", "get podchaos -A", "get podchaos.chaos-mesh.org -A",
+                        "get schedules,podchaos,networkchaos,stresschaos,httpchaos,jvmchaos -A"]
 
 
-@pytest.mark.parametrize(("chaos", "made_up"), GROUP_COMMANDS)
-def test_chaos_mesh_group_answers_like_an_uninstalled_one(cluster: KubeHarness, chaos: str,
-                                                          made_up: str) -> None:
-    seen = _run(cluster, chaos)
-    rc, out, err = _run(cluster, made_up)
-    for fake, real in _SWAP:
-        out, err = out.replace(fake, real), err.replace(fake, real)
-    assert seen == (rc, out, err)
+@pytest.mark.parametrize("command", ALL_NAMESPACES_CHAOS)
+def test_benchmark_chaos_never_shows_across_namespaces(cluster: KubeHarness, hidden_pods: dict[str, str],
+                                                       command: str) -> None:
+    cluster.advance(61)  # the Schedule has spawned its child by now
+    assert cluster.call(lambda: [c["metadata"]["name"] for c in cluster.twin.list("podchaos", "chaos-mesh")])
+    assert _run(cluster, command) == (0, "", "No resources found\n")
+
+
+def test_chaos_mesh_kinds_are_discoverable_and_the_agents_to_change(cluster: KubeHarness) -> None:
+    resources = cluster.ok("api-resources", "--api-group=chaos-mesh.org", "-o", "name").split()
+    assert {"schedules.chaos-mesh.org", "podchaos.chaos-mesh.org", "networkchaos.chaos-mesh.org",
+            "stresschaos.chaos-mesh.org", "httpchaos.chaos-mesh.org"} <= set(resources)
+    for verb in ("delete", "patch"):
+        assert cluster.ok("auth", "can-i", verb, "schedules.chaos-mesh.org", "-n", "hotel-reservation").strip() == "yes"
 
 
 def test_access_reviews_carry_no_reason_naming_the_benchmark(cluster: KubeHarness) -> None:
@@ -177,6 +194,9 @@ SWEEP = [
 # like the kind cluster it mirrors (nodes, kubeconfig), so "sregym" appears nowhere.
 TELLTALE = re.compile(r"sregym-system|sregym-loadgen|chaos|benchmark|\binject|\bfault|ground.?truth"
                       r"|\boracle|sregym:|sregym", re.IGNORECASE)
+# Chaos Mesh's API vocabulary, which every cluster shows alike (group, kinds, their category and
+# the pause annotation in their schemas), is left out before the scan; its namespace is not.
+PLATFORM = re.compile(r'chaos-mesh\.org|\b\w*chaos(?!-mesh)(es)?\b|"categories":\s*\["chaos-mesh"\]', re.IGNORECASE)
 
 
 # Upstream's own API documentation says "injected" (env vars, host aliases): a real cluster's
@@ -206,7 +226,7 @@ def test_agent_sees_no_trace_of_the_benchmark(cluster: KubeHarness, hidden_pods:
     _rc, out, err = _run(cluster, command)
     if command.startswith("get --raw /openapi"):
         out = _without_upstream_descriptions(out)
-    leaks = sorted({m.group(0) for m in TELLTALE.finditer(out + err)})
+    leaks = sorted({m.group(0) for m in TELLTALE.finditer(PLATFORM.sub("", out + err))})
     assert not leaks, f"{command}: {leaks}"
     for pod in hidden_pods.values():
         assert pod not in out + err

@@ -71,7 +71,9 @@ def test_scheduled_delay_slows_the_shop_until_the_schedule_is_gone() -> None:
         children[0]["metadata"]["name"]]
 
     agent = cluster.as_user("agent")
-    with pytest.raises(ApiError):  # the agent's API answers as if Chaos Mesh did not exist
+    # The agent's credential knows Chaos Mesh's kinds but nothing of the hidden namespace.
+    assert agent.list("Schedule", None) == [] and agent.list("NetworkChaos", None) == []
+    with pytest.raises(ApiError):
         agent.list("Schedule", CHAOS_NAMESPACE)
     with pytest.raises(ApiError):
         agent.get("NetworkChaos", CHAOS_NAMESPACE, children[0]["metadata"]["name"])

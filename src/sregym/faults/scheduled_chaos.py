@@ -7,8 +7,10 @@ spawned its first child. With a `duration` of 55 s the fault is intermittent (on
 the next minute); without one the first child runs until it is deleted and `Forbid` keeps the
 Schedule from spawning another.
 
-`scheduled_chaos` writes that Schedule (in Chaos Mesh's namespace, like every experiment the
-faults create) and, like ITBench's waiter, advances until the first child exists, so the
+`scheduled_chaos` writes that Schedule, by default in Chaos Mesh's hidden namespace like every
+experiment the faults create; with `schedule_namespace` it lives in a user namespace instead (a
+team's experiment left running, which the agent sees and can pause or delete: the problem's root
+cause rather than a hidden trigger). Like ITBench's waiter, it advances until the first child exists, so the
 symptom has started when the fault returns. `recover` deletes the Schedule and whatever children
 it left (their finalizers are Chaos Mesh's to release). Kubernetes writes only.
 """
@@ -48,6 +50,7 @@ class ScheduledChaosParams(FaultParams):
     history_limit: int = 1
     concurrency_policy: str = "Forbid"
     first_child_timeout_s: float = 120.0  # a cron minute boundary, then the spawn
+    schedule_namespace: str = CHAOS_NAMESPACE  # where the Schedule (and so its children) lives
 
 
 def _selector(namespace: str, labels: dict[str, str]) -> dict[str, Any]:
@@ -62,14 +65,14 @@ def schedule_manifest(p: ScheduledChaosParams) -> dict[str, Any]:
     if p.target is not None:
         block["target"] = {"mode": "all", "selector": _selector(p.target.namespace, p.target.labels)}
     return {"apiVersion": API_VERSION, "kind": "Schedule",
-            "metadata": {"name": p.name, "namespace": CHAOS_NAMESPACE},
+            "metadata": {"name": p.name, "namespace": p.schedule_namespace},
             "spec": {"schedule": p.schedule, "concurrencyPolicy": p.concurrency_policy,
                      "historyLimit": p.history_limit, "type": p.type, EMBEDDED[p.type]: block}}
 
 
-def spawned(cluster: Cluster, kind: str, schedule: str) -> list[dict[str, Any]]:
+def spawned(cluster: Cluster, kind: str, schedule: str, namespace: str = CHAOS_NAMESPACE) -> list[dict[str, Any]]:
     """The experiments a Schedule has spawned and not yet garbage-collected."""
-    return list(cluster.list(kind, CHAOS_NAMESPACE, label_selector=f"{MANAGED_BY}={schedule}"))
+    return list(cluster.list(kind, namespace, label_selector=f"{MANAGED_BY}={schedule}"))
 
 
 def _require_pods(cluster: Cluster, namespace: str, labels: dict[str, str]) -> None:
@@ -91,19 +94,20 @@ class ScheduledChaos(Fault):
         _require_pods(cluster, p.namespace, p.labels)
         if p.target is not None:
             _require_pods(cluster, p.target.namespace, p.target.labels)
-        if cluster.get("Namespace", None, CHAOS_NAMESPACE) is None:
-            cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": CHAOS_NAMESPACE}})
+        if cluster.get("Namespace", None, p.schedule_namespace) is None:
+            cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": p.schedule_namespace}})
         cluster.create(schedule_manifest(p))
         waited = 0.0
-        while not spawned(cluster, p.type, p.name):
+        while not spawned(cluster, p.type, p.name, p.schedule_namespace):
             if waited >= p.first_child_timeout_s:
                 raise RuntimeError(f"cannot inject: Schedule {p.name} spawned no {p.type} in {waited:.0f}s")
             cluster.advance(POLL_S)
             waited += POLL_S
-        return {"name": p.name, "type": p.type}
+        return {"name": p.name, "type": p.type, "namespace": p.schedule_namespace}
 
     def recover(self, cluster: Cluster, state: dict[str, Any]) -> None:
         name, kind = str(state.get("name") or ""), str(state.get("type") or "")
-        delete_if_present(cluster, "Schedule", CHAOS_NAMESPACE, name)
-        for child in spawned(cluster, kind, name) if name and kind else []:
-            delete_if_present(cluster, kind, CHAOS_NAMESPACE, child["metadata"]["name"])
+        namespace = str(state.get("namespace") or CHAOS_NAMESPACE)
+        delete_if_present(cluster, "Schedule", namespace, name)
+        for child in spawned(cluster, kind, name, namespace) if name and kind else []:
+            delete_if_present(cluster, kind, namespace, child["metadata"]["name"])

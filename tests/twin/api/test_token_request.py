@@ -108,3 +108,20 @@ def test_tokens_are_deterministic_per_seed() -> None:
 
     assert first_token(5) == first_token(5)
     assert first_token(5) != first_token(6)
+
+
+def test_any_service_account_may_ask_what_it_may_do(kube: Any) -> None:
+    """`system:basic-user`: self access and rules reviews need no binding of their own, so
+    `kubectl auth can-i` answers yes/no for a bare ServiceAccount instead of failing with 403."""
+    kube.ok("create", "serviceaccount", "asker", "-n", "default")
+    token = kube.ok("create", "token", "asker", "-n", "default").strip()
+    before = kube.kubectl("auth", "can-i", "list", "pods", "-n", "default", f"--token={token}")
+    assert (before.returncode, before.stdout.strip()) == (1, "no"), before.stderr
+    assert "forbidden" not in before.stderr.lower()
+    rules = kube.kubectl("auth", "can-i", "--list", "-n", "default", f"--token={token}")
+    assert rules.returncode == 0 and "selfsubjectaccessreviews.authorization.k8s.io" in rules.stdout, rules.stderr
+    kube.ok("create", "role", "pod-lister", "--verb=list", "--resource=pods", "-n", "default")
+    kube.ok("create", "rolebinding", "pod-lister", "--role=pod-lister", "--serviceaccount=default:asker",
+            "-n", "default")
+    after = kube.kubectl("auth", "can-i", "list", "pods", "-n", "default", f"--token={token}")
+    assert (after.returncode, after.stdout.strip()) == (0, "yes"), after.stderr

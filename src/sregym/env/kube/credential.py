@@ -1,12 +1,13 @@
 """The agent's credential on a real cluster: a ServiceAccount, RBAC that mirrors the twin's
 on-call role, and a kubeconfig holding a TokenRequest token for it.
 
-The twin's `agent` user reads everything except the hidden namespaces and Chaos Mesh, and may
-change what an on-call engineer changes (`twin/machinery/authz.py`, built from the kind table).
+The twin's `agent` user reads everything except the hidden namespaces, and may change what an
+on-call engineer changes (Chaos Mesh experiments and Schedules included) (`twin/machinery/authz.py`, built from the kind table).
 RBAC cannot say "everything except", so the same rules are split: a ClusterRole with the
 cluster-scoped kinds' rules, bound cluster-wide, and a ClusterRole with the namespaced rules,
 bound by a RoleBinding in every namespace that is not hidden. The hidden namespaces get no
-binding, so the token is forbidden there (and Chaos Mesh's experiments live only there). Names are
+binding, so the token is forbidden there (and the benchmark's Chaos Mesh experiments live only
+there, while a team's experiments in an app namespace are the agent's to pause or delete). Names are
 those a platform team would give an on-call role; none names the benchmark.
 """
 
@@ -32,12 +33,12 @@ SELF_REVIEWS = ({"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubje
 
 def agent_rules() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(cluster-scoped rules, namespaced rules) of the on-call role, from the twin's kind table."""
-    from sregym.twin.machinery.kinds import BUILTIN_KINDS, CHAOS_GROUP, READ
+    from sregym.twin.machinery.kinds import BUILTIN_KINDS, READ
 
     cluster: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     namespaced: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for k in BUILTIN_KINDS:
-        if k.group == CHAOS_GROUP or k.virtual:
+        if k.virtual:
             continue
         table = namespaced if k.namespaced else cluster
         if not k.namespaced:

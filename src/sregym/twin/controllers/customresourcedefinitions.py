@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
 from sregym.twin.controller import Controller, controller
-from sregym.twin.machinery.kinds import BUILTIN_KINDS, CHAOS_GROUP, ResourceKind
+from sregym.twin.machinery.kinds import BUILTIN_KINDS, ResourceKind
 from sregym.twin.machinery.objects import set_condition
 from sregym.twin.machinery.store import WatchEvent
 
@@ -45,7 +45,7 @@ def kinds_of(crd: dict[str, Any]) -> list[ResourceKind]:
             short_names=tuple(names.get("shortNames") or ()),
             categories=tuple(names.get("categories") or ()),
             subresources=tuple(s for s in ("status", "scale") if s in subresources),
-            generation=True, hidden_from_agent=group == CHAOS_GROUP, custom=True,
+            generation=True, custom=True,
             list_kind=names.get("listKind") or f"{kind}List"))
     return out
 

@@ -8,10 +8,10 @@ engineer given a namespaced-admin-like role cluster-wide, expressed as RBAC Poli
 built from the rows:
 
 - it reads (get/list/watch) everything, except what betrays the benchmark: the namespaces
-  `chaos-mesh` and `sregym-system` (the Namespace objects themselves and everything in them) and
-  any `chaos-mesh.org` resource anywhere. Those are denied before the rules are consulted, so the
-  server filters them out of lists and discovery, and answers direct access exactly as it would
-  for a namespace or group that does not exist (api/kube/invisible.py);
+  `chaos-mesh` and `sregym-system` (the Namespace objects themselves and everything in them).
+  Those are denied before the rules are consulted, so the server filters them out of lists,
+  watches and events, and answers direct access exactly as it would for a namespace that does
+  not exist (api/kube/invisible.py);
 - it changes workloads (pods, deployments, replicasets, statefulsets, daemonsets, jobs,
   cronjobs, HPAs, PDBs), their `scale` subresource, pod eviction/exec/port-forward, config
   (configmaps, secrets, serviceaccounts and their tokens), networking (services, endpoints,
@@ -21,8 +21,15 @@ built from the rows:
   them (Pod Security Admission fixes) but not delete them;
 - on nodes it may `get/list/watch/patch/update` (cordon, uncordon, taints, labels) but neither
   create nor delete them, nor write `nodes/status` (the kubelet owns that);
-- it changes custom resources of any CRD-defined group (application operators' objects), except
-  Chaos Mesh's, which stay hidden;
+- Chaos Mesh (`chaos-mesh.org`) is a platform add-on every cluster shows alike: its kinds are
+  discoverable and the agent reads and changes experiments and Schedules in every namespace it
+  sees (a team's chaos experiment left running is an incident an on-call engineer ends by pausing
+  or deleting it). The benchmark's own experiments live in the hidden `chaos-mesh` namespace, so
+  with no user chaos every problem shows the same empty lists;
+- it changes custom resources of any CRD-defined group (application operators' objects);
+- every authenticated user, ServiceAccounts included, may ask what it may do
+  (selfsubjectaccessreviews, selfsubjectrulesreviews, selfsubjectreviews), as the real API
+  server's default `system:basic-user` binding allows;
 - it never writes any `*/status` subresource (controllers own status), CustomResourceDefinitions,
   ClusterRoles/ClusterRoleBindings (no privilege escalation), Events, Leases, or
   ControllerRevisions.
@@ -32,13 +39,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sregym.twin.machinery.kinds import ALL_VERBS, BUILTIN_KINDS, CHAOS_GROUP, READ, ResourceKind
+from sregym.twin.machinery.kinds import ALL_VERBS, BUILTIN_KINDS, READ, ResourceKind
 from sregym.twin.topology import HIDDEN_NAMESPACES
 
 ADMIN = "admin"
 AGENT = "agent"
-HIDDEN_GROUPS: tuple[str, ...] = (CHAOS_GROUP,)
-
+# API groups hidden whole from the agent: none since Chaos Mesh became a visible add-on; kept so
+# discovery, RBAC and the API server keep one place to say it.
+HIDDEN_GROUPS: tuple[str, ...] = ()
+_BASIC_USER_REASON = ('RBAC: allowed by ClusterRoleBinding "system:basic-user" of ClusterRole '
+                      '"system:basic-user" to Group "system:authenticated"')
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,11 @@ def agent_rules(kinds: tuple[ResourceKind, ...]) -> tuple[PolicyRule, ...]:
 
 
 AGENT_RULES: tuple[PolicyRule, ...] = agent_rules(BUILTIN_KINDS)
+# What the default `system:basic-user` ClusterRole grants group `system:authenticated`.
+BASIC_USER_RULES: tuple[PolicyRule, ...] = (
+    PolicyRule(("authorization.k8s.io",), ("selfsubjectaccessreviews", "selfsubjectrulesreviews"), ("create",)),
+    PolicyRule(("authentication.k8s.io",), ("selfsubjectreviews",), ("create",)),
+)
 
 # Groups the twin defines itself; any other group comes from a CRD created at run time. The
 # hidden groups count as such CRD groups: RBAC must say of them what it says of any unknown group.
@@ -178,6 +193,9 @@ def _stored_rbac(user: str, verb: str, group: str, resource: str, namespace: str
 
     if "*" in (group, resource):
         return False, ""
+    authenticated = user not in ("anonymous", "system:anonymous")
+    if authenticated and any(rule.allows(verb, group, resource, sub) for rule in BASIC_USER_RULES):
+        return True, _BASIC_USER_REASON
     for groups, resources, verbs in bound_rules(user, namespace):
         rule = PolicyRule(groups, resources, verbs)
         if verb == "*" and "*" not in rule.verbs:
@@ -204,6 +222,7 @@ def forbidden_message(user: str, verb: str, group: str, resource: str,
 __all__ = [
     "ADMIN",
     "AGENT",
+    "BASIC_USER_RULES",
     "HIDDEN_GROUPS",
     "HIDDEN_NAMESPACES",
     "PolicyRule",

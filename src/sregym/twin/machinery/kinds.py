@@ -16,6 +16,12 @@ from sregym.twin.machinery import cluster_printers as CP
 from sregym.twin.machinery import printers as P
 
 CHAOS_GROUP = "chaos-mesh.org"
+# Chaos Mesh's experiment kinds, then its orchestration kinds (twin/chaos/schedule.py, workflow.py).
+CHAOS_KINDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    *((kind, kind.lower(), ()) for kind in ("NetworkChaos", "PodChaos", "StressChaos", "IOChaos", "TimeChaos",
+                                             "DNSChaos", "HTTPChaos", "JVMChaos", "KernelChaos")),
+    ("Schedule", "schedules", ()), ("Workflow", "workflows", ("wf",)), ("WorkflowNode", "workflownodes", ("wfn",)),
+)
 
 # The agent's RBAC verbs, in the order its ClusterRole lists them.
 READ = ("get", "list", "watch")
@@ -300,21 +306,14 @@ BUILTIN_KINDS: tuple[ResourceKind, ...] = (
     _k("metrics.k8s.io", "v1beta1", "NodeMetrics", "nodes", namespaced=False,
        verbs=("get", "list"), virtual=True,
        agent_grants=()),
-    # Chaos Mesh, executed by twin/chaos; never visible to the agent credential.
+    # Chaos Mesh, executed by twin/chaos: a platform add-on every cluster shows. The agent reads and
+    # changes experiments in the namespaces it sees (a team's own chaos runs, which an on-call
+    # engineer pauses or deletes); the benchmark's own live in the hidden `chaos-mesh` namespace.
     *(
-        _k(CHAOS_GROUP, "v1alpha1", kind, kind.lower(), subresources=("status",),
-           generation=True, hidden_from_agent=True, categories=("chaos-mesh",),
-           printer=P.CUSTOM_RESOURCE,
-       agent_grants=())
-        for kind in ("NetworkChaos", "PodChaos", "StressChaos", "IOChaos", "TimeChaos",
-                     "DNSChaos", "HTTPChaos", "JVMChaos", "KernelChaos")
-    ),
-    # Chaos Mesh's orchestration kinds (twin/chaos/schedule.py, twin/chaos/workflow.py).
-    *(
-        _k(CHAOS_GROUP, "v1alpha1", kind, plural, short_names=short, subresources=("status",), generation=True,
-           hidden_from_agent=True, categories=("chaos-mesh",), printer=P.CUSTOM_RESOURCE, agent_grants=())
-        for kind, plural, short in (("Schedule", "schedules", ()), ("Workflow", "workflows", ("wf",)),
-                                    ("WorkflowNode", "workflownodes", ("wfn",)))
+        _k(CHAOS_GROUP, "v1alpha1", kind, plural, short_names=short, subresources=("status",),
+           generation=True, categories=("chaos-mesh",), printer=P.CUSTOM_RESOURCE,
+           agent_grants=(_agent(19, at),))
+        for at, (kind, plural, short) in enumerate(CHAOS_KINDS)
     ),
 )
 

@@ -38,11 +38,6 @@ _DISCOVERY_URLS = ("/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "
 _PUBLIC_URLS = ("/healthz", "/livez", "/readyz", "/version", "/version/")
 _OIDC_URLS = ("/.well-known/openid-configuration", "/.well-known/openid-configuration/",
               "/openid/v1/jwks", "/openid/v1/jwks/")
-_BASIC_USER_RULE = authz.PolicyRule(("authorization.k8s.io",),
-                                    ("selfsubjectaccessreviews", "selfsubjectrulesreviews"),
-                                    ("create",))
-_SELF_REVIEW_RULE = authz.PolicyRule(("authentication.k8s.io",), ("selfsubjectreviews",),
-                                     ("create",))
 
 
 def user_info(user: str) -> dict[str, Any]:
@@ -212,8 +207,12 @@ def rules_in(user: str, namespace: str) -> dict[str, Any]:
     `namespace` (the same in every namespace, hidden or absent ones included: the agent's rules
     come from a ClusterRoleBinding)."""
     rules: list[authz.PolicyRule] = list(authz.rules_for(user))
-    if user in _GROUPS:
-        rules.extend([_BASIC_USER_RULE, _SELF_REVIEW_RULE])
+    if user not in _GROUPS and user.startswith("system:serviceaccount:"):  # what RBAC objects bind to it
+        from sregym.twin.machinery.rbac_objects import bound_rules
+
+        rules.extend(authz.PolicyRule(g, r, v) for g, r, v in bound_rules(user, namespace))
+    if user in _GROUPS or user.startswith("system:serviceaccount:"):  # system:basic-user
+        rules.extend(authz.BASIC_USER_RULES)
     resource_rules = [r.to_json() for r in rules]
     non_resource_rules: list[dict[str, Any]] = []
     if user == authz.ADMIN:
