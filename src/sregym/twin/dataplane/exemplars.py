@@ -153,6 +153,8 @@ def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, 
     dep = proc.inst.deps.get(call.dependency)
     if dep is None:
         return start_us, False, f"missing address for {call.dependency}", False
+    if dep.invalid:
+        return start_us + 50, False, dep.invalid, False
     pod = engine.twin.store.peek("Pod", proc.inst.namespace, proc.inst.pod)
     route = engine.router.route(pod, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)
     cursor = start_us
