@@ -251,7 +251,7 @@ def _ask_ai(req: PageRequest) -> Page:
     """`{ question } = body` (undefined unless a JSON/form body has it: the mock refuses it)."""
     body = _body(req)
     question = body.get("question") if isinstance(body, dict) else None
-    text = ai_assistant.answer(req.twin, _path_id(req.path), question if isinstance(question, str) else "")
+    text = ai_assistant.answer(req.twin, _path_id(req.path), question if isinstance(question, str) else "", req.rng)
     if text is None:  # no summary: product-reviews' `response = None` raises, the gateway throws
         raise HandlerError("AskProductAIAssistant failed")
     return _json({"response": text})

@@ -271,7 +271,11 @@ def _simple() -> list[ProgramSpec]:
                    Operation(name="oteldemo.ProductReviewService/AskProductAIAssistant", cpu_ms=4.0, calls=(
                        Call(dependency="postgres", operation="select", collection="reviews.productreviews"),
                        Call(dependency="product-catalog", operation="oteldemo.ProductCatalogService/GetProduct"),
-                       Call(dependency="llm", operation="POST /v1/chat/completions"), _flag()))),
+                       Call(dependency="llm", operation="POST /v1/chat/completions"), _flag(),
+                       # llmRateLimitError's half: the 429s and the OpenAI client's two retries
+                       # (answered 429 by the mock; the fluid model counts them as load only)
+                       Call(dependency="llm", operation="POST /v1/chat/completions", count=2.0, probability=0.5,
+                            optional=True, feature="llmRateLimitError=true")))),
               logs=("Product reviews service started on port 3551",)),
         _spec("llm", port_env=None, default_port=8000, protocol="http", memory=60.0, deps=(_flagd(),),
               ops=(Operation(name="/v1/chat/completions", method="POST", cpu_ms=6.0),),
