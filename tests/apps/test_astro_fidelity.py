@@ -16,7 +16,9 @@ from sregym.apps.astronomy_shop.ai_assistant import RATE_LIMITED
 from sregym.twin import Twin
 from sregym.twin.api.kubeconfig import make_tokens, token_for
 from sregym.twin.api.loki import create_loki_app
+from sregym.twin.telemetry.alerts import rule_manager
 from sregym.twin.telemetry.otlp_logs import otlp_logs
+from sregym.twin.telemetry.promql import Engine
 from support.astro_twin import build_astro_twin, flip_flag
 
 NS = "astronomy-shop"
@@ -190,3 +192,27 @@ def test_llm_rate_limit_flag_answers_an_apology_with_200() -> None:
     flip_flag(twin, "llmRateLimitError", "off")
     twin.advance(45)
     assert not any(json.loads(r.body)["response"] == RATE_LIMITED for r in _ask(twin, 10))
+
+
+# ------------------------------------------------------------------ item 1: NoDatabaseOperations
+def _promql(twin: Twin, query: str) -> list[Any]:
+    result: Any = Engine(twin.services.tsdb).instant(query, int(twin.clock.now * 1000))
+    return list(result.value)
+
+
+def test_no_database_operations_fires_when_accounting_stops_writing() -> None:
+    twin = build_astro_twin(8, 120.0)
+    inserted = 'sum(rate(postgresql_tup_inserted_total{k8s_namespace_name="astronomy-shop"}[2m]))'
+    assert _promql(twin, inserted)[0].value > 0  # orders reach accounting.order, orderitem, shipping
+
+    def states() -> dict[str, str]:
+        return {a["labels"]["service_name"]: a["state"] for a in rule_manager(twin).api_alerts(lambda _labels: True)
+                if a["labels"]["alertname"] == "NoDatabaseOperations"}
+
+    assert states() == {}
+    twin.patch("deployments", NS, "accounting", {"spec": {"replicas": 0}})
+    twin.advance(660)
+    assert states() == {"postgresql": "firing"}
+    twin.patch("deployments", NS, "accounting", {"spec": {"replicas": 1}})
+    twin.advance(120)
+    assert states() == {}
