@@ -216,3 +216,40 @@ def test_no_database_operations_fires_when_accounting_stops_writing() -> None:
     twin.patch("deployments", NS, "accounting", {"spec": {"replicas": 1}})
     twin.advance(120)
     assert states() == {}
+
+
+# ------------------------------------------------------------------ item 2: start-up lines
+# what `kubectl logs` shows after a rollout restart (services that print; OTLP-only ones print nothing)
+STARTUP = {
+    "frontend": ("   ▲ Next.js 16.1.1", "   - Local:        http://localhost:8080", " ✓ Ready in"),
+    "payment": ('"msg":"payment gRPC server started on 0.0.0.0:8080"',),  # a JSON logger (pino)
+    "accounting": ("Accounting service started",),
+    "ad": ("Ad service starting.", "Ad service started, listening on 8080"),
+    "llm": ("OpenAI API server starting on http://localhost:8000", " * Serving Flask app 'app'", " * Debug mode: on"),
+}
+
+
+def test_restarted_services_print_their_start_up_lines(tmp_path: Any) -> None:
+    from sregym.apps import deploy_app
+    from support.kube import serve_twin
+
+    harness = serve_twin(Twin(seed=9), tmp_path)
+    try:
+        harness.call(deploy_app, harness.twin, NS)
+        harness.advance(60)
+        for service in STARTUP:
+            harness.ok("rollout", "restart", f"deployment/{service}", "-n", NS, user="admin")
+        harness.advance(60)
+        for service, expected in STARTUP.items():
+            out = harness.ok("logs", f"deployment/{service}", "-n", NS, user="admin")
+            positions = [out.find(line) for line in expected]
+            assert all(p >= 0 for p in positions) and positions == sorted(positions), (service, out[:400])
+        # shipping and recommendation log through OTLP only: their start-up messages are records
+        records = {res["service.name"]: [r.body for r in rs] for res, rs in otlp_logs(harness.twin).resources()
+                   if res["service.name"] in ("shipping", "recommendation", "product-reviews")}
+        assert "Shipping service is running" in records["shipping"]
+        assert "Recommendation service started, listening on port 8080" in records["recommendation"]
+        assert "Product reviews service started, listening on port 3551" in records["product-reviews"]
+        assert harness.ok("logs", "deployment/shipping", "-n", NS, user="admin") == ""
+    finally:
+        harness.server.stop()
