@@ -273,11 +273,9 @@ def _simple() -> list[ProgramSpec]:
                    Operation(name="oteldemo.ProductReviewService/AskProductAIAssistant", cpu_ms=4.0, calls=(
                        Call(dependency="postgres", operation="select", collection="reviews.productreviews"),
                        Call(dependency="product-catalog", operation="oteldemo.ProductCatalogService/GetProduct"),
-                       Call(dependency="llm", operation="POST /v1/chat/completions"), _flag(),
-                       # llmRateLimitError's half: the 429s and the OpenAI client's two retries
-                       # (answered 429 by the mock; the fluid model counts them as load only)
-                       Call(dependency="llm", operation="POST /v1/chat/completions", count=2.0, probability=0.5,
-                            optional=True, feature="llmRateLimitError=true")))),
+                       # llmRateLimitError's 429s and their retries are a delay and a log line
+                       # (flag_paths.py), not calls of their own
+                       Call(dependency="llm", operation="POST /v1/chat/completions"), _flag()))),
               logs=("Product reviews service started, listening on port {port}",)),
         _spec("llm", port_env=None, default_port=8000, protocol="http", memory=60.0, deps=(_flagd(),),
               ops=(Operation(name="/v1/chat/completions", method="POST", cpu_ms=6.0),),
