@@ -47,7 +47,10 @@ def _query(client: TestClient, twin: Twin, query: str, since_s: float = 100.0) -
 def test_envoy_access_log_is_in_the_backend_not_in_kubectl_logs(shop: tuple[Twin, TestClient]) -> None:
     twin, client = shop
     pod = _pod(twin, "frontend-proxy")["metadata"]["name"]
-    streams = _query(client, twin, '{service_name="frontend-proxy"} |= "HTTP/1.1"')
+    # each record's attributes are structured metadata (one response stream per distinct set, as
+    # Loki 3 answers): keep the stream labels to see the pod's one stream
+    streams = _query(client, twin, '{service_name="frontend-proxy"} |= "HTTP/1.1" | keep k8s_pod_name, '
+                                   'k8s_namespace_name, k8s_deployment_name, service_namespace, service_name')
     assert len(streams) == 1
     labels = streams[0]["stream"]
     assert labels["k8s_pod_name"] == pod and labels["k8s_namespace_name"] == NS

@@ -72,7 +72,7 @@ def test_go_memory_limit_is_the_charts_gomemlimit(shop: Twin) -> None:
 def test_app_rules_are_loaded_and_valid_for_promtool(shop: Twin, tmp_path: Any) -> None:
     names = {r["name"] for g in rule_manager(shop).api_rules(lambda _labels: True) for r in g["rules"]}
     assert {"NoRequestsReceived", "HighKafkaConsumerLag", "KafkaConsumerGroupInactive", "CPUThrottlingHigh",
-            "KubeDeploymentRolloutStuck", "KubePodCrashLooping", "HighRequestErrorRate"} <= names
+            "KubeDeploymentRolloutStuck", "KubePodCrashLooping", "HighRequestErrorRate", "NoDatabaseOperations"} <= names
     assert "NoRequestsReceived" not in {r["name"] for g in rule_manager(Twin(seed=1)).api_rules(lambda _l: True)
                                         for r in g["rules"]}
     promtool = shutil.which("promtool")
@@ -85,7 +85,7 @@ def test_app_rules_are_loaded_and_valid_for_promtool(shop: Twin, tmp_path: Any) 
 def test_healthy_shop_fires_none_of_its_alerts(shop: Twin) -> None:
     firing = {a["labels"]["alertname"] for a in rule_manager(shop).api_alerts(lambda _labels: True)}
     assert not firing & {"NoRequestsReceived", "HighKafkaConsumerLag", "KafkaConsumerGroupInactive",
-                         "KubeDeploymentRolloutStuck", "CPUThrottlingHigh"}
+                         "KubeDeploymentRolloutStuck", "CPUThrottlingHigh", "NoDatabaseOperations"}
 
 
 def test_manual_gc_flag_shows_as_full_collections(shop: Twin) -> None:

@@ -25,6 +25,8 @@ CANNED = {"What age(s) is this recommended for?": "This product is recommended f
           "Were there any negative reviews?": "No, there were no reviews less than three stars for this product."}
 SUMMARY_QUESTION = "Can you summarize the product reviews?"
 REFUSAL = "Sorry, I'm not able to answer that question."
+RATE_LIMIT_FLAG = "llmRateLimitError"
+RATE_LIMITED = "The system is unable to process your response. Please try again later."
 
 
 @cache
@@ -36,20 +38,24 @@ def summaries(inaccurate: bool) -> dict[str, str]:
     return {r["product_id"]: r.get("product_review_summary") for r in rows if r.get("product_id")}
 
 
-def _flag_on(twin: Any, service: str) -> bool:
-    """What the service's SDK evaluated for the flag this tick (any running instance)."""
+def _flag_on(twin: Any, service: str, flag: str = FLAG) -> bool:
+    """What the service's SDK evaluated for `flag` this tick (any running instance)."""
     engine = twin.services.dataplane if twin is not None else None
     if engine is None:
         return False
     for key in sorted(engine.procs):
         inst = engine.procs[key].inst
-        if inst.spec.service_name == service and inst.settings.get(FLAG) == "true":
+        if inst.spec.service_name == service and inst.settings.get(flag) == "true":
             return True
     return False
 
 
-def answer(twin: Any, product_id: str, question: str) -> str | None:
-    """The assistant's answer text (None: the mock had no summary, the field stays unset)."""
+def answer(twin: Any, product_id: str, question: str, rng: Any = None) -> str | None:
+    """The assistant's answer text (None: the mock had no summary, the field stays unset). With
+    `llmRateLimitError` on, product-reviews' coin (`rng`) sends half the questions to the
+    rate-limited model and answers them with its apology, before any other branch."""
+    if rng is not None and _flag_on(twin, "product-reviews", RATE_LIMIT_FLAG) and rng.random() < 0.5:
+        return RATE_LIMITED
     prompt = f"Answer the following question about product ID:{product_id}: {question}"
     for asked, text in CANNED.items():
         if asked in prompt:
@@ -62,4 +68,4 @@ def answer(twin: Any, product_id: str, question: str) -> str | None:
     return summaries(False).get(product_id)
 
 
-__all__ = ["INACCURATE_PRODUCT", "answer", "summaries"]
+__all__ = ["INACCURATE_PRODUCT", "RATE_LIMITED", "answer", "summaries"]

@@ -20,7 +20,8 @@ is what the service's code does (`OPERATION_PATHS`, `PROCESS_PATHS`):
 - recommendation: `recommendationCacheFailure` grows the cached id list on every cache miss:
   memory and per-request CPU climb.
 - email: `emailMemoryLeak` (a multiplier) keeps that many copies of each order's data.
-- product-reviews: `llmRateLimitError` gets a 429 from the mock LLM on half the questions;
+- product-reviews: `llmRateLimitError` gets a 429 from the mock LLM on half the questions and
+  answers them with an apology (HTTP 200 at the frontend, the error only in its logs and span);
   `llmInaccurateResponse` is evaluated by product-reviews and by the llm mock itself; with both on
   the answer for L9ECAV7KIM is the mock's inaccurate summary (ai_assistant.py).
 - frontend-proxy: `imageSlowLoad` is what the browsers' flagd web provider resolves through
@@ -38,6 +39,9 @@ from sregym.twin.dataplane.flagd import FlagServer
 from sregym.twin.dataplane.spec import ProgramSpec, Setting
 
 FAILING_PRODUCT = "OLJCESPC7Z"
+# openai's RateLimitError text for the llm mock's 429 body (src/llm/app.py)
+RATE_LIMIT_ERROR = ("Error code: 429 - {'error': {'message': 'Rate limit reached. Please try again later.', "
+                    "'type': 'rate_limit_exceeded', 'param': 'null', 'code': 'null'}}")
 PRODUCTS = 10  # the catalogue the load generator browses (init.sql's products)
 
 FLAG_CLIENTS: dict[str, FlagClient] = {
@@ -102,12 +106,13 @@ OPERATION_PATHS: dict[tuple[str, str], tuple[CodePath, ...]] = {
     ("frontend-proxy", "/images/products/{picture}"): (
         CodePath(when="imageSlowLoad!=0", scale="imageSlowLoad", delay_per_unit_ms=1.0, max_active=100.0),
     ),
+    # get_ai_assistant_response: on half the questions it asks the mock for model
+    # `astronomy-llm-rate-limit`, which answers 429; the OpenAI client retries it twice (0.5 s and
+    # 1 s backoff, less up to 25 % jitter), then the handler logs the exception, marks its span
+    # ERROR and *returns* the apology as the answer: the RPC and the frontend's route succeed (200)
     ("product-reviews", "oteldemo.ProductReviewService/AskProductAIAssistant"): (
-        CodePath(when="llmRateLimitError=true", fail=0.5, error_class="server_error",
-                 error="rpc error: code = Unknown desc = The system is unable to process your response. "
-                       "Please try again later.",
-                 log="Caught Exception: Error code: 429 - {'error': {'message': 'Rate limit exceeded. "
-                     "Please try again later.', 'type': 'rate_limit_exceeded', 'code': 429}}"),
+        CodePath(when="llmRateLimitError=true", taken=0.5, delay_ms=1310.0, log_level="error",
+                 log=f"Caught Exception: {RATE_LIMIT_ERROR}"),
     ),
 }
 

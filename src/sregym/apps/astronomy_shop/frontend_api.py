@@ -8,8 +8,8 @@ gateway throws (a failed backend, an unknown product id: product-catalog's NotFo
 of a missing query parameter, a card the payment service refuses) ends as Next's own
 `500 Internal Server Error`. Bodies are `res.json` of the ts-proto objects: compact JSON, keys in
 proto field order, int64 as numbers. Carts live in Valkey for 60 minutes, keyed by user id.
-`/api/product-ask-ai-assistant` answers what the llm mock would (ai_assistant.py). Not yet here: the
-pages (`/`, `/product/...`).
+`/api/product-ask-ai-assistant` answers what the llm mock would (ai_assistant.py). The pages and the
+404 page for unknown paths: frontend_pages.py.
 """
 
 from __future__ import annotations
@@ -23,12 +23,15 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
-from sregym.apps.astronomy_shop import ai_assistant, catalogue
+from sregym.apps.astronomy_shop import ai_assistant, catalogue, frontend_pages
 from sregym.twin.dataplane.pages import Page, PageRequest
 
 JSON = {"Content-Type": "application/json; charset=utf-8"}
 CART_TTL_S = 3600.0
 ROUTE_TIMEOUT_MS = 15_000.0
+# src/frontend/public, served by Next as static files
+PUBLIC_FILES = {"/favicon.ico": "image/x-icon", **{f"/icons/{n}.svg": "image/svg+xml"
+                                                   for n in ("Cart", "CartIcon", "Check", "Chevron")}}
 ADDRESS_FIELDS = ("streetAddress", "city", "state", "country", "zipCode")  # Envoy's default route timeout (the frontend route sets none)
 _PRODUCT = re.compile(r"^/api/products/([^/]+)/?$")
 _BY_PRODUCT = re.compile(r"^/api/(product-reviews|product-reviews-avg-score|product-ask-ai-assistant)/[^/]+/?$")
@@ -248,7 +251,7 @@ def _ask_ai(req: PageRequest) -> Page:
     """`{ question } = body` (undefined unless a JSON/form body has it: the mock refuses it)."""
     body = _body(req)
     question = body.get("question") if isinstance(body, dict) else None
-    text = ai_assistant.answer(req.twin, _path_id(req.path), question if isinstance(question, str) else "")
+    text = ai_assistant.answer(req.twin, _path_id(req.path), question if isinstance(question, str) else "", req.rng)
     if text is None:  # no summary: product-reviews' `response = None` raises, the gateway throws
         raise HandlerError("AskProductAIAssistant failed")
     return _json({"response": text})
@@ -303,12 +306,19 @@ ROUTES: dict[str, tuple[dict[str, Handler], bool]] = {
 
 
 def frontend_page(req: PageRequest) -> Page | None:
-    """The frontend's answer to one request, or None for routes it does not own here."""
+    """The frontend's answer to one request: an API route's body, a page's document, a file
+    from `public/`, or Next's 404 page for anything else (frontend_pages.py)."""
     by_product = _BY_PRODUCT.match(req.path)
     route = "/api/products/{productId}" if _PRODUCT.match(req.path) else \
         f"/api/{by_product.group(1)}/{{productId}}" if by_product else req.path.rstrip("/") or "/"
     if route not in ROUTES:
-        return None
+        if req.path in PUBLIC_FILES:
+            return Page(200, "", {"Content-Type": PUBLIC_FILES[req.path], "Cache-Control": "public, max-age=0",
+                                  "Accept-Ranges": "bytes"})
+        page_route = frontend_pages.document_route(req.path)
+        if page_route is None:
+            return frontend_pages.not_found(req)
+        return frontend_pages.document(req, page_route) if req.ok else internal_error()
     handlers, answers_405 = ROUTES[route]
     handler = handlers.get(req.method.upper())
     if handler is None:

@@ -104,26 +104,46 @@ def accounting_lines(record: Record) -> list[str]:
 
 def fraud_detection_lines(record: Record) -> list[str]:
     stamp = datetime.fromtimestamp(record.at, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
-    trace = _digest(record, "trace").hex()
-    ids = f"trace_id={trace[:32]} span_id={trace[32:48]} trace_flags=01 "
+    trace_id, span_id = consumer_trace(record)
+    ids = f"trace_id={trace_id} span_id={span_id} trace_flags=01 "
     sleeping = [f"{stamp} - fraud-detection - FeatureFlag 'kafkaQueueProblems' is enabled, sleeping 1 second {ids}"]
     return [*(sleeping if record.slowed else []), f"{stamp} - fraud-detection - Consumed record with orderId: {order_id(record)}, and updated total "
             f"count to: {record.total} {ids}"]
 
 
-def accounting_records(record: Record) -> list[tuple[str, str, dict[str, Any]]]:
+def consumer_trace(record: Record) -> tuple[str, str]:
+    """(trace id, span id) of the consumer span a record is handled in: the order's trace, carried
+    in the record's `traceparent` header (fraud-detection prints the same ids in its pattern)."""
+    trace = _digest(record, "trace").hex()
+    return trace[:32], trace[32:48]
+
+
+def accounting_records(record: Record) -> list[tuple[Any, ...]]:
     """The OTLP record of `Log.OrderReceivedMessage`: .NET exports the message template as the
-    body (formatted messages are off by default) and the argument as an attribute."""
-    return [("info", "Order details: {@OrderResult}.", {"OrderResult": order_json(record)})]
+    body (formatted messages are off by default) and the argument as an attribute; the record
+    carries the consumer activity's trace context."""
+    return [("info", "Order details: {@OrderResult}.", {"OrderResult": order_json(record)}, consumer_trace(record))]
 
 
-def fraud_detection_records(record: Record) -> list[tuple[str, str, dict[str, Any]]]:
-    """What the Java agent's log4j capture exports: the formatted message, without the pattern."""
-    sleeping = [("info", "FeatureFlag 'kafkaQueueProblems' is enabled, sleeping 1 second", {})]
+def fraud_detection_records(record: Record) -> list[tuple[Any, ...]]:
+    """What the Java agent's log4j capture exports: the formatted message, without the pattern,
+    inside the consumer span (its trace context on the record)."""
+    context = consumer_trace(record)
+    sleeping = [("info", "FeatureFlag 'kafkaQueueProblems' is enabled, sleeping 1 second", {}, context)]
     return [*(sleeping if record.slowed else []),
             ("info", f"Consumed record with orderId: {order_id(record)}, and updated total count to: {record.total}",
-             {})]
+             {}, context)]
 
 
-__all__ = ["ADDRESSES", "accounting_lines", "accounting_records", "fraud_detection_lines", "fraud_detection_records",
-           "order_id", "order_json", "order_totals", "tracking_id"]
+__all__ = [
+    "ADDRESSES",
+    "accounting_lines",
+    "accounting_records",
+    "consumer_trace",
+    "fraud_detection_lines",
+    "fraud_detection_records",
+    "order_id",
+    "order_json",
+    "order_totals",
+    "tracking_id",
+]

@@ -28,6 +28,9 @@ class CodePath(BaseModel):
 
     when: str
     scale: str | None = None  # a setting whose number multiplies fail, leak and busy_cores
+    # share of requests that enter the branch at all (the code's own coin flip: product-reviews'
+    # `random.random() < 0.5`); fail, delay and logs apply to that share
+    taken: float = Field(1.0, ge=0.0, le=1.0)
     fail: float = Field(0.0, ge=0.0, le=1.0)  # share of requests that fail in the branch
     error: str = ""  # what the caller receives
     error_class: str = "unavailable"
@@ -83,17 +86,17 @@ def branch(paths: tuple[CodePath, ...], settings: dict[str, str], rate: float = 
         if factor <= 0:
             continue
         out = out or Branch()
-        fail = min(1.0, path.fail * factor)
+        fail = min(1.0, path.fail * factor) * path.taken
         if fail > out.fail and path.error:
             out.error, out.error_class = path.error, path.error_class
         out.fail = 1.0 - (1.0 - out.fail) * (1.0 - fail)
-        out.delay_ms += path.delay_ms
+        out.delay_ms += path.delay_ms * path.taken
         if path.delay_per_unit_ms:
             pause = path.delay_per_unit_ms * factor
             share = min(1.0, path.max_active / (rate * pause / 1000.0)) if path.max_active and rate > 0 else 1.0
             out.delay_ms += pause * share
         if path.log:
-            out.logs.append((path.log_level, path.log, fail if path.fail else 1.0))
+            out.logs.append((path.log_level, path.log, fail if path.fail else path.taken))
     return out
 
 

@@ -41,8 +41,9 @@ class Record:
 
 
 RecordLog = Callable[[Record], list[str]]
-# (level, body, attributes) of the OTLP records a consumer's SDK logger sends per record.
-RecordOtlp = Callable[[Record], list[tuple[str, str, dict[str, Any]]]]
+# (level, body, attributes) of the OTLP records a consumer's SDK logger sends per record, optionally
+# followed by the (trace id, span id) of the consumer span the record was logged in.
+RecordOtlp = Callable[[Record], list[tuple[Any, ...]]]
 _RENDERERS: dict[tuple[str, str], RecordLog] = {}
 _OTLP: dict[tuple[str, str], RecordOtlp] = {}
 
@@ -93,8 +94,9 @@ def log_records(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, broker:
         for line in render(record) if otlp is None or printed else ():
             log_channel.write(engine.twin, proc.inst, now, line, sinks=printed)
         if otlp is not None and log_channel.to_otlp(channel):
-            for level, body, attributes in otlp(record):
-                log_channel.write(engine.twin, proc.inst, now, body, level=level, attributes=attributes, sinks="otlp")
+            for level, body, attributes, *context in otlp(record):  # optionally (trace id, span id)
+                log_channel.write(engine.twin, proc.inst, now, body, level=level, attributes=attributes, sinks="otlp",
+                                  trace=context[0] if context else None)
 
 
 __all__ = ["MAX_LINES_PER_TICK", "Record", "RecordLog", "RecordOtlp", "log_records", "positions", "register_record_log"]

@@ -745,6 +745,9 @@ class DataPlaneEngine(Controller):
     def _edge(self, proc: Proc, pod: dict[str, Any] | None, dep: DependencyConfig, call: Call,
               rate: float) -> EdgeResult:
         """Outcome of calling `dep` once (with retries) from this process."""
+        if dep.invalid:  # the client rejects the address itself: nothing is dialed, nothing retried
+            return EdgeResult(success=0.0, d=0.05, m=0.0, attempts=1.0, error=dep.invalid,
+                              error_class="invalid_address", delivered=0.0)
         timeout = dep.timeout_ms
         route = self.router.route(pod, dep.host, dep.port, connect_timeout_ms=timeout)
         p_ok = 0.0

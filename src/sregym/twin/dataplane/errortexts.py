@@ -27,6 +27,8 @@ def client_error(dep: DependencyConfig, call: Call, res: ConnectResult) -> str:
             return "rpc error: code = DeadlineExceeded desc = context deadline exceeded"
         return f'rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: ' \
                f'{res.message}"'
+    if dep.kind == "http" and dep.client == "awc":
+        return awc_connect_error(res)
     if dep.kind == "http":
         url = f"http://{dep.host}:{dep.port}{dep.path}"
         if res.error == "timeout" and res.stage != "dns":
@@ -45,6 +47,23 @@ def client_error(dep: DependencyConfig, call: Call, res: ConnectResult) -> str:
     return res.message
 
 
+def awc_connect_error(res: ConnectResult) -> str:
+    """actix-web's awc 3 (`SendRequestError`'s Display): its 5 s request timeout fires before the
+    connector's own 5 s connect timeout; a dial error is the connector's, a lookup error its resolver's."""
+    if res.error == "timeout" and res.stage != "dns":
+        return "Timeout while waiting for response"
+    if res.error in ("nxdomain", "servfail"):
+        return "Failed to connect to host: Failed resolving hostname: failed to lookup address information: " \
+               "Name or service not known"
+    if res.error == "refused":
+        return "Failed to connect to host: Connection refused (os error 111)"
+    if res.error == "reset":
+        return "Failed to connect to host: Connection reset by peer (os error 104)"
+    if res.error in ("no_route", "unreachable"):
+        return "Failed to connect to host: No route to host (os error 113)"
+    return f"Failed to connect to host: {res.message}"
+
+
 def thrift_connect_error(dep: DependencyConfig, res: ConnectResult) -> str:
     """Apache Thrift C++ (TSocket): what `open()` throws, as the services log it."""
     where = f"<Host: {dep.host} Port: {dep.port}>"
@@ -58,6 +77,8 @@ def thrift_connect_error(dep: DependencyConfig, res: ConnectResult) -> str:
 
 
 def deadline_error(dep: DependencyConfig, call: Call) -> str:
+    if dep.kind == "http" and dep.client == "awc":
+        return "Timeout while waiting for response"
     if dep.kind == "thrift":  # TSocket's receive timeout
         return "TTransportException: THRIFT_EAGAIN (timed out)"
     if dep.kind == "grpc":
@@ -72,7 +93,7 @@ def unimplemented_error(dep: DependencyConfig, call: Call) -> str:
     if dep.kind == "grpc":
         service, _, method = call.operation.strip("/").partition("/")
         return f"rpc error: code = Unimplemented desc = unknown method {method} for service {service}"
-    return f"unexpected status 404 from http://{dep.host}:{dep.port}{call.operation}"
+    return f"unexpected status 404 from http://{dep.host}:{dep.port}{_route(call.operation)}"
 
 
 def propagated_error(dep: DependencyConfig, call: Call, res: OpResult) -> str:
@@ -83,7 +104,12 @@ def propagated_error(dep: DependencyConfig, call: Call, res: OpResult) -> str:
         if res.error.startswith("rpc error:"):
             return res.error
         return f"rpc error: code = Unknown desc = {res.error or 'internal error'}"
-    return f"unexpected status 500 from http://{dep.host}:{dep.port}{call.operation}: {res.error}"
+    return f"unexpected status 500 from http://{dep.host}:{dep.port}{_route(call.operation)}: {res.error}"
+
+
+def _route(operation: str) -> str:
+    """The path of an HTTP call's operation ("POST /get-quote" -> "/get-quote")."""
+    return operation.partition(" ")[2] if " " in operation else operation
 
 
 def store_timeout_error(dep: DependencyConfig) -> str:

@@ -154,20 +154,24 @@ def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, 
     if dep is None:
         return start_us, False, f"missing address for {call.dependency}", False
     pod = engine.twin.store.peek("Pod", proc.inst.namespace, proc.inst.pod)
-    route = engine.router.route(pod, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)
+    # an address the client cannot parse fails in the client itself: nothing dialed, nothing retried
+    route = None if dep.invalid else engine.router.route(pod, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)
     cursor = start_us
     error, cls = "", ""
     for attempt in range(dep.retries + 1):
         if attempt:
             cursor += int(dep.backoff_ms * 1000)
-        leg = _pick(rng, [(leg.fraction, leg) for leg in route.legs]) if route.legs else None
-        if leg is None:
+        leg = _pick(rng, [(leg.fraction, leg) for leg in route.legs]) if route is not None and route.legs else None
+        if leg is None and not dep.invalid:
             return cursor, False, "no route", False
-        res = leg.result
+        res = leg.result if leg is not None else None
         traced = dep.kind in (*RPC_KINDS, "kafka")
         span_id = f"{rng.getrandbits(64):016x}" if traced else ""
         ok, hit = True, False
-        if not res.ok:
+        if res is None:
+            ok, error, cls = False, dep.invalid, "invalid_address"
+            elapsed_us = 50
+        elif not res.ok:
             ok, error, cls = False, client_error(dep, call, res), res.error or ""
             elapsed_us = int(min(res.latency_ms, dep.timeout_ms) * 1000)
         elif dep.kind in RPC_KINDS:

@@ -54,18 +54,21 @@ def service_name(twin: Twin, namespace: str, pod: str, container: str, default: 
 
 def export(twin: Twin, namespace: str, pod: str, container: str, default_service: str, at: float, body: str, *,
            level: str = "info", attributes: dict[str, Any] | None = None, scope: str = "",
-           resource: dict[str, str] | None = None) -> None:
-    """One OTLP log record from the container, into the log backend with the collector's resource."""
+           resource: dict[str, str] | None = None, trace: tuple[str, str] | None = None) -> None:
+    """One OTLP log record from the container, into the log backend with the collector's resource;
+    `trace` (trace id, span id) when the SDK emitted it inside a sampled span."""
     full = pod_resource(twin, namespace, pod, service_name(twin, namespace, pod, container, default_service))
     if resource:
         full.update({k: v for k, v in resource.items() if v})
+    trace_id, span_id = trace or ("", "")
     record = LogRecord(at, body, LEVELS.get(level.lower(), level.upper()),
-                       tuple(sorted((attributes or {}).items())), scope)
+                       tuple(sorted((attributes or {}).items())), scope, trace_id, span_id, 1 if trace_id else 0)
     otlp_logs(twin).emit(full, record)
 
 
 def write(twin: Twin, inst: Any, at: float, text: str, *, message: str | None = None, level: str = "info",
-          attributes: dict[str, Any] | None = None, sinks: str | None = None, stream: str = "stdout") -> None:
+          attributes: dict[str, Any] | None = None, sinks: str | None = None, stream: str = "stdout",
+          trace: tuple[str, str] | None = None) -> None:
     """A line `inst` (a ProgramInstance) logs at run time: `text` as printed on stdout, `message`
     (default `text`) as the OTLP record's body."""
     channel = sinks or inst.spec.log.sinks
@@ -77,7 +80,7 @@ def write(twin: Twin, inst: Any, at: float, text: str, *, message: str | None = 
     if to_otlp(channel):
         export(twin, inst.namespace, inst.pod, inst.container, inst.spec.trace_name, at,
                text if message is None else message, level=level, attributes=attributes,
-               scope=inst.spec.trace_name)
+               scope=inst.spec.trace_name, trace=trace)
 
 
 __all__ = ["export", "service_name", "to_otlp", "to_stdout", "write"]

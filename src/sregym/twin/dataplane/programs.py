@@ -59,6 +59,8 @@ class DependencyConfig:
     retry_on: tuple[str, ...] = ()
     pool_size: int = 0  # a MongoDB URI's maxPoolSize (0: not set, the driver's 100 is not modelled)
     max_connecting: int = 2  # ... and maxConnecting
+    client: str = ""  # Dependency.client: whose error texts
+    invalid: str = ""  # the client's error for an address it cannot parse: every call fails before dialing
 
 
 @dataclass
@@ -102,12 +104,22 @@ _URI = re.compile(r"^(?P<scheme>[a-z+]+)://(?:(?P<user>[^:@/]*)(?::(?P<password>
                   r"(?P<host>[^:/?]+)(?::(?P<port>\d+))?(?P<path>/[^?]*)?(?:\?(?P<query>.*))?$")
 
 
+def invalid_address_error(client: str, kind: str, address: str, path: str = "") -> str:
+    """What the client library throws before dialing an address it cannot parse ("" if it can).
+    awc parses the URL with the `http` crate, whose `Uri` rejects an authority followed by a path
+    without a scheme (`quote:0000/getquote`) with "invalid format"."""
+    if client == "awc" and kind == "http" and "://" not in address:
+        return "invalid format"
+    return ""
+
+
 def resolve_dependency(dep: Dependency, call: Invocation, spec: ProgramSpec) -> DependencyConfig | None:
     """Address, credentials and policy of a dependency from the process's settings."""
     address = read_setting(dep.address, call, spec)
     if not address:
         return None
     host, port, user, password, database, auth_source, path = address, 0, None, None, "", "", ""
+    explicit = False  # a port written in the address, even 0 (`quote:0000`): clients dial it as written
     pool_size, max_connecting = 0, 2
     # Hotel Reservation's binaries prefix the configured "host:port/?options" with "mongodb://".
     match = _URI.match("mongodb://" + address if dep.kind == "mongodb" and "://" not in address and "?" in address
@@ -115,6 +127,7 @@ def resolve_dependency(dep: Dependency, call: Invocation, spec: ProgramSpec) -> 
     if match:
         host = match.group("host")
         port = int(match.group("port") or 0)
+        explicit = match.group("port") is not None
         user = unquote(match.group("user")) if match.group("user") else None
         password = unquote(match.group("password")) if match.group("password") else None
         path = match.group("path") or ""
@@ -136,10 +149,11 @@ def resolve_dependency(dep: Dependency, call: Invocation, spec: ProgramSpec) -> 
     elif ":" in address:
         host, _, port_text = address.rpartition(":")
         port = int(port_text) if port_text.isdigit() else 0
-    if not port and dep.port is not None:
+        explicit = port_text.isdigit()
+    if not port and not explicit and dep.port is not None:
         text = read_setting(dep.port, call, spec)
         port = int(text) if text and text.isdigit() else 0
-    if not port:
+    if not port and not explicit:
         port = DEFAULT_PORTS.get(dep.kind, 80)
     if dep.database is not None:
         database = read_setting(dep.database, call, spec) or database
@@ -163,7 +177,9 @@ def resolve_dependency(dep: Dependency, call: Invocation, spec: ProgramSpec) -> 
                             timeout_ms=timeout if timeout and timeout > 0 else 1000.0, retries=retries,
                             backoff_ms=backoff or 0.0, database=database, username=user, password=password,
                             auth_source=auth_source, path=path, address=address,
-                            retry_on=tuple(policy.retry_on), pool_size=pool_size, max_connecting=max_connecting)
+                            retry_on=tuple(policy.retry_on), pool_size=pool_size, max_connecting=max_connecting,
+                            client=dep.client,
+                            invalid=invalid_address_error(dep.client, dep.kind, address, path))
 
 
 def _conninfo(text: str) -> tuple[str, int, str | None, str | None, str]:

@@ -199,6 +199,9 @@ class Dependency(_Frozen):
     # How the program logs a failed call to this dependency (fields: error, operation, dependency,
     # caller_operation); rate-limited by LogFormat.error_burst.
     error_log: str = "{error}"
+    # The HTTP client library whose error texts the program gets: "" (Go's net/http) or "awc"
+    # (actix-web's client, the Rust shipping service's): errortexts.py words each failure its way.
+    client: str = ""
 
 
 CallWhen = str  # "miss:<call id>", "hit:<call id>", "error:<call id>", "ok:<call id>"

@@ -99,12 +99,13 @@ def _node_entries(store: Any, node: str, source: str) -> Callable[[], list[logql
 
 def otlp_streams(twin: Twin, visible: Callable[[dict[str, str]], bool]) -> list[
         tuple[dict[str, str], Callable[[], list[logql.Entry]]]]:
-    """The OTLP log backend's streams the user may see (bodies as lines)."""
+    """The OTLP log backend's streams the user may see (bodies as lines, each carrying its
+    structured metadata)."""
     if getattr(twin.services, "otlp_logs", None) is None:
         return []
     out: list[tuple[dict[str, str], Callable[[], list[logql.Entry]]]] = []
     for labels, records in otlp_logs(twin).streams():
         if visible(labels):
-            entries = [(round(r.at * 1e9), r.body) for r in records]
+            entries = [(round(r.at * 1e9), logql.MetadataLine(r.body, metadata)) for r, metadata in records]
             out.append((labels, lambda entries=entries: entries))
     return out

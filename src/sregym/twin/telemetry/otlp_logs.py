@@ -6,12 +6,15 @@ OpenTelemetry access logger, PHP's Monolog handler ...): their records never rea
 container's stdout, so `kubectl logs` does not show them; the collector's `k8sattributes`
 processor adds the pod's identity to the resource and the logs pipeline exports them. Loki's
 native OTLP ingestion then promotes a fixed list of resource attributes to index labels
-(dots become underscores) and keeps the body as the line; that is what `streams()` serves through
-the Loki API beside the promtail-labelled container streams (`logindex.py`).
+(dots become underscores) and keeps the body as the line, with everything else about the record
+as structured metadata (`trace_id`, `span_id`, `severity_text`, the record's attributes, the
+unindexed resource attributes): that is what `streams()` serves through the Loki API beside the
+promtail-labelled container streams (`logindex.py`), queryable as `| trace_id="..."`.
 """
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -43,6 +46,9 @@ class LogRecord:
     severity_text: str = "INFO"
     attributes: tuple[tuple[str, Any], ...] = ()
     scope: str = ""
+    trace_id: str = ""  # the span the record was emitted in (32 hex), "" outside one
+    span_id: str = ""
+    flags: int = 0  # W3C trace flags (1: sampled)
 
     @property
     def severity_number(self) -> int:
@@ -71,18 +77,54 @@ class OtlpLogStore:
     def resources(self) -> list[tuple[dict[str, str], list[LogRecord]]]:
         return [(dict(r.attributes), list(r.records)) for _k, r in sorted(self._resources.items())]
 
-    def streams(self) -> list[tuple[dict[str, str], list[LogRecord]]]:
-        """(Loki index labels, records) per resource, as Loki's OTLP ingestion labels them."""
-        out: dict[tuple[tuple[str, str], ...], tuple[dict[str, str], list[LogRecord]]] = {}
+    def streams(self) -> list[tuple[dict[str, str], list[tuple[LogRecord, dict[str, str]]]]]:
+        """(Loki index labels, [(record, its structured metadata)]) per stream, as Loki 3's OTLP
+        ingestion stores them."""
+        out: dict[tuple[tuple[str, str], ...], tuple[dict[str, str], list[tuple[LogRecord, dict[str, str]]]]] = {}
         for attributes, records in self.resources():
-            labels = {k.replace(".", "_"): v for k, v in attributes.items() if k in INDEX_ATTRIBUTES and v}
+            labels = {_loki_name(k): v for k, v in attributes.items() if k in INDEX_ATTRIBUTES and v}
             labels.setdefault("service_name", "unknown_service")
+            resource_metadata = {_loki_name(k): str(v) for k, v in attributes.items()
+                                 if k not in INDEX_ATTRIBUTES and v}
             key = tuple(sorted(labels.items()))
             merged = out.setdefault(key, (labels, []))[1]
-            merged.extend(records)
+            merged.extend((r, structured_metadata(r, resource_metadata)) for r in records)
         for _labels, records in out.values():
-            records.sort(key=lambda r: r.at)
+            records.sort(key=lambda pair: pair[0].at)
         return [out[k] for k in sorted(out)]
+
+
+def _loki_name(attribute: str) -> str:
+    """Loki's name for an OTLP attribute: anything outside [A-Za-z0-9_] becomes `_`."""
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in attribute)
+
+
+def structured_metadata(record: LogRecord, resource_metadata: dict[str, str]) -> dict[str, str]:
+    """What Loki 3 keeps beside the line of one OTLP record: the resource attributes it does not
+    index, the scope name, the record's attributes, and its trace context and severity (each only
+    when set, as the distributor's OTLP translation writes them)."""
+    out = dict(resource_metadata)
+    if record.scope:
+        out["scope_name"] = record.scope
+    for key, value in record.attributes:
+        if value is not None and value != "":
+            out[_loki_name(key)] = value if isinstance(value, str) else json_value(value)
+    if record.trace_id:
+        out["trace_id"] = record.trace_id
+    if record.span_id:
+        out["span_id"] = record.span_id
+    if record.flags:
+        out["flags"] = str(record.flags)
+    if record.severity_text:
+        out["severity_text"] = record.severity_text
+    if record.severity_number:
+        out["severity_number"] = str(record.severity_number)
+    return out
+
+
+def json_value(value: Any) -> str:
+    """A non-string attribute value as Loki writes it (JSON text for numbers, booleans, lists)."""
+    return json.dumps(value, separators=(",", ":"))
 
 
 def otlp_logs(twin: Twin) -> OtlpLogStore:
@@ -121,4 +163,4 @@ def pod_resource(twin: Twin, namespace: str, pod: str, service_name: str) -> dic
     return resource
 
 
-__all__ = ["INDEX_ATTRIBUTES", "LogRecord", "OtlpLogStore", "otlp_logs", "pod_resource"]
+__all__ = ["INDEX_ATTRIBUTES", "LogRecord", "OtlpLogStore", "otlp_logs", "pod_resource", "structured_metadata"]

@@ -39,6 +39,7 @@ from sregym.twin.telemetry.exposition import (
 )
 from sregym.twin.telemetry.kube_state_metrics import KubeStateMetrics
 from sregym.twin.telemetry.node_exporter import NodeExporter
+from sregym.twin.telemetry.postgres_receiver import PostgresReceiver
 from sregym.twin.telemetry.runtime_metrics import RuntimeMetrics
 from sregym.twin.telemetry.span_metrics import SpanMetrics
 from sregym.twin.telemetry.tsdb import STALE_NAN, TSDB, is_stale
@@ -92,7 +93,8 @@ class TelemetryScraper(Controller):
         self.cadvisor = Cadvisor(twin)
         self.node_exporter = NodeExporter(twin, self.cadvisor)
         self.collectors: list[Collector] = [KubeStateMetrics(twin), self.cadvisor, self.node_exporter,
-                                            SpanMetrics(twin), AppMetrics(twin), RuntimeMetrics(twin)]
+                                            SpanMetrics(twin), AppMetrics(twin), RuntimeMetrics(twin),
+                                            PostgresReceiver(twin)]
         start_ms = _ms(twin.clock.now)
         self._last_slot = start_ms // self.interval_ms
         self._last_usage_slot = start_ms // self.usage_sample_ms

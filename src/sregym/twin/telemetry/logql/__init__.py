@@ -24,7 +24,7 @@ stages over a stream's lines; `streams` answers log queries and counts what was 
 
 from __future__ import annotations
 
-from sregym.twin.telemetry.logql.base import Entry, Labels, LogQLError, Source
+from sregym.twin.telemetry.logql.base import Entry, Labels, LogQLError, MetadataLine, Source
 from sregym.twin.telemetry.logql.metrics import eval_metric
 from sregym.twin.telemetry.logql.parser import is_log_query, parse
 from sregym.twin.telemetry.logql.pipeline import run_pipeline
@@ -32,5 +32,5 @@ from sregym.twin.telemetry.logql.streams import QueryStats, select_logs
 from sregym.twin.telemetry.logql.syntax import LogExpr
 from sregym.twin.telemetry.logql.units import parse_duration_ns
 
-__all__ = ["Entry", "Labels", "LogExpr", "LogQLError", "QueryStats", "Source", "eval_metric", "is_log_query",
+__all__ = ["Entry", "Labels", "LogExpr", "LogQLError", "MetadataLine", "QueryStats", "Source", "eval_metric", "is_log_query",
            "parse", "parse_duration_ns", "run_pipeline", "select_logs"]

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from sregym.twin.telemetry.logql.base import Entry, Labels
+from sregym.twin.telemetry.logql.base import Entry, Labels, line_metadata
 from sregym.twin.telemetry.logql.syntax import (
     Decolorize,
     DropKeep,
@@ -179,11 +179,12 @@ def run_pipeline(stages: list[Any], stream: Labels, entries: Iterable[Entry]) \
     """Apply the pipeline; yields (labels, ts_ns, line) of the lines that survive."""
     simple = all(isinstance(s, LineFilter) for s in stages)
     for ts, line in entries:
+        metadata = line_metadata(line)
         if simple:
             if all(s.keep(line) for s in stages):
-                yield stream, ts, line
+                yield ({**stream, **metadata} if metadata else stream), ts, line
             continue
-        labels = dict(stream)
+        labels = {**stream, **metadata} if metadata else dict(stream)
         keep = True
         for stage in stages:
             if isinstance(stage, LineFilter):
