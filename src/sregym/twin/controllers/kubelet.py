@@ -88,6 +88,21 @@ def pod_ref(pod: dict[str, Any]) -> str:
     return f"{meta['name']}_{meta.get('namespace', 'default')}({meta.get('uid', '')})"
 
 
+def _memory_limits(spec: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+    """(container name, memory limit in bytes) of every container with a limit, regular containers
+    first. A pod whose regular containers set no limit gets none: its init containers' limits are
+    enforced when the pod syncs for another reason, as before the every-tick check existed."""
+    regular = spec.get("containers") or []
+    if not any(get_path(c, "resources", "limits", "memory") for c in regular):
+        return ()
+    out = []
+    for container in [*regular, *(spec.get("initContainers") or [])]:
+        limit_text = get_path(container, "resources", "limits", "memory")
+        if limit_text:
+            out.append((container["name"], memory_bytes(limit_text)))
+    return tuple(out)
+
+
 def _is_sidecar(container: dict[str, Any]) -> bool:
     return container.get("restartPolicy") == "Always"
 
@@ -107,6 +122,12 @@ class Kubelet(Controller):
         self._pull_free: dict[str, float] = {}
         self._node_images: dict[str, set[str]] = {}
         self._booted = False
+        # Per node: (its resourceVersion, the names of its mirror pods), so the every-tick check
+        # that they exist does not rebuild the static pod manifests.
+        self._mirror_names: dict[str, tuple[Any, tuple[str, ...]]] = {}
+        # Per pod uid: (its resourceVersion, (container name, memory limit in bytes) for every
+        # container with a limit), so the every-tick limit check does not re-read the spec.
+        self._limits: dict[str, tuple[Any, tuple[tuple[str, int], ...]]] = {}
 
     # ------------------------------------------------------------------ loop
     def reconcile(self) -> None:
@@ -117,6 +138,7 @@ class Kubelet(Controller):
         hooks = bool(self.runtime.usage_hooks)
         seen: set[str] = set()
         nodeos = self.twin.services.nodeos
+        online: dict[str, bool] = {}  # per node, for this tick
         for pod in self.twin.store.scan("Pod"):
             spec = pod.get("spec") or {}
             node = spec.get("nodeName")
@@ -125,19 +147,40 @@ class Kubelet(Controller):
             meta = pod["metadata"]
             uid = meta.get("uid", "")
             seen.add(uid)
-            if nodeos is not None and not kubelet_online(self.twin, node):
-                continue  # a stopped kubelet syncs nothing; its containers keep running
+            if nodeos is not None:
+                up = online.get(node)
+                if up is None:
+                    up = online[node] = kubelet_online(self.twin, node)
+                if not up:
+                    continue  # a stopped kubelet syncs nothing; its containers keep running
             runtime = self.runtime.pods.get(uid)
             if (runtime is not None and runtime.seen_rv == meta.get("resourceVersion")
-                    and now < runtime.next_wake and not (hooks and self._limited(pod))):
+                    and now < runtime.next_wake and not (hooks and self._over_memory_limit(pod, runtime))):
                 continue
             self._sync(pod, runtime, now)
         for uid in [u for u in self.runtime.pods if u not in seen]:
             self._forget(uid)
 
-    @staticmethod
-    def _limited(pod: dict[str, Any]) -> bool:
-        return any(get_path(c, "resources", "limits", "memory") for c in (pod.get("spec") or {}).get("containers") or [])
+    def _over_memory_limit(self, pod: dict[str, Any], runtime: PodRuntime) -> bool:
+        """Whether a running container of an otherwise idle pod is over its memory limit now.
+
+        Usage hooks (the data plane's buffers and connections) move a working set between a
+        program's own wake-ups, so the cgroup limit is checked every tick; only a pod that is over
+        it needs the full sync (which OOM-kills it exactly as `_advance` would), the rest wait for
+        their next wake-up or change like any other pod."""
+        meta = pod["metadata"]
+        rv = meta.get("resourceVersion")
+        cached = self._limits.get(runtime.uid)
+        if cached is None or cached[0] != rv:
+            cached = self._limits[runtime.uid] = (rv, _memory_limits(pod.get("spec") or {}))
+        for name, limit in cached[1]:
+            record = runtime.containers.get(name)
+            instance = record.current if record is not None else None
+            if instance is None or not instance.running:
+                continue
+            if self._working_set(runtime, instance) > limit:
+                return True
+        return False
 
     # ------------------------------------------------------------------ boot
     def _boot(self, now: float) -> None:
@@ -173,6 +216,13 @@ class Kubelet(Controller):
                 continue
             node_name = node["metadata"]["name"]
             if nodeos is not None and not kubelet_online(self.twin, node_name):
+                continue
+            rv = node["metadata"].get("resourceVersion")
+            cached = self._mirror_names.get(node_name)
+            if cached is None or cached[0] != rv:  # the names follow the Node (its IP, its name)
+                cached = self._mirror_names[node_name] = (
+                    rv, tuple(m["metadata"]["name"] for m in static_pod_manifests(node)))
+            if all(self.twin.store.peek("Pod", "kube-system", name) is not None for name in cached[1]):
                 continue
             for manifest in static_pod_manifests(node):
                 name = manifest["metadata"]["name"]
@@ -283,6 +333,7 @@ class Kubelet(Controller):
         return False
 
     def _forget(self, uid: str) -> None:
+        self._limits.pop(uid, None)
         runtime = self.runtime.remove(uid)
         if runtime is None:
             return
