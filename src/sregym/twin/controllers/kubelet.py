@@ -88,21 +88,6 @@ def pod_ref(pod: dict[str, Any]) -> str:
     return f"{meta['name']}_{meta.get('namespace', 'default')}({meta.get('uid', '')})"
 
 
-def _memory_limits(spec: dict[str, Any]) -> tuple[tuple[str, int], ...]:
-    """(container name, memory limit in bytes) of every container with a limit, regular containers
-    first. A pod whose regular containers set no limit gets none: its init containers' limits are
-    enforced when the pod syncs for another reason, as before the every-tick check existed."""
-    regular = spec.get("containers") or []
-    if not any(get_path(c, "resources", "limits", "memory") for c in regular):
-        return ()
-    out = []
-    for container in [*regular, *(spec.get("initContainers") or [])]:
-        limit_text = get_path(container, "resources", "limits", "memory")
-        if limit_text:
-            out.append((container["name"], memory_bytes(limit_text)))
-    return tuple(out)
-
-
 def _is_sidecar(container: dict[str, Any]) -> bool:
     return container.get("restartPolicy") == "Always"
 
@@ -125,9 +110,8 @@ class Kubelet(Controller):
         # Per node: (its resourceVersion, the names of its mirror pods), so the every-tick check
         # that they exist does not rebuild the static pod manifests.
         self._mirror_names: dict[str, tuple[Any, tuple[str, ...]]] = {}
-        # Per pod uid: (its resourceVersion, (container name, memory limit in bytes) for every
-        # container with a limit), so the every-tick limit check does not re-read the spec.
-        self._limits: dict[str, tuple[Any, tuple[tuple[str, int], ...]]] = {}
+        # Per pod uid: (its resourceVersion, whether a regular container sets a memory limit).
+        self._limits: dict[str, tuple[Any, bool]] = {}
 
     # ------------------------------------------------------------------ loop
     def reconcile(self) -> None:
@@ -155,32 +139,22 @@ class Kubelet(Controller):
                     continue  # a stopped kubelet syncs nothing; its containers keep running
             runtime = self.runtime.pods.get(uid)
             if (runtime is not None and runtime.seen_rv == meta.get("resourceVersion")
-                    and now < runtime.next_wake and not (hooks and self._over_memory_limit(pod, runtime))):
+                    and now < runtime.next_wake and not (hooks and self._limited(pod, uid))):
                 continue
             self._sync(pod, runtime, now)
         for uid in [u for u in self.runtime.pods if u not in seen]:
             self._forget(uid)
 
-    def _over_memory_limit(self, pod: dict[str, Any], runtime: PodRuntime) -> bool:
-        """Whether a running container of an otherwise idle pod is over its memory limit now.
-
-        Usage hooks (the data plane's buffers and connections) move a working set between a
-        program's own wake-ups, so the cgroup limit is checked every tick; only a pod that is over
-        it needs the full sync (which OOM-kills it exactly as `_advance` would), the rest wait for
-        their next wake-up or change like any other pod."""
-        meta = pod["metadata"]
-        rv = meta.get("resourceVersion")
-        cached = self._limits.get(runtime.uid)
+    def _limited(self, pod: dict[str, Any], uid: str) -> bool:
+        """Whether a regular container sets a memory limit: such a pod syncs every tick while
+        usage hooks move its working set (cached per pod resourceVersion, not re-read per tick)."""
+        rv = pod["metadata"].get("resourceVersion")
+        cached = self._limits.get(uid)
         if cached is None or cached[0] != rv:
-            cached = self._limits[runtime.uid] = (rv, _memory_limits(pod.get("spec") or {}))
-        for name, limit in cached[1]:
-            record = runtime.containers.get(name)
-            instance = record.current if record is not None else None
-            if instance is None or not instance.running:
-                continue
-            if self._working_set(runtime, instance) > limit:
-                return True
-        return False
+            limited = any(get_path(c, "resources", "limits", "memory")
+                          for c in (pod.get("spec") or {}).get("containers") or [])
+            cached = self._limits[uid] = (rv, limited)
+        return cached[1]
 
     # ------------------------------------------------------------------ boot
     def _boot(self, now: float) -> None:
