@@ -25,6 +25,7 @@ from sregym.twin.node.resource_metrics import ServedPodMetrics
 from sregym.twin.rng import RngStreams
 from sregym.twin.services import TwinServices
 from sregym.twin.topology import SYSTEM_NAMESPACES, Topology, namespace_object, node_object, system_objects
+from sregym.twin.wakeups import WakeSchedule
 
 
 class Twin:
@@ -37,7 +38,7 @@ class Twin:
     """
 
     def __init__(self, seed: int = 0, *, tick: float = 1.0, topology: Topology | None = None,
-                 bootstrap: bool = True) -> None:
+                 bootstrap: bool = True, event_driven: bool = True) -> None:
         _load_commands()
         self.seed = seed
         self.clock = SimClock(tick=tick)
@@ -58,6 +59,9 @@ class Twin:
             self.store.add_mutator(entry.name, plugin.mutate, entry.order)
             self.store.add_validator(entry.name, plugin.validate, entry.order)
         self.controllers: list[Controller] = [entry.value(self) for entry in CONTROLLERS.entries()]
+        # `event_driven=False` runs every controller every tick (the reference the tests compare
+        # event-driven runs against).
+        self.wakeups = WakeSchedule(self.store, self.controllers, enabled=event_driven)
         if bootstrap:
             self._bootstrap()
 
@@ -85,10 +89,12 @@ class Twin:
 
     # ------------------------------------------------------------------ time
     def step(self) -> None:
-        """One tick: advance the clock, then run every controller once, in order."""
-        self.clock.step()
+        """One tick: advance the clock, then run every controller that has work, in order."""
+        now = self.clock.step()
+        due = self.wakeups.due
         for ctl in self.controllers:
-            ctl.reconcile()
+            if due(ctl, now):
+                ctl.reconcile()
 
     def advance(self, seconds: float) -> None:
         """Advance simulated time by at least `seconds` (whole ticks)."""

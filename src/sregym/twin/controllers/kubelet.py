@@ -107,6 +107,11 @@ class Kubelet(Controller):
         self._pull_free: dict[str, float] = {}
         self._node_images: dict[str, set[str]] = {}
         self._booted = False
+        # Per node: (its resourceVersion, the names of its mirror pods), so the every-tick check
+        # that they exist does not rebuild the static pod manifests.
+        self._mirror_names: dict[str, tuple[Any, tuple[str, ...]]] = {}
+        # Per pod uid: (its resourceVersion, whether a regular container sets a memory limit).
+        self._limits: dict[str, tuple[Any, bool]] = {}
 
     # ------------------------------------------------------------------ loop
     def reconcile(self) -> None:
@@ -117,6 +122,7 @@ class Kubelet(Controller):
         hooks = bool(self.runtime.usage_hooks)
         seen: set[str] = set()
         nodeos = self.twin.services.nodeos
+        online: dict[str, bool] = {}  # per node, for this tick
         for pod in self.twin.store.scan("Pod"):
             spec = pod.get("spec") or {}
             node = spec.get("nodeName")
@@ -125,19 +131,30 @@ class Kubelet(Controller):
             meta = pod["metadata"]
             uid = meta.get("uid", "")
             seen.add(uid)
-            if nodeos is not None and not kubelet_online(self.twin, node):
-                continue  # a stopped kubelet syncs nothing; its containers keep running
+            if nodeos is not None:
+                up = online.get(node)
+                if up is None:
+                    up = online[node] = kubelet_online(self.twin, node)
+                if not up:
+                    continue  # a stopped kubelet syncs nothing; its containers keep running
             runtime = self.runtime.pods.get(uid)
             if (runtime is not None and runtime.seen_rv == meta.get("resourceVersion")
-                    and now < runtime.next_wake and not (hooks and self._limited(pod))):
+                    and now < runtime.next_wake and not (hooks and self._limited(pod, uid))):
                 continue
             self._sync(pod, runtime, now)
         for uid in [u for u in self.runtime.pods if u not in seen]:
             self._forget(uid)
 
-    @staticmethod
-    def _limited(pod: dict[str, Any]) -> bool:
-        return any(get_path(c, "resources", "limits", "memory") for c in (pod.get("spec") or {}).get("containers") or [])
+    def _limited(self, pod: dict[str, Any], uid: str) -> bool:
+        """Whether a regular container sets a memory limit: such a pod syncs every tick while
+        usage hooks move its working set (cached per pod resourceVersion, not re-read per tick)."""
+        rv = pod["metadata"].get("resourceVersion")
+        cached = self._limits.get(uid)
+        if cached is None or cached[0] != rv:
+            limited = any(get_path(c, "resources", "limits", "memory")
+                          for c in (pod.get("spec") or {}).get("containers") or [])
+            cached = self._limits[uid] = (rv, limited)
+        return cached[1]
 
     # ------------------------------------------------------------------ boot
     def _boot(self, now: float) -> None:
@@ -173,6 +190,13 @@ class Kubelet(Controller):
                 continue
             node_name = node["metadata"]["name"]
             if nodeos is not None and not kubelet_online(self.twin, node_name):
+                continue
+            rv = node["metadata"].get("resourceVersion")
+            cached = self._mirror_names.get(node_name)
+            if cached is None or cached[0] != rv:  # the names follow the Node (its IP, its name)
+                cached = self._mirror_names[node_name] = (
+                    rv, tuple(m["metadata"]["name"] for m in static_pod_manifests(node)))
+            if all(self.twin.store.peek("Pod", "kube-system", name) is not None for name in cached[1]):
                 continue
             for manifest in static_pod_manifests(node):
                 name = manifest["metadata"]["name"]
@@ -283,6 +307,7 @@ class Kubelet(Controller):
         return False
 
     def _forget(self, uid: str) -> None:
+        self._limits.pop(uid, None)
         runtime = self.runtime.remove(uid)
         if runtime is None:
             return

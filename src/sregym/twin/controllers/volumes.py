@@ -13,6 +13,7 @@ it, and the pod on the second node waits with a `FailedAttachVolume` Multi-Attac
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import TYPE_CHECKING, Any
 
 from sregym.errors import ApiError
@@ -48,6 +49,8 @@ PV_CONTROLLER = "persistentvolume-controller"
 ATTACH_CONTROLLER = "attachdetach-controller"
 # The PV controller re-syncs every claim this often; periodic events repeat at this pace.
 RESYNC_SECONDS = 15.0
+# Writes neither volume controller reads: a steady cluster's Events and heartbeat Leases.
+QUIET_KINDS = ("Event", "Lease")
 
 
 class _ClaimUsers:
@@ -77,13 +80,21 @@ class PersistentVolumeBinder(Controller):
     name = "persistentvolume-binder"
     order = 55
     user = "system:serviceaccount:kube-system:persistent-volume-binder"
+    # A function of claims, volumes, pods, classes and nodes; its only timer is the resync of
+    # its periodic events (`next_due`).
+    quiet_kinds = QUIET_KINDS
 
     def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
         self._users = claim_users(twin)
         self._last_event: dict[tuple[str, str], float] = {}
+        self._resync_due = math.inf
+
+    def next_due(self) -> float:
+        return self._resync_due
 
     def reconcile(self) -> None:
+        self._resync_due = math.inf
         store = self.twin.store
         in_use = self._claims_in_use()
         for pvc in list(store.scan("PersistentVolumeClaim")):
@@ -127,6 +138,7 @@ class PersistentVolumeBinder(Controller):
             try:
                 self.twin.store.create(obj, user="system:serviceaccount:kube-system:ephemeral-volume-controller")
             except ApiError:
+                self.requeue()
                 continue
 
     # ------------------------------------------------------------------ claims
@@ -238,6 +250,7 @@ class PersistentVolumeBinder(Controller):
             if claim is not None:
                 self._set_claim_status(claim, status)
         except ApiError:
+            self.requeue()
             return
 
     def _provision(self, pvc: dict[str, Any], sc: dict[str, Any], provisioner: str) -> None:
@@ -255,6 +268,7 @@ class PersistentVolumeBinder(Controller):
                 updated = self.twin.store.mutate("PersistentVolumeClaim", meta.get("namespace"), meta["name"],
                                                  hand_over, user=self.user) or pvc
             except ApiError:
+                self.requeue()
                 return
             self.twin.events.normal(
                 updated, "ExternalProvisioning",
@@ -273,6 +287,7 @@ class PersistentVolumeBinder(Controller):
             try:
                 self.twin.store.create(pv, keep_status=True, user=self.user)
             except ApiError as exc:
+                self.requeue()
                 self.twin.events.warning(pvc, "ProvisioningFailed",
                                          f'failed to provision volume with StorageClass "{sc["metadata"]["name"]}": '
                                          f"{exc.message}", component=self._provisioner_identity(provisioner))
@@ -322,11 +337,13 @@ class PersistentVolumeBinder(Controller):
                                        lambda o: o.setdefault("status", {}).update(phase=wanted),
                                        status=True, user=self.user)
             except ApiError:
+                self.requeue()
                 return
         if wanted == "Released" and get_path(pv, "spec", "persistentVolumeReclaimPolicy") == "Delete":
             try:
                 self.twin.store.delete("PersistentVolume", None, name, user=self.user)
             except ApiError:
+                self.requeue()
                 return
 
     # ----------------------------------------------------------------- helpers
@@ -340,6 +357,7 @@ class PersistentVolumeBinder(Controller):
             self.twin.store.mutate("PersistentVolumeClaim", meta.get("namespace"), meta["name"], change,
                                    status=True, user=self.user)
         except ApiError:
+            self.requeue()
             return
 
     def _drop_finalizer(self, kind: str, ns: str | None, name: str, finalizer: str) -> None:
@@ -353,6 +371,7 @@ class PersistentVolumeBinder(Controller):
         try:
             self.twin.store.mutate(kind, ns, name, change, user=self.user)
         except ApiError:
+            self.requeue()
             return
 
     def _periodic_event(self, obj: dict[str, Any], event_type: str, reason: str, message: str) -> None:
@@ -361,8 +380,11 @@ class PersistentVolumeBinder(Controller):
         last = self._last_event.get(key)
         now = self.twin.clock.now
         if last is not None and now - last < RESYNC_SECONDS:
+            # Still wanted: the next run at or after the resync re-emits it.
+            self._resync_due = min(self._resync_due, last + RESYNC_SECONDS)
             return
         self._last_event[key] = now
+        self._resync_due = min(self._resync_due, now + RESYNC_SECONDS)
         self.twin.events.record(obj, event_type, reason, message, component=PV_CONTROLLER)
 
 
@@ -415,6 +437,7 @@ class AttachDetachController(Controller):
     name = "attachdetach-controller"
     order = 75
     user = "system:serviceaccount:kube-system:attachdetach-controller"
+    quiet_kinds = QUIET_KINDS  # a function of pods, claims, volumes and attachments; no timers
 
     def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
@@ -481,6 +504,7 @@ class AttachDetachController(Controller):
         try:
             created = self.twin.store.create(va, keep_status=True, user=self.user)
         except ApiError:
+            self.requeue()
             return None
         entry = {"name": unique_volume_name(pv), "devicePath": ""}
 
@@ -503,6 +527,7 @@ class AttachDetachController(Controller):
         try:
             self.twin.store.delete("VolumeAttachment", None, va["metadata"]["name"], user=self.user)
         except ApiError:
+            self.requeue()
             return
         pv = self.twin.store.peek("PersistentVolume", None, pv_name)
         unique = unique_volume_name(pv) if pv is not None else None
@@ -519,6 +544,7 @@ class AttachDetachController(Controller):
         try:
             self.twin.store.mutate("Node", None, node, remove, status=True, user=self.user)
         except ApiError:
+            self.requeue()
             return
 
     def _report_multi_attach(self, pv: dict[str, Any], node: str, waiting: list[dict[str, Any]],

@@ -242,6 +242,23 @@ def default_rule_files() -> list[Path]:
     return sorted(RULES_DIR.glob("*.yaml"))
 
 
+@functools.cache
+def _engine_class() -> Any:
+    """The PromQL engine class, imported on first use (the engine imports this package)."""
+    from sregym.twin.telemetry.promql import Engine
+
+    return Engine
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(expr: str) -> Any:
+    """A rule expression's syntax tree, parsed once per process: every group re-runs the same
+    expressions each interval, and the tree is only read by the engine."""
+    from sregym.twin.telemetry.promql.parse import parse
+
+    return parse(expr)
+
+
 # ------------------------------------------------------------------ manager
 class RuleManager:
     """The rule groups of one twin and their evaluation state."""
@@ -299,9 +316,8 @@ class RuleManager:
     def _query(self, rule: Rule, tsdb: TSDB, t_ms: int) -> list[tuple[Labels, float]] | None:
         rule.last_eval_ms = t_ms
         try:
-            from sregym.twin.telemetry.promql import Engine
-
-            result = Engine(tsdb, lookback_ms=LOOKBACK_MS).instant(rule.expr, t_ms)
+            result = _engine_class()(tsdb, lookback_ms=LOOKBACK_MS).instant(rule.expr, t_ms,
+                                                                            parsed=_parsed(rule.expr))
         except Exception as exc:  # a broken rule must not stop the others (or the tick)
             rule.health, rule.last_error = "err", str(getattr(exc, "message", "") or exc)
             return None

@@ -95,7 +95,10 @@ class TSDB:
 
     def __init__(self) -> None:
         self._series: dict[LabelKey, Series] = {}
+        # Each name's series, kept in label order lazily: a name whose list gained a series since it
+        # was last sorted is in `_unsorted`, so `select` sorts a list once, not on every query.
         self._by_name: dict[str, list[Series]] = {}
+        self._unsorted: set[str] = set()
         self.metadata: dict[str, MetricMetadata] = {}
 
     def __len__(self) -> int:
@@ -118,6 +121,7 @@ class TSDB:
             series.key = label_key(series.labels)
             self._series[key] = series
             self._by_name.setdefault(series.name, []).append(series)
+            self._unsorted.add(series.name)
         return series
 
     def mark_stale(self, labels: dict[str, str], t_ms: int) -> None:
@@ -134,12 +138,27 @@ class TSDB:
     def select(self, matchers: Iterable[Matcher]) -> list[Series]:
         """Series whose labels satisfy every matcher, in label order (deterministic)."""
         ms = list(matchers)
-        name_eq = next((m.value for m in ms if m.name == "__name__" and m.op == "="), None)
-        pool: Iterable[Series] = self._by_name.get(name_eq, []) if name_eq is not None else \
-            self._series.values()
-        out = [s for s in pool if all(m.matches(s.labels) for m in ms)]
-        out.sort(key=_sort_key)
-        return out
+        by_name = next((m for m in ms if m.name == "__name__" and m.op == "="), None)
+        if by_name is None:
+            out = [s for s in self._series.values() if all(m.matches(s.labels) for m in ms)]
+            out.sort(key=_sort_key)
+            return out
+        # Rule evaluation selects by metric name many times a scrape: the name's list is already
+        # in label order, so filtering it keeps that order and the name matcher need not run.
+        pool = self._sorted_by_name(by_name.value)
+        rest = [m for m in ms if m is not by_name]
+        if not rest:
+            return list(pool)
+        return [s for s in pool if all(m.matches(s.labels) for m in rest)]
+
+    def _sorted_by_name(self, name: str) -> list[Series]:
+        pool = self._by_name.get(name)
+        if pool is None:
+            return []
+        if name in self._unsorted:
+            pool.sort(key=_sort_key)
+            self._unsorted.discard(name)
+        return pool
 
     def all_series(self) -> Iterator[Series]:
         for key in sorted(self._series):

@@ -80,9 +80,11 @@ class Engine:
 
     # ---- public API -------------------------------------------------------------------------
 
-    def instant(self, query: str, t_ms: int) -> Result:
+    def instant(self, query: str, t_ms: int, *, parsed: pp.Expr | None = None) -> Result:
+        """`query` at `t_ms`; `parsed` is `parse(query)` when the caller already holds it (rule
+        evaluation runs the same expressions every interval)."""
         self._start()
-        expr = parse(query)
+        expr = parse(query) if parsed is None else parsed
         try:
             return self._instant(expr, int(t_ms))
         except RegexError as exc:  # a pattern the parser library accepted but Go's regexp refuses
