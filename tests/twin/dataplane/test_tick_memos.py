@@ -106,3 +106,22 @@ def test_access_log_template_matches_the_part_by_part_rendering() -> None:
     # Another format or other field values: a fresh line, never a remembered one.
     assert render_format("%PATH%", {"PATH": "/x"}) == "/x"
     assert render_format("%PATH% %PATH%", {"PATH": "/x"}) == "/x /x"
+
+
+def test_tcp_counters_follow_the_pod_not_a_remembered_object() -> None:
+    from sregym.twin.dataplane.tcp_loss import TcpStats
+
+    stats = TcpStats(twin=None)  # type: ignore[arg-type]  # flows never read the twin
+    a = {"metadata": {"uid": "uid-a"}, "spec": {"nodeName": "n1"}}
+    b = {"metadata": {"uid": "uid-b"}, "spec": {"nodeName": "n1"}}
+    host = {"metadata": {"uid": "uid-h"}, "spec": {"nodeName": "n2", "hostNetwork": True}}
+    stats.flow(a, b, 10.0, None, 1.0)
+    stats.flow(a, b, 10.0, None, 1.0)  # the remembered path
+    assert stats.pods["uid-a"].out_segs == stats.pods["uid-b"].out_segs > 0
+    a_again = {"metadata": {"uid": "uid-a"}, "spec": {"nodeName": "n1"}}  # the pod as a new object
+    stats.flow(a_again, host, 10.0, None, 1.0)
+    assert stats.pods["uid-a"].out_segs == 1.5 * stats.pods["uid-b"].out_segs
+    assert "uid-h" not in stats.pods and stats.nodes["n2"].out_segs > 0  # host network: the node's
+    recreated = {"metadata": {"uid": "uid-c"}, "spec": {"nodeName": "n1"}}  # same name, new pod
+    stats.flow(recreated, None, 10.0, None, 1.0)
+    assert stats.pods["uid-c"].out_segs == stats.pods["uid-b"].out_segs / 2
