@@ -125,3 +125,44 @@ def test_tcp_counters_follow_the_pod_not_a_remembered_object() -> None:
     recreated = {"metadata": {"uid": "uid-c"}, "spec": {"nodeName": "n1"}}  # same name, new pod
     stats.flow(recreated, None, 10.0, None, 1.0)
     assert stats.pods["uid-c"].out_segs == stats.pods["uid-b"].out_segs / 2
+
+
+def test_flag_values_encode_as_json_with_their_type() -> None:
+    from sregym.twin.dataplane.flag_client import resolve
+
+    flags = {"on": {"state": "ENABLED", "variants": {"a": True, "b": 1}, "defaultVariant": "a"},
+             "one": {"state": "ENABLED", "variants": {"a": True, "b": 1}, "defaultVariant": "b"},
+             "neg": {"state": "ENABLED", "variants": {"z": -0.0, "p": 0.0}, "defaultVariant": "z"},
+             "pos": {"state": "ENABLED", "variants": {"z": -0.0, "p": 0.0}, "defaultVariant": "p"},
+             "obj": {"state": "ENABLED", "variants": {"x": {"k": [1]}}, "defaultVariant": "x"}}
+    assert resolve(flags, "on", "false") == ("true", None)
+    assert resolve(flags, "one", "0") == ("1", None)  # 1 after True: not the remembered "true"
+    assert resolve(flags, "on", "0") == ("0", "TYPE_MISMATCH")
+    assert resolve(flags, "neg", "1.5") == ("-0.0", None)
+    assert resolve(flags, "pos", "1.5") == ("0.0", None)
+    assert resolve(flags, "obj", "{}") == ('{"k": [1]}', None)
+
+
+def test_log_resource_follows_the_pod_object() -> None:
+    from sregym.twin import Twin
+    from sregym.twin.dataplane.log_channel import export
+    from sregym.twin.telemetry.otlp_logs import otlp_logs
+
+    twin = Twin(seed=0)
+    twin.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default",
+                                                                 "labels": {"app.kubernetes.io/component": "web"}},
+                 "spec": {"containers": [{"name": "c", "image": "nginx", "env": [
+                     {"name": "OTEL_SERVICE_NAME", "valueFrom": {"fieldRef": {
+                         "fieldPath": "metadata.labels['app.kubernetes.io/component']"}}}]}]}})
+
+    def services() -> list[str]:
+        return sorted({res["service.name"] for res, _records in otlp_logs(twin).resources()})
+
+    export(twin, "default", "web", "c", "fallback", 1.0, "one")
+    export(twin, "default", "web", "c", "fallback", 2.0, "two")
+    assert services() == ["web"]
+    twin.patch("Pod", "default", "web", {"metadata": {"labels": {"app.kubernetes.io/component": "shop"}}})
+    export(twin, "default", "web", "c", "fallback", 3.0, "three")
+    assert services() == ["shop", "web"]  # the relabelled pod's line carries its new name
+    export(twin, "default", "web", "other", "fallback", 4.0, "four")  # another container: its own
+    assert services() == ["fallback", "shop", "web"]
