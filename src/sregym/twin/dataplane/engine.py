@@ -937,7 +937,8 @@ class DataPlaneEngine(Controller):
             self.span_sum[key] += n * (d + m)
             hist = self.span_hist.setdefault(key, [0.0] * len(SPAN_BUCKETS_MS))
             # `n * cdf(d, m, le)` per bucket; the cdf values are memoised on (d, m) (span_shares.py)
-            for index, share in self._bucket_shares.of(d, m):
+            start, shares = self._bucket_shares.of(d, m)
+            for index, share in enumerate(shares, start):
                 hist[index] += n * share
 
     def _log_error(self, proc: Proc, op: Operation, call: Call, dep: DependencyConfig | None, error: str,

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import math
 
-Shares = tuple[tuple[int, float], ...]  # (bucket index, share of the spans at or under its bound)
+Shares = tuple[int, tuple[float, ...]]  # (first bucket above d, share per bucket from there on)
 
 MEMO_LIMIT = 8192  # distinct (d, m) remembered before the memo starts over
 TINY_TAIL_MS = 1e-9  # a tail this small is a point mass at d
 
 
 class BucketShares:
-    """`of(d, m)`: the (bucket index, share) pairs for the buckets whose bound exceeds `d`."""
+    """`of(d, m)`: the first bucket whose bound exceeds `d` and the share of spans at or under
+    each bound from there on (bounds ascend, so those buckets are a suffix)."""
 
     def __init__(self, bounds: tuple[float, ...], limit: int = MEMO_LIMIT) -> None:
         self.bounds = tuple(bounds)
@@ -40,9 +41,16 @@ class BucketShares:
 
 def compute_shares(bounds: tuple[float, ...], d: float, m: float) -> Shares:
     """The shares without the memo (a point mass at `d` when the tail is negligible)."""
+    start = 0
+    for bound in bounds:
+        if bound > d:
+            break
+        start += 1
+    above = bounds[start:]
     if m <= TINY_TAIL_MS:
-        return tuple((index, 1.0) for index, le in enumerate(bounds) if le > d)
-    return tuple((index, 1.0 - math.exp((d - le) / m)) for index, le in enumerate(bounds) if le > d)
+        return start, (1.0,) * len(above)
+    exp = math.exp
+    return start, tuple([1.0 - exp((d - le) / m) for le in above])
 
 
 __all__ = ["BucketShares", "Shares", "compute_shares"]
