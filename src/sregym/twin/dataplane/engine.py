@@ -55,6 +55,7 @@ from sregym.twin.dataplane.queueing import (
     serve,
     truncated_mean,
 )
+from sregym.twin.dataplane.span_shares import BucketShares
 from sregym.twin.dataplane.spec import RPC_KINDS, Call, Operation, http_route
 from sregym.twin.dataplane.state import EdgeResult, EntryStats, EntryTick, OpResult, Proc, match_operation
 from sregym.twin.dataplane.tcp_loss import probe_loss, tcp_of
@@ -104,6 +105,7 @@ class DataPlaneEngine(Controller):
         self._store_cache: dict[tuple[Any, ...], Any] = {}
         self.exemplars_per_tick = 2
         self.span_credit = 0.0
+        self._bucket_shares = BucketShares(SPAN_BUCKETS_MS)
         self._order_cache: tuple[Any, list[tuple[str, str, str]]] | None = None
         self.flags = FlagRuntime()  # flagd processes and what each program's SDK evaluates
         twin.services.dataplane = self
@@ -937,15 +939,10 @@ class DataPlaneEngine(Controller):
             self.span_calls[key] += n
             self.span_sum[key] += n * (d + m)
             hist = self.span_hist.setdefault(key, [0.0] * len(SPAN_BUCKETS_MS))
-            # `n * cdf(d, m, le)` per bucket, inlined (the hottest loop of the data plane)
-            if m <= 1e-9:
-                for index, le in enumerate(SPAN_BUCKETS_MS):
-                    if le > d:
-                        hist[index] += n
-                continue
-            for index, le in enumerate(SPAN_BUCKETS_MS):
-                if le > d:
-                    hist[index] += n * (1.0 - math.exp((d - le) / m))
+            # `n * cdf(d, m, le)` per bucket; the cdf values are memoised on (d, m) (span_shares.py)
+            start, shares = self._bucket_shares.of(d, m)
+            for index, share in enumerate(shares, start):
+                hist[index] += n * share
 
     def _log_error(self, proc: Proc, op: Operation, call: Call, dep: DependencyConfig | None, error: str,
                    rate: float, now: float) -> None:

@@ -390,9 +390,26 @@ def _parsed_format(fmt: str) -> tuple[tuple[bool, str], ...]:
     return tuple(parts)
 
 
+@functools.lru_cache(maxsize=256)
+def _compiled_format(fmt: str) -> tuple[str, tuple[str, ...]]:
+    """`fmt` as a positional `str.format` template (literal braces doubled) and its operators in
+    order: a line is then one `format` call instead of a join over every part."""
+    template: list[str] = []
+    operators: list[str] = []
+    for operator, text in _parsed_format(fmt):
+        if operator:
+            template.append("{}")
+            operators.append(text)
+        else:
+            template.append(text.replace("{", "{{").replace("}", "}}"))
+    return "".join(template), tuple(operators)
+
+
 def render_format(fmt: str, fields: dict[str, str]) -> str:
     """Substitute `%OPERATOR%` command operators; unknown ones print `-` as Envoy's do when unset."""
-    return "".join(fields.get(text, "-") if operator else text for operator, text in _parsed_format(fmt))
+    template, operators = _compiled_format(fmt)
+    get = fields.get
+    return template.format(*[get(name, "-") for name in operators])
 
 
 __all__ = ["Cluster", "EnvoyConfig", "EnvoyProxies", "Outcome", "Route", "envoy_config", "outcomes",

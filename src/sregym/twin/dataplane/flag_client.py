@@ -13,6 +13,7 @@ and the program logs the failure (at most once per `ERROR_EVERY_S`).
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -59,13 +60,35 @@ def resolve(flags: dict[str, Any] | None, name: str, default: str) -> tuple[str,
     value, error = evaluate(flags, name)
     if error is not None:
         return default, error
-    try:
-        coded = json.loads(default)
-    except ValueError:
-        coded = default
-    if not _same_type(value, coded):
+    if not _same_type(value, _decoded(default)):
         return default, "TYPE_MISMATCH"
-    return json.dumps(value), None
+    return _encoded(value), None
+
+
+@functools.lru_cache(maxsize=1024)
+def _decoded(default: str) -> Any:
+    """A client's default as JSON (else the text): every client resolves every flag every tick,
+    and its defaults never change. Only read (its type), so sharing the decoded value is safe."""
+    try:
+        return json.loads(default)
+    except ValueError:
+        return default
+
+
+_SCALARS = (bool, int, str)  # not float: 0.0 and -0.0 are one key but print differently
+
+
+def _encoded(value: Any) -> str:
+    """`json.dumps(value)`, remembered for booleans, integers and strings (keyed with their type:
+    `True` is not `1`)."""
+    if type(value) in _SCALARS:
+        return _encoded_scalar(type(value), value)
+    return json.dumps(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _encoded_scalar(kind: type, value: Any) -> str:
+    return json.dumps(value)
 
 
 @dataclass

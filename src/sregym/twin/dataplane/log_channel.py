@@ -52,12 +52,34 @@ def service_name(twin: Twin, namespace: str, pod: str, container: str, default: 
     return default
 
 
+RESOURCE_MEMO_LIMIT = 4096  # (pod object, container, service) resources kept before starting over
+_RESOURCES: dict[tuple[int, str, str], tuple[dict[str, Any], dict[str, str]]] = {}
+
+
+def _resource(twin: Twin, namespace: str, pod: str, container: str, default_service: str) -> dict[str, str]:
+    """A fresh copy of the record resource of a line from the container, derived once per stored pod
+    object: the store replaces an object on every write (never edits it in place), so the same
+    object means the same labels, env and owners, and a changed pod is a new object and a fresh
+    derivation. Busy proxies log many lines a tick; each used to walk the pod twice."""
+    obj = twin.store.peek("Pod", namespace, pod)
+    if obj is None:
+        return pod_resource(twin, namespace, pod, service_name(twin, namespace, pod, container, default_service))
+    key = (id(obj), container, default_service)
+    known = _RESOURCES.get(key)
+    if known is None or known[0] is not obj:
+        if len(_RESOURCES) >= RESOURCE_MEMO_LIMIT:
+            _RESOURCES.clear()
+        known = _RESOURCES[key] = (obj, pod_resource(twin, namespace, pod,
+                                                     service_name(twin, namespace, pod, container, default_service)))
+    return dict(known[1])
+
+
 def export(twin: Twin, namespace: str, pod: str, container: str, default_service: str, at: float, body: str, *,
            level: str = "info", attributes: dict[str, Any] | None = None, scope: str = "",
            resource: dict[str, str] | None = None, trace: tuple[str, str] | None = None) -> None:
     """One OTLP log record from the container, into the log backend with the collector's resource;
     `trace` (trace id, span id) when the SDK emitted it inside a sampled span."""
-    full = pod_resource(twin, namespace, pod, service_name(twin, namespace, pod, container, default_service))
+    full = _resource(twin, namespace, pod, container, default_service)
     if resource:
         full.update({k: v for k, v in resource.items() if v})
     trace_id, span_id = trace or ("", "")

@@ -102,8 +102,33 @@ class EntryStats:
     rps: float
 
 
+MATCH_MEMO_LIMIT = 4096  # specs, and names per spec, remembered before a memo starts over
+_MATCHES: dict[int, tuple[Any, dict[tuple[str, str | None], Operation | None]]] = {}
+
+
 def match_operation(proc: Proc, name: str, method: str | None) -> Operation | None:
+    """The operation of `proc`'s program that a request for `name` (and `method`) reaches.
+
+    Specs are frozen, so the answer for a (spec, name, method) never changes: the engine asks
+    this for every edge and entry every tick, and the memo turns the route-template scan into
+    one dict lookup. The entry keeps its spec so a recycled `id()` cannot alias another spec."""
     spec = proc.inst.spec
+    entry = _MATCHES.get(id(spec))
+    if entry is None or entry[0] is not spec:
+        if len(_MATCHES) >= MATCH_MEMO_LIMIT:
+            _MATCHES.clear()
+        entry = _MATCHES[id(spec)] = (spec, {})
+    memo = entry[1]
+    key = (name, method)
+    if key in memo:
+        return memo[key]
+    if len(memo) >= MATCH_MEMO_LIMIT:
+        memo.clear()
+    found = memo[key] = _match_operation(spec, name, method)
+    return found
+
+
+def _match_operation(spec: Any, name: str, method: str | None) -> Operation | None:
     op = spec.operation(name, method)
     if op is not None:
         return op

@@ -37,6 +37,7 @@ PAYLOAD_BYTES = 2048.0  # a typical RPC request plus response, for the rate-limi
 PROBE_SEGMENTS = 5  # one HTTP/TCP probe: SYN, ACK, request, FIN, ACK out of the prober
 NODE_BASE_SEGS = {"control-plane": 180.0, "worker": 14.0}  # host netns chatter per second
 BASE_RETRANS = 0.0002  # healthy networks still retransmit a little
+POD_MEMO_LIMIT = 4096  # pod objects whose counters `TcpStats._pod` remembers before starting over
 
 
 def segment_loss(effect: Any) -> float:
@@ -172,13 +173,25 @@ class TcpStats:
     twin: Twin
     pods: dict[str, TcpMib] = field(default_factory=dict)
     nodes: dict[str, TcpMib] = field(default_factory=dict)
+    # id(pod object) -> (the object, its counters): the object is kept so an id is never reused
+    _by_object: dict[int, tuple[dict[str, Any], TcpMib]] = field(default_factory=dict, repr=False)
 
     def _pod(self, pod: dict[str, Any] | None) -> TcpMib | None:
+        # A pod's uid and hostNetwork never change, so its counters are found once per pod object
+        # (flows ask twice per edge per tick); host-network pods go by node name, looked up anew.
+        if pod:
+            known = self._by_object.get(id(pod))
+            if known is not None and known[0] is pod:
+                return known[1]
         uid = get_path(pod, "metadata", "uid", default="") if pod else ""
         if not uid or get_path(pod, "spec", "hostNetwork", default=False):
             node = get_path(pod, "spec", "nodeName", default="") if pod else ""
             return self.nodes.setdefault(node, TcpMib()) if node else None
-        return self.pods.setdefault(uid, TcpMib())
+        mib = self.pods.setdefault(uid, TcpMib())
+        if len(self._by_object) >= POD_MEMO_LIMIT:
+            self._by_object.clear()
+        self._by_object[id(pod)] = (pod, mib)
+        return mib
 
     def flow(self, src: dict[str, Any] | None, dst: dict[str, Any] | None, rate: float, effect: Any,
              dt: float) -> None:
