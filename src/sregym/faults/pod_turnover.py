@@ -40,14 +40,13 @@ def _fresh_and_ready(pods: list[dict[str, Any]], old: set[str]) -> bool:
 
 def _owning_deployments(cluster: Cluster, namespace: str, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The Deployments that own `pods` through their ReplicaSets (pods owned otherwise add none)."""
+    replica_sets = {ref["name"] for pod in pods for ref in (pod.get("metadata") or {}).get("ownerReferences") or []
+                    if ref.get("kind") == "ReplicaSet"}  # one read per ReplicaSet, not per pod
     names: set[str] = set()
-    for pod in pods:
-        for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
-            if ref.get("kind") != "ReplicaSet":
-                continue
-            replica_set = cluster.get("ReplicaSet", namespace, ref["name"]) or {}
-            names.update(r["name"] for r in (replica_set.get("metadata") or {}).get("ownerReferences") or []
-                         if r.get("kind") == "Deployment")
+    for replica_set_name in replica_sets:
+        replica_set = cluster.get("ReplicaSet", namespace, replica_set_name) or {}
+        names.update(r["name"] for r in (replica_set.get("metadata") or {}).get("ownerReferences") or []
+                     if r.get("kind") == "Deployment")
     return [d for d in (cluster.get("Deployment", namespace, n) for n in sorted(names)) if d]
 
 
