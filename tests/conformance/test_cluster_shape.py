@@ -1,4 +1,4 @@
-"""The rest of a real kind v1.32 cluster (issue #15, items 5 and 8).
+"""The rest of a real kind v1.32 cluster with Chaos Mesh 2.7 installed (issue #15, items 5 and 8).
 
 What `kubectl api-versions` / `api-resources` list, what `kubectl get` prints for the cluster's
 plumbing kinds right after `kind create cluster` (with metrics-server installed), the node and
@@ -16,7 +16,8 @@ from support.kube import KubeHarness
 
 NODES = ("kind-control-plane", "kind-worker", "kind-worker2", "kind-worker3")
 
-# `kubectl api-versions` of kind v1.32 with metrics-server.
+# `kubectl api-versions` of kind v1.32 with metrics-server and Chaos Mesh (a platform add-on every
+# problem's cluster shows alike, as on the peers' clusters).
 API_VERSIONS = """admissionregistration.k8s.io/v1
 apiextensions.k8s.io/v1
 apiregistration.k8s.io/v1
@@ -27,6 +28,7 @@ autoscaling/v1
 autoscaling/v2
 batch/v1
 certificates.k8s.io/v1
+chaos-mesh.org/v1alpha1
 coordination.k8s.io/v1
 discovery.k8s.io/v1
 events.k8s.io/v1
@@ -64,6 +66,8 @@ API_RESOURCES = [
     ("flowschemas", "", "flowcontrol.apiserver.k8s.io/v1", "false", "FlowSchema"),
     ("prioritylevelconfigurations", "", "flowcontrol.apiserver.k8s.io/v1", "false",
      "PriorityLevelConfiguration"),
+    ("networkchaos", "", "chaos-mesh.org/v1alpha1", "true", "NetworkChaos"),
+    ("schedules", "", "chaos-mesh.org/v1alpha1", "true", "Schedule"),
     ("runtimeclasses", "", "node.k8s.io/v1", "false", "RuntimeClass"),
     ("csidrivers", "", "storage.k8s.io/v1", "false", "CSIDriver"),
     ("csinodes", "", "storage.k8s.io/v1", "false", "CSINode"),
@@ -83,7 +87,7 @@ def test_api_resources_header_and_count(cluster: KubeHarness) -> None:
     out = cluster.ok("api-resources")
     header = out.splitlines()[0]
     assert re.fullmatch(r"NAME +SHORTNAMES +APIVERSION +NAMESPACED +KIND", header)
-    assert len(out.splitlines()) - 1 == 60
+    assert len(out.splitlines()) - 1 == 60 + 12  # kind's own kinds, then Chaos Mesh's experiments
 
 
 @pytest.mark.parametrize("row", API_RESOURCES, ids=lambda r: f"{r[0]}.{r[2]}")

@@ -92,12 +92,13 @@ def test_explain_of_an_unknown_field_names_it(cluster: KubeHarness) -> None:
     assert 'field "nosuch" does not exist' in result.stderr
 
 
-def test_openapi_v3_has_no_hidden_kinds_for_the_agent(cluster: KubeHarness) -> None:
+def test_openapi_v3_shows_the_agent_what_the_admin_sees(cluster: KubeHarness) -> None:
     root = json.loads(cluster.ok("get", "--raw", "/openapi/v3"))
     assert "apis/apps/v1" in root["paths"]
-    assert not any("chaos-mesh" in path for path in root["paths"])
+    # Chaos Mesh is a platform add-on every problem's cluster shows alike; no group is hidden.
+    assert "apis/chaos-mesh.org/v1alpha1" in root["paths"]
     admin = json.loads(cluster.ok("get", "--raw", "/openapi/v3", user="admin"))
-    assert any("chaos-mesh" in path for path in admin["paths"])
+    assert set(admin["paths"]) == set(root["paths"])
     doc = json.loads(cluster.ok("get", "--raw", "/openapi/v3/apis/apps/v1"))
     assert doc["components"]["schemas"]["io.k8s.api.apps.v1.Deployment"][
         "x-kubernetes-group-version-kind"] == [{"group": "apps", "kind": "Deployment", "version": "v1"}]

@@ -181,7 +181,9 @@ def forbidden_hits(problem_id: str, snapshot: Path) -> list[tuple[str, str]]:
     pattern = re.compile(r"(?<![a-z0-9_])(" + "|".join(re.escape(w.lower()) for w in words) + r")(?![a-z0-9_])")
     hits = []
     for path in sorted(p for p in snapshot.rglob("*") if p.is_file()):
-        text = path.read_text().lower()
+        # Chaos Mesh's API group is an add-on every problem's cluster shows (its APIService); its
+        # namespace, controller and the benchmark's experiments must not show.
+        text = path.read_text().lower().replace("chaos-mesh.org", "")
         hits += [(path.name, p) for p in phrases if p and p.lower() in text]
         hits += [(path.name, m.group(0)) for m in pattern.finditer(text)]
     return sorted(set(hits))

@@ -2,7 +2,8 @@
 
 kubectl resolves `deploy`, `po`, `networkchaos` ... through discovery, so these documents decide
 what the client believes exists. They are computed from `twin.kinds` each time (CRDs come and go)
-and filtered by the caller's credential: the agent never learns that `chaos-mesh.org` exists.
+and filtered by the caller's credential (`authz.hidden_groups`: none today, since Chaos Mesh is an
+add-on every problem's cluster shows alike).
 Both forms are served: the legacy per-group-version documents and the aggregated
 `apidiscovery.k8s.io/v2` list kubectl 1.32 asks for first (two requests instead of thirty).
 """
