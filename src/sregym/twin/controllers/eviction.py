@@ -116,7 +116,9 @@ class EvictionManager(Controller):
         now = self.twin.clock.now
         for node in list(self.twin.store.scan("Node")):
             name = node["metadata"]["name"]
-            state = self._nodes.setdefault(name, _NodeEviction())
+            state = self._nodes.get(name)
+            if state is None:  # not setdefault: a fresh state parses the kubelet's config file
+                state = self._nodes[name] = _NodeEviction()
             running = kubelet_online(self.twin, name)
             if not running:
                 # Only a stopped process starts afresh; a kubelet cut off by TLS just reconnects.

@@ -17,6 +17,7 @@ enforced (docs say so).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +66,13 @@ def parse_threshold(signal: str, value: Any) -> Threshold | None:
 
 def load_thresholds(text: str) -> dict[str, Threshold]:
     """The hard thresholds a starting kubelet takes from its config file (defaults where the
-    file names none or cannot be read)."""
+    file names none or cannot be read). A fresh dict each call; the parse is memoised by text
+    (every node of every problem starts from the same few files, and YAML parsing is slow)."""
+    return dict(_parsed_thresholds(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_thresholds(text: str) -> dict[str, Threshold]:
     try:
         config = yaml.safe_load(text) or {}
     except yaml.YAMLError:
