@@ -68,9 +68,15 @@ def _name_groups(config: pytest.Config, items: list[Any]) -> None:
         names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
                         for m in item.iter_markers("xdist_group")})
         old = getattr(item, "_id", None)
-        if names and isinstance(old, NodeId) and old.names and "@" not in item.nodeid:
+        if names and isinstance(old, NodeId) and old.names and not _has_group_suffix(item.nodeid):
             # The suffix goes into the last name (params included), so the id reads the same
             # however pytest rebuilds its string form.
             last = old.names[-1] + (f"[{old.params}]" if old.params is not None else "") + "@" + "_".join(names)
             item._id = NodeId(path=old.path, names=(*old.names[:-1], last))
 
+
+def _has_group_suffix(nodeid: str) -> bool:
+    """Whether `nodeid` already ends in `@<group>`, read the way xdist reads it: an "@" inside the
+    parameters (a family variant id, `...[demo-shop/x-v1@key=value]`) is not one. Skipping such
+    ids left each of their tests a group of its own, and a module-scoped fixture ran once per worker."""
+    return nodeid.rfind("@") > nodeid.rfind("]")
