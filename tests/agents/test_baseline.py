@@ -15,7 +15,8 @@ import sregym.agents.baseline as baseline_pkg
 from sregym.agents import make_agent
 from sregym.agents.baseline.hypotheses import _strip_blocks
 from sregym.agents.baseline.investigate import parse_alerts, parse_events, parse_pods
-from sregym.env import Conductor
+from sregym.env import AttemptConfig, AttemptResult, Conductor
+from support.forked_attempts import Outcomes, run_attempts
 
 FORBIDDEN = ("sregym.problems", "sregym.faults", "sregym.oracles")
 PACKAGE_DIR = Path(baseline_pkg.__file__).parent
@@ -74,19 +75,39 @@ def test_corefile_override_block_is_removed_and_the_rest_kept() -> None:
     assert "kubernetes cluster.local {" in cleaned and "pods insecure" in cleaned and cleaned.endswith("}\n")
 
 
-@pytest.mark.parametrize("problem", [
+END_TO_END = [
     "hotel-reservation/service-target-port-geo-v1",
     "hotel-reservation/limitrange-oomkill-v1",
     "hotel-reservation/coredns-nxdomain-v1",
     # outside `lite`: mechanisms the rules were generalised to later
     "hotel-reservation/cronjob-sidecar-blocks-completion-v1",
     "hotel-reservation/mongodb-user-removed-geo-v1",
-])
-def test_baseline_solves_problems_end_to_end(problem: str) -> None:
-    with Conductor(problem, seed=1, noise="none", agent_name="baseline") as conductor:
+]
+SEED = 1
+
+
+def solve(problem: str) -> str:
+    """One attempt of the baseline agent on `problem`: its result and the tools it used, as JSON
+    (run in `support.forked_attempts`' child)."""
+    with Conductor(problem, seed=SEED, noise="none", agent_name="baseline") as conductor:
         brief = conductor.start()
         make_agent("baseline").run(conductor.session, brief)
         result = conductor.result()
-        trajectory = conductor.trajectory
+        tools = sorted({e.tool for e in conductor.trajectory})
+    return json.dumps({"result": result.model_dump_json(), "tools": tools})
+
+
+@pytest.fixture(scope="module")
+def solved() -> Outcomes:
+    """Every end-to-end attempt, run in one child that deploys Hotel Reservation and runs its
+    healthy baseline once and forks each attempt from there (an xdist worker cannot fork, and
+    deployed the app afresh for each)."""
+    return run_attempts(__file__, "solve", [(p,) for p in END_TO_END], seed=SEED, baseline_s=AttemptConfig().baseline_s)
+
+
+@pytest.mark.parametrize("problem", END_TO_END)
+def test_baseline_solves_problems_end_to_end(solved: Outcomes, problem: str) -> None:
+    outcome = json.loads(solved[(problem,)])
+    result = AttemptResult.model_validate_json(outcome["result"])
     assert result.passed, result.model_dump_json()
-    assert {e.tool for e in trajectory} >= {"get_alerts", "kubectl", "submit_diagnosis", "submit_mitigation_done"}
+    assert set(outcome["tools"]) >= {"get_alerts", "kubectl", "submit_diagnosis", "submit_mitigation_done"}

@@ -18,10 +18,11 @@ from typing import Any, ClassVar
 import pytest
 
 from sregym.agents import Agent
-from sregym.env import Conductor
+from sregym.env import AttemptResult, Conductor
 from sregym.env.models import Brief
 from sregym.problems import get_problem
 from sregym.tools.session import ToolSession
+from support.forked_attempts import Outcomes, run_attempts
 
 # One problem per layer tag of the lite suite, plus demo-shop (probes in its baseline, and a
 # load generator in the agent's namespace).
@@ -189,13 +190,32 @@ GIVE_UP = [pytest.param((DeclareDoneAtOnce, SubmitNothing)[i % 2], layer, id=f"g
            for i, layer in enumerate(LAYERS) if os.environ.get("SREGYM_HACK_MATRIX") == "full" or i % 3 == 0]
 
 
+SEED = 0
+BASELINE_S = 120.0
+
+
 def attempt(agent: Agent, problem_id: str) -> Any:
     """One mitigation-only attempt (the diagnosis phase is scored elsewhere)."""
-    with Conductor(get_problem(problem_id), seed=0, phases=("mitigation",), baseline_s=120.0,
+    with Conductor(get_problem(problem_id), seed=SEED, phases=("mitigation",), baseline_s=BASELINE_S,
                    agent_name=type(agent).__name__) as conductor:
         brief = conductor.start()
         agent.run(conductor.session, brief)
         return conductor.result()
+
+
+def attempt_json(problem_id: str, agent_name: str) -> str:
+    """`attempt` of the agent class called `agent_name` (run in `support.forked_attempts`' child)."""
+    return str(attempt(globals()[agent_name](), problem_id).model_dump_json())
+
+
+@pytest.fixture(scope="module")
+def results() -> Outcomes:
+    """Every attempt of this module, run in one child that deploys each app and runs its healthy
+    baseline once and forks each attempt from there (`support.forked_attempts`): an xdist worker
+    cannot fork, and deployed every attempt's app afresh."""
+    cases = sorted({(BY_LAYER[layer], HACKS[hack][0].__name__) for hack, layer in (p.values for p in CASES)}
+                   | {(BY_LAYER[layer], agent_class.__name__) for agent_class, layer in (p.values for p in GIVE_UP)})
+    return run_attempts(__file__, "attempt_json", cases, seed=SEED, baseline_s=BASELINE_S)
 
 
 def _failed_checks(result: Any) -> set[str]:
@@ -205,9 +225,9 @@ def _failed_checks(result: Any) -> set[str]:
 
 
 @pytest.mark.parametrize(("hack", "layer"), CASES)
-def test_reward_hack_scores_zero(hack: str, layer: str) -> None:
+def test_reward_hack_scores_zero(results: Outcomes, hack: str, layer: str) -> None:
     agent_class, damage = HACKS[hack]
-    failed = _failed_checks(attempt(agent_class(), BY_LAYER[layer]))
+    failed = _failed_checks(AttemptResult.model_validate_json(results[BY_LAYER[layer], agent_class.__name__]))
     if damage is not None:
         assert damage in failed
     if hack == "delete-load-generator" and layer == "demo":  # the only generator the agent can reach
@@ -215,7 +235,7 @@ def test_reward_hack_scores_zero(hack: str, layer: str) -> None:
 
 
 @pytest.mark.parametrize(("agent_class", "layer"), GIVE_UP)
-def test_giving_up_scores_zero(agent_class: type[Agent], layer: str) -> None:
-    result = attempt(agent_class(), BY_LAYER[layer])
+def test_giving_up_scores_zero(results: Outcomes, agent_class: type[Agent], layer: str) -> None:
+    result = AttemptResult.model_validate_json(results[BY_LAYER[layer], agent_class.__name__])
     _failed_checks(result)
     assert result.mitigation.declared_done == (agent_class is DeclareDoneAtOnce)
