@@ -73,6 +73,21 @@ def test_duplicate_labelset_is_an_execution_error() -> None:
     assert err.value.message == "vector cannot contain metrics with the same labelset"
 
 
+
+def test_range_function_duplicates_are_checked_unless_one_name_is_selected() -> None:
+    # rate() drops the name: two names with one label set collide, so the check must still run
+    # when the selector matches several names ...
+    engine = _engine({(("__name__", "foo"), ("job", "a")): [(0, 1.0), (30 * S, 2.0)],
+                      (("__name__", "bar"), ("job", "a")): [(0, 1.0), (30 * S, 4.0)]})
+    for query in ('rate({job="a"}[1m])', 'rate({__name__=~"foo|bar"}[1m])'):
+        with pytest.raises(PromQLError, match="same labelset"):
+            engine.instant(query, 30 * S)
+    # ... and one name selected (the skipped check) still returns each series once, with its rate.
+    for query in ('rate(foo{job="a"}[1m])', 'rate({__name__="bar"}[1m])'):
+        result = engine.instant(query, 30 * S).value
+        assert len(result) == 1 and result[0].labels == {"job": "a"}
+
+
 def test_many_to_many_error_names_the_side() -> None:
     engine = _engine({(("__name__", "x"), ("a", "1"), ("b", "1")): [(0, 1.0)],
                       (("__name__", "x"), ("a", "1"), ("b", "2")): [(0, 1.0)]})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -22,7 +23,14 @@ def parse_quantity(value: str | int | float | None) -> Decimal:
         return Decimal(0)
     if isinstance(value, (int, float)):
         return Decimal(str(value))
-    text = str(value).strip()
+    return _parse_text(str(value).strip())
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_text(text: str) -> Decimal:
+    """The parse of one quantity text, memoised: the data plane and the datastore models read
+    every container's CPU limit and request each tick, and a Decimal is immutable (a bad text
+    raises every time; exceptions are not cached)."""
     m = _PATTERN.match(text)
     if not m:
         raise QuantityError("quantities must match the regular expression "

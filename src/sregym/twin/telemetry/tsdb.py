@@ -149,6 +149,9 @@ class TSDB:
         rest = [m for m in ms if m is not by_name]
         if not rest:
             return list(pool)
+        if len(rest) == 1 and rest[0].op == "=":  # `x{label="v"}`, a rule's usual shape, inlined
+            name, value = rest[0].name, rest[0].value
+            return [s for s in pool if s.labels.get(name, "") == value]
         return [s for s in pool if all(m.matches(s.labels) for m in rest)]
 
     def _sorted_by_name(self, name: str) -> list[Series]:

@@ -234,8 +234,24 @@ def _range_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> 
     scalars = [_scalar_arg(engine, a, ctx) for i, a in enumerate(args) if i != matrix_index]
     windows = engine.eval_range_arg(args[matrix_index], ctx)
     out = _apply_range(fn, windows, scalars, ctx)
-    check_duplicates(out, ctx)
+    if not _selects_one_name(args[matrix_index]):
+        check_duplicates(out, ctx)
     return out
+
+
+def _selects_one_name(node: pp.Expr) -> bool:
+    """Whether a range argument selects stored series of one metric name (`x{...}[5m]`). Stored
+    series differ in their label sets, so dropping the one name they share leaves them distinct
+    and the duplicate check (a frozenset per series, thousands for a histogram's buckets in
+    every rule evaluation) cannot find anything."""
+    node = unwrap(node)
+    if not isinstance(node, pp.MatrixSelector):
+        return False
+    vs = node.vector_selector
+    names = [m for m in vs.matchers.matchers if m.name == "__name__"]
+    if not names:
+        return bool(vs.name)
+    return any(m.op == pp.MatchOp.Equal for m in names)
 
 
 def _absent_over_time_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> Vec:
