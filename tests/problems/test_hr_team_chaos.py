@@ -19,7 +19,7 @@ from sregym.problems.registry import get_problem
 from sregym.problems.run import apply_action
 from support.problem_runs import deployed
 
-AIOPSLAB = {"container_kill-1", "pod_failure_hotel_res-1", "pod_kill_hotel_res-1", "network_loss_hotel_res-1",
+AIOPSLAB = {"container_kill-detection", "container_kill-localization", "pod_failure_hotel_res-1", "pod_kill_hotel_res-1", "network_loss_hotel_res-1",
             "network_delay_hotel_res-1"}
 FORBIDDEN = ("sregym", "benchmark", "fault", "inject", "aiopslab", "ground", "scheduled")
 PAUSE = "experiment.chaos-mesh.org/pause"

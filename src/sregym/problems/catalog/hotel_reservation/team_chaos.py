@@ -59,7 +59,7 @@ class TeamChaos:
     experiment: dict[str, Any]
     title: str
     effect: str  # what one run does to the victim, for the ground-truth detail
-    aiopslab: str  # the scenario id without its task type
+    sources: tuple[str, ...]  # AIOpsLab's ids, spelled as docs/coverage.md's rows derive them
     default_victim: str
 
     def schedule_name(self, service: str) -> str:
@@ -83,20 +83,20 @@ class TeamChaos:
 SCENARIOS: dict[str, TeamChaos] = {s.action: s for s in (
     TeamChaos("container-kill", "PodChaos", {"action": "container-kill"},
               "the geo container is killed again and again", "SIGKILLs the {container} container",
-              "container_kill", "geo"),
+              ("aiopslab:container_kill-detection", "aiopslab:container_kill-localization"), "geo"),
     TeamChaos("pod-failure", "PodChaos", {"action": "pod-failure", "duration": RUN},
               "user pods keep failing", "swaps every container image of the pod for the pause image for 55 s",
-              "pod_failure_hotel_res", "user"),
+              ("aiopslab:pod_failure_hotel_res-1",), "user"),
     TeamChaos("pod-kill", "PodChaos", {"action": "pod-kill"},
-              "user pods keep disappearing", "deletes the pod", "pod_kill_hotel_res", "user"),
+              "user pods keep disappearing", "deletes the pod", ("aiopslab:pod_kill_hotel_res-1",), "user"),
     TeamChaos("network-loss", "NetworkChaos",
               {"action": "loss", "duration": RUN, "loss": {"loss": "99", "correlation": "100"}},
               "calls to user keep failing", "drops 99% of the packets the pod sends, for 55 s",
-              "network_loss_hotel_res", "user"),
+              ("aiopslab:network_loss_hotel_res-1",), "user"),
     TeamChaos("network-delay", "NetworkChaos",
               {"action": "delay", "duration": RUN, "delay": {"latency": "10s", "correlation": "100", "jitter": "0ms"}},
               "logins and reservations are extremely slow", "delays every packet the pod sends by 10 s, for 55 s",
-              "network_delay_hotel_res", "user"),
+              ("aiopslab:network_delay_hotel_res-1",), "user"),
 )}
 
 
@@ -111,7 +111,7 @@ def team_chaos_problem(action: str, service: str | None = None) -> Problem:
         title=s.title.replace(s.default_victim, service),
         app=APP, namespace=NAMESPACE,
         tags=Tags(layers=("network",) if s.kind == "NetworkChaos" else ("k8s",), difficulty="medium",
-                  suites=("chaos",), sources=(f"aiopslab:{s.aiopslab}-1",)),
+                  suites=("chaos",), sources=s.sources),
         faults=(FaultSpec(fault="scheduled_chaos", params={
             "name": name, "type": s.kind, "namespace": NAMESPACE, "labels": {SELECTOR_KEY: service},
             "experiment": s.block(service), "schedule_namespace": NAMESPACE}),),
