@@ -95,7 +95,7 @@ SCENARIOS: dict[str, TeamChaos] = {s.action: s for s in (
               ("aiopslab:network_loss_hotel_res-1",), "user"),
     TeamChaos("network-delay", "NetworkChaos",
               {"action": "delay", "duration": RUN, "delay": {"latency": "10s", "correlation": "100", "jitter": "0ms"}},
-              "logins and reservations are extremely slow", "delays every packet the pod sends by 10 s, for 55 s",
+              "requests that need user are extremely slow", "delays every packet the pod sends by 10 s, for 55 s",
               ("aiopslab:network_delay_hotel_res-1",), "user"),
 )}
 
