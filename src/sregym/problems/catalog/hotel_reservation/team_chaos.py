@@ -111,7 +111,7 @@ def team_chaos_problem(action: str, service: str | None = None) -> Problem:
         title=s.title.replace(s.default_victim, service),
         app=APP, namespace=NAMESPACE,
         tags=Tags(layers=("network",) if s.kind == "NetworkChaos" else ("k8s",), difficulty="medium",
-                  suites=("chaos",), sources=s.sources),
+                  sources=s.sources),
         faults=(FaultSpec(fault="scheduled_chaos", params={
             "name": name, "type": s.kind, "namespace": NAMESPACE, "labels": {SELECTOR_KEY: service},
             "experiment": s.block(service), "schedule_namespace": NAMESPACE}),),
