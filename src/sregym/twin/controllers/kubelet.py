@@ -30,6 +30,7 @@ from sregym.twin.node import (  # noqa: F401  (register the sidecar exporter and
     cleanup_controller,
     exporter_images,
     kubectl_image,
+    soak_image,
 )
 from sregym.twin.node.images import PullResult, container_argv, preloaded_images, resolve_pull, start_program
 from sregym.twin.node.ipam import AllocationFailed, CalicoIPAM, calico_active, sandbox_error
