@@ -68,12 +68,14 @@ def _dial(call: Invocation, host: str, ports: list[int], total: int) -> tuple[Fl
     per_port, extra = divmod(total, len(ports))
     for index, port in enumerate(ports):
         share = per_port + (1 if index < extra else 0)
-        route = router.route(pod, host, port)
-        for leg in route.legs:
+        legs = [leg for leg in router.route(pod, host, port).legs
+                if leg.result.ok or leg.result.stage == ACCEPT_STAGE]
+        connected = sum(leg.fraction for leg in legs)
+        counts = [int(share * leg.fraction / connected) for leg in legs] if connected else []
+        for index in range(share - sum(counts) if legs else 0):  # what flooring left, to the first legs
+            counts[index % len(counts)] += 1
+        for leg, count in zip(legs, counts, strict=True):
             result = leg.result
-            if not (result.ok or result.stage == ACCEPT_STAGE):
-                continue
-            count = round(share * leg.fraction)
             dst_node = ((result.dst_pod or {}).get("spec") or {}).get("nodeName") or ""
             if count > 0:
                 flows.append(Flow(result.dst_ip, result.target_port or port, src_node, dst_node, count))
