@@ -4,7 +4,7 @@ node_conntrack_exhaustion_hotel_reservation).
 
 Each builder's docstring is the problem card. The faults are Kubernetes writes with the admin
 credential: a wrapper command that lowers frontend's `ulimit -n` (`patch_objects`) and a
-connection soak test deployed in the cluster (`connection_soak`, the `tcp-soak` image of
+connection soak test deployed in the cluster (`pinned_workloads`, the `tcp-soak` image of
 `twin/node/soak_image.py`). The symptoms come from the twin: the soak client's connections are
 open files of the accepting process (`twin/dataplane/open_files.py`: EMFILE) and conntrack
 entries of the nodes they cross (`twin/chaos/node_kernel.py`: `table full, dropping packet`).
@@ -78,7 +78,7 @@ def frontend_open_file_limit() -> Problem:
                 {"kind": "Deployment", "namespace": NS, "name": "frontend", "patch": {"spec": {"template": {
                     "spec": {"containers": [{"name": FRONTEND_CONTAINER, "command": ["/bin/sh", "-c"],
                                              "args": [f"ulimit -n {FD_LIMIT} && exec frontend"]}]}}}}}]}),
-            FaultSpec(fault="connection_soak", params={
+            FaultSpec(fault="pinned_workloads", params={
                 "objects": [_soak_deployment(FD_CLIENT, [
                     "hold", "--target", f"frontend.{NS}.svc.cluster.local", "--ports", "5000",
                     "--connections", str(FD_CONNECTIONS)])],
@@ -139,7 +139,7 @@ def conntrack_client_flood() -> Problem:
         app=APP, namespace=NS,
         tags=Tags(layers=("os", "network"), difficulty="hard",
                   sources=("sregym:node_conntrack_exhaustion_hotel_reservation",)),
-        faults=(FaultSpec(fault="connection_soak", params={
+        faults=(FaultSpec(fault="pinned_workloads", params={
             "objects": [
                 _gateway_service(),
                 _soak_deployment(GATEWAY, ["serve", "--ports", f"{GATEWAY_PORTS[0]}-{GATEWAY_PORTS[-1]}"],
@@ -162,4 +162,94 @@ def conntrack_client_flood() -> Problem:
                         "table holds; every new connection from that node is dropped and times out."),
         mitigation=MitigationSpec(must_fix=(CheckSpec(check="node_conntrack_headroom"), CheckSpec(check="entry_slo"))),
         gold=(Action(op="delete", kind="Deployment", namespace=NS, name=CLIENT),),
+    )
+
+
+# ====================================================== a worker's clock moved: x509 fails
+TLS_SECRET = "hotel-frontend-tls"
+TLS_CA = "hotel-frontend-ca"
+TLS_NAME = "hotel-reservation.local"
+CHECKER = "tls-health-check"
+PROBE = "node-probe"
+DRIFT_S = 86400 * 30  # SREGym's 30 days
+HOST_ENTER = "nsenter -t 1 -m -u -i -n -p --"
+RTC_RESTORE = "node-clock-restore"
+
+
+def _privileged_spec(script: str) -> dict[str, Any]:
+    return {"hostPID": True, "hostNetwork": True, "tolerations": [{"operator": "Exists"}],
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{"name": "probe", "image": "busybox:1.36", "command": ["sh", "-c", script],
+                            "securityContext": {"privileged": True}}]}
+
+
+def _clock_probe() -> dict[str, Any]:
+    """SREGym's injector: stop the node's time sync, move its clock 30 days ahead, stay."""
+    script = (f"{HOST_ENTER} systemctl stop systemd-timesyncd || true; "
+              f"{HOST_ENTER} date -s '+{DRIFT_S} seconds' && sleep infinity")
+    labels = {"app": PROBE}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": PROBE, "namespace": "default", "labels": labels},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": _privileged_spec(script)}}}
+
+
+def _clock_restore() -> dict[str, Any]:
+    """What the node team applies: set every node's system clock from its hardware clock (the
+    RTC, which `date -s` does not touch)."""
+    labels = {"app.kubernetes.io/name": RTC_RESTORE}
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": RTC_RESTORE, "namespace": "kube-system", "labels": labels},
+            "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels},
+                     "spec": _privileged_spec(f"{HOST_ENTER} hwclock --hctosys && sleep infinity")}}}
+
+
+@problem
+def node_clock_drift_tls() -> Problem:
+    """frontend carries a `tls-health-check` sidecar (the `certcheck` tool) that verifies a
+    short-lived certificate (`hotel-frontend-tls`, valid for one day, mounted from the
+    `hotel-frontend-ca` ConfigMap) every 30 s. A privileged pod (`default/node-probe`, hostPID)
+    on frontend's node stops the node's time sync and runs `date -s '+2592000 seconds'`: the
+    node's clock is 30 days ahead.
+
+    The sidecar logs `tls: failed to verify certificate: x509: certificate has expired or is not
+    yet valid: current time <30 days ahead> is after <tomorrow>` although the certificate is
+    valid; `date` in any pod on that node shows the wrong day, node-exporter's
+    `node_timex_offset_seconds` for that node is about +2592000, and the same certificate
+    verifies from every other node. Fix: bring the node's clock back (re-enable time sync, or
+    `hwclock --hctosys` from a privileged pod: the RTC was not touched) and remove the probe
+    that moved it. Renewing the certificate does not help: it is valid.
+    """
+    return Problem(
+        id="hotel-reservation/node-clock-drift-tls-v1",
+        title="frontend's certificate check reports an expired certificate that is valid",
+        app=APP, namespace=NS,
+        tags=Tags(layers=("os",), difficulty="hard", sources=("sregym:node_clock_drift_hotel_reservation",)),
+        faults=(
+            FaultSpec(fault="certificate_check", params={
+                "certificate": {"namespace": NS, "name": TLS_SECRET, "hosts": [TLS_NAME],
+                                "not_before_days": 0.0, "not_after_days": 1.0},
+                "config_map": TLS_CA, "deployment": "frontend",
+                "sidecar": {"name": CHECKER, "image": "ghcr.io/reservation-platform/certcheck:v1.0.2",
+                            "args": ["--cert", "/etc/tls-ca/ca.crt", "--name", TLS_NAME, "--interval", "30s"],
+                            "volumeMounts": [{"name": "tls-ca", "mountPath": "/etc/tls-ca", "readOnly": True}],
+                            "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}}),
+            FaultSpec(fault="pinned_workloads", params={
+                "objects": [_clock_probe()], "pin_namespace": NS,
+                "pin_to_labels": {"io.kompose.service": "frontend"}, "wait_for": {"app": PROBE},
+                "recover_host_command": "hwclock --hctosys"}),
+        ),
+        ground_truth=GroundTruth(
+            root_causes=(deployment_cause("default", PROBE),),
+            mechanism="clock_skew",
+            detail="node-probe stopped time sync on frontend's node and set its clock 30 days ahead (date -s): "
+                   "the valid one-day certificate fails x509 verification there (certificate has expired or is "
+                   "not yet valid: current time ... is after ...)",
+            detail_keywords=("clock", "date -s", "time sync", "x509", "expired", "30 days", "ntp", "node-probe"),
+            affected=(_deploy("frontend"),), impact_keywords=(*IMPACT, "x509", "expired", "certificate"),
+            description="A privileged pod moved the clock of frontend's node 30 days ahead with time sync stopped; "
+                        "a valid short-lived certificate looks expired to the checker on that node."),
+        mitigation=MitigationSpec(must_fix=(CheckSpec(check="node_clocks_in_sync"),)),
+        gold=(Action(op="delete", kind="Deployment", namespace="default", name=PROBE),
+              Action(op="apply", manifest=_clock_restore())),
     )
