@@ -8,13 +8,13 @@ the clock stays where it was put.
 from __future__ import annotations
 
 from sregym.oracles.checks import CheckContext, check
-from sregym.oracles.checks_node_os import _worst
+from sregym.oracles.checks_node_os import worst_node
 
 
 @check("node_clocks_in_sync")
 def node_clocks_in_sync(ctx: CheckContext, *, max_offset_s: float = 60.0) -> tuple[bool, str]:
     """Every node's clock is within `max_offset_s` of the reference time."""
-    offset, node = _worst(ctx, "abs(node_timex_offset_seconds)")
+    offset, node = worst_node(ctx, "abs(node_timex_offset_seconds)")
     if offset is None:
         return False, "no node reports its clock offset"
     if offset > max_offset_s:
