@@ -8,8 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from sregym.oracles.checks import entry_slo
+from sregym.oracles.checks_node_clock import node_clocks_in_sync
 from sregym.oracles.checks_node_os import node_conntrack_headroom, node_filefd_headroom
-from sregym.problems.catalog.hotel_reservation.node_limits import CLIENT, FD_CLIENT, GATEWAY
+from sregym.problems.catalog.hotel_reservation.node_limits import (
+    CHECKER,
+    CLIENT,
+    FD_CLIENT,
+    FRONTEND_CONTAINER,
+    GATEWAY,
+    TLS_CA,
+)
 from sregym.problems.registry import PROBLEMS
 from sregym.problems.vocabulary import vocabulary_of
 from support.kube import serve_twin
@@ -113,3 +121,51 @@ def test_the_signatures_name_their_mechanisms() -> None:
     assert PROBLEMS.get(FD).ground_truth.mechanism == "file_descriptors"
     assert vocabulary_of(FD).classify("accept tcp [::]:5000: accept4: too many open files") == {"file_descriptors"}
     assert vocabulary_of(CONNTRACK).classify(TABLE_FULL) == {"conntrack"}
+
+
+CLOCK = "hotel-reservation/node-clock-drift-tls-v1"
+
+
+def test_a_moved_node_clock_fails_the_valid_certificate_only_on_that_node(tmp_path: Path) -> None:
+    cluster, run = deployed(CLOCK)
+    ctx = run.check_context()
+    assert node_clocks_in_sync(ctx)[0]
+    run.inject()
+    run.advance(60)
+    frontend = _pod(cluster, "io.kompose.service=frontend")
+    node = frontend["spec"]["nodeName"]
+    checker = cluster.logs(NS, frontend["metadata"]["name"], container=CHECKER)
+    assert "x509: certificate has expired or is not yet valid: current time " in checker and " is after " in checker
+    ok, detail = node_clocks_in_sync(ctx)
+    assert not ok and "2592000 s off" in detail
+    # The same certificate checked from another node is valid: the clock is the node's.
+    other = sorted({n["metadata"]["name"] for n in cluster.list("Node", None)
+                    if "control-plane" not in str(n["metadata"].get("labels"))} - {node})[0]
+    sidecar = next(c for c in frontend["spec"]["containers"] if c["name"] == CHECKER)
+    sidecar = {**sidecar, "volumeMounts": [m for m in sidecar["volumeMounts"] if m["name"] == "tls-ca"]}
+    cluster.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "cert-probe", "namespace": NS},
+                   "spec": {"nodeName": other, "containers": [sidecar],
+                            "volumes": [{"name": "tls-ca", "configMap": {"name": TLS_CA}}]}})
+    run.advance(20)
+    assert "certificate valid until" in cluster.logs(NS, "cert-probe")
+    harness = serve_twin(cluster.twin, tmp_path)
+    try:
+        skewed = harness.ok("exec", "-n", NS, frontend["metadata"]["name"], "-c", FRONTEND_CONTAINER,
+                            "--", "date", "+%s", user="admin")
+        probe = harness.ok("get", "pod", "-n", "default", "-l", "app=node-probe", "-o",
+                           "jsonpath={.items[0].spec.nodeName}", user="admin")
+    finally:
+        harness.server.stop()
+    assert int(skewed) - int(cluster.now()) > 2592000 - 120
+    assert probe == node
+    # The gold: delete the probe, set the clocks from the hardware clock.
+    for action in PROBLEMS.get(CLOCK).gold:
+        if action.op == "delete":
+            cluster.delete(action.kind, action.namespace, action.name)
+        else:
+            assert action.manifest is not None
+            cluster.apply(action.manifest)
+    run.advance(60)
+    assert node_clocks_in_sync(ctx)[0]
+    tail = cluster.logs(NS, frontend["metadata"]["name"], container=CHECKER).strip().splitlines()[-1]
+    assert "certificate valid until" in tail
