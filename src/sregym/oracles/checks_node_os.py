@@ -12,7 +12,7 @@ import math
 from sregym.oracles.checks import CheckContext, check
 
 
-def _worst(ctx: CheckContext, query: str) -> tuple[float | None, str]:
+def worst_node(ctx: CheckContext, query: str) -> tuple[float | None, str]:
     """The highest per-node value of `query` and the node it belongs to."""
     worst, where = None, ""
     for sample in ctx.cluster.promql(query):
@@ -32,12 +32,12 @@ def _worst(ctx: CheckContext, query: str) -> tuple[float | None, str]:
 def node_conntrack_headroom(ctx: CheckContext, *, max_ratio: float = 0.8) -> tuple[bool, str]:
     """Every node's conntrack table is below `max_ratio` of its limit and dropped no new flows
     in the last minute."""
-    ratio, node = _worst(ctx, "node_nf_conntrack_entries / node_nf_conntrack_entries_limit")
+    ratio, node = worst_node(ctx, "node_nf_conntrack_entries / node_nf_conntrack_entries_limit")
     if ratio is None:
         return False, "no node reports its conntrack table"
     if ratio >= max_ratio:
         return False, f"conntrack table of {node} is {ratio:.0%} full"
-    drops, node = _worst(ctx, "increase(node_nf_conntrack_stat_drop[1m])")
+    drops, node = worst_node(ctx, "increase(node_nf_conntrack_stat_drop[1m])")
     if drops is not None and drops > 0:
         return False, f"{node} dropped {drops:.0f} new flows in the last minute"
     return True, f"every conntrack table is below {max_ratio:.0%} of its limit (worst {ratio:.1%})"
@@ -46,7 +46,7 @@ def node_conntrack_headroom(ctx: CheckContext, *, max_ratio: float = 0.8) -> tup
 @check("node_filefd_headroom")
 def node_filefd_headroom(ctx: CheckContext, *, max_ratio: float = 0.8) -> tuple[bool, str]:
     """Every node has allocated less than `max_ratio` of its `fs.file-max` file handles."""
-    ratio, node = _worst(ctx, "node_filefd_allocated / node_filefd_maximum")
+    ratio, node = worst_node(ctx, "node_filefd_allocated / node_filefd_maximum")
     if ratio is None:
         return False, "no node reports its file handles"
     if ratio >= max_ratio:
@@ -58,12 +58,12 @@ def node_filefd_headroom(ctx: CheckContext, *, max_ratio: float = 0.8) -> tuple[
 def node_threads_headroom(ctx: CheckContext, *, max_ratio: float = 0.8) -> tuple[bool, str]:
     """Every node runs fewer than `max_ratio` of the tasks `kernel.threads-max` and
     `kernel.pid_max` allow (node-exporter's processes collector)."""
-    ratio, node = _worst(ctx, "node_processes_threads / node_processes_max_threads")
+    ratio, node = worst_node(ctx, "node_processes_threads / node_processes_max_threads")
     if ratio is None:
         return False, "no node reports its threads"
     if ratio >= max_ratio:
         return False, f"{node} runs {ratio:.0%} of its kernel.threads-max"
-    pids, node = _worst(ctx, "node_processes_pids / node_processes_max_processes")
+    pids, node = worst_node(ctx, "node_processes_pids / node_processes_max_processes")
     if pids is not None and pids >= max_ratio:
         return False, f"{node} uses {pids:.0%} of its kernel.pid_max"
     return True, f"every node is below {max_ratio:.0%} of its thread and PID limits"

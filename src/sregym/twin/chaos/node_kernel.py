@@ -16,6 +16,9 @@ defaults, in `NodeState.sysctls`) and turns them into the signatures a real node
   keeps busy (pooled and TIME-WAIT connections): outbound connects fail with EADDRNOTAVAIL
   (`connect: cannot assign requested address`).
 
+Connections programs hold open (`dataplane/held_connections.py`) occupy conntrack entries too,
+and a Go server at its own open-file limit logs EMFILE accept errors (`emfile_tick`).
+
 `sysctl` in a host shell (`userland/node_host.py`) reads and writes through `read`/`write`; the
 data plane asks `connect_failure` per connection; `NodeOS.tick` calls `tick`.
 """
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.chaos.node_tasks import GO_HTTP_PORT, PID_MAX_DEFAULT, THREADS_MAX_DEFAULT
 from sregym.twin.chaos.node_tasks import tick as tasks_tick
+from sregym.twin.dataplane.held_connections import held_connections
 from sregym.twin.node.logs import log_store
 
 if TYPE_CHECKING:
@@ -233,6 +237,7 @@ def tick(nodeos: NodeOS, state: NodeState, now: float) -> None:
     twin = nodeos.twin
     state.conntrack_persistent -= state.kernel_floor
     state.kernel_floor = 0.0
+    _held_flows(nodeos, state)
     if state.conntrack_max < CONNTRACK_DEFAULT:
         containers = node_containers(twin, state.name)
         own = CONNTRACK_BASE + CONNTRACK_PER_CONTAINER * containers
@@ -253,7 +258,22 @@ def tick(nodeos: NodeOS, state: NodeState, now: float) -> None:
             _accept_errors(twin, state.name, now)
     elif state.file_max_reported:
         state.file_max_reported = 0
+    emfile_tick(twin, state.name, now)
     tasks_tick(nodeos, state, now)
+
+
+def _held_flows(nodeos: NodeOS, state: NodeState) -> None:
+    """Connections programs hold open keep their conntrack entries (established flows never
+    expire); once they fill the table, the node's and its pods' new flows are dropped and logged."""
+    table = held_connections(nodeos.twin)
+    if not table.active() and not state.conntrack_held:
+        return
+    state.conntrack_persistent -= state.conntrack_held
+    state.conntrack_held = float(table.node_flows(state.name))
+    state.conntrack_persistent += state.conntrack_held
+    if state.conntrack_held and nodeos.conntrack_full(state.name):
+        containers = max(1, node_containers(nodeos.twin, state.name))
+        nodeos.add_connections(state.name, math.ceil(NEW_FLOWS_PER_CONTAINER * containers * nodeos.twin.clock.tick))
 
 
 ACCEPT_DELAYS = ("5ms", "10ms", "20ms", "40ms", "80ms", "160ms", "320ms", "640ms", "1s")
@@ -273,12 +293,37 @@ def _accept_errors(twin: Twin, node: str, now: float) -> None:
             instance = record.current
             if instance is None or not instance.running or GO_HTTP_PORT not in instance.ctx.extras:
                 continue
-            port = instance.ctx.extras[GO_HTTP_PORT]
-            step = int(instance.ctx.extras.get("accept_retries", 0))
-            delays = ACCEPT_DELAYS[step:] if step < len(ACCEPT_DELAYS) - 1 else ACCEPT_DELAYS[-1:]
-            stamp = datetime.fromtimestamp(now, tz=UTC).strftime("%Y/%m/%d %H:%M:%S")
-            for delay in delays:
-                log_store(twin).append(instance.container_id, now, "stderr",
-                                       f"{stamp} http: Accept error: accept tcp [::]:{port}: accept4: too many "
-                                       f"open files in system; retrying in {delay}")
-            instance.ctx.extras["accept_retries"] = len(ACCEPT_DELAYS) - 1
+            log_accept_errors(twin, instance, now, "too many open files in system")
+
+
+def log_accept_errors(twin: Twin, instance: Any, now: float, errno_text: str) -> None:
+    """One tick of a Go net/http server whose `accept4` fails with `errno_text`: `Server.Serve`
+    logs each failure and retries, doubling the delay from 5 ms up to 1 s."""
+    port = instance.ctx.extras[GO_HTTP_PORT]
+    step = int(instance.ctx.extras.get("accept_retries", 0))
+    delays = ACCEPT_DELAYS[step:] if step < len(ACCEPT_DELAYS) - 1 else ACCEPT_DELAYS[-1:]
+    stamp = datetime.fromtimestamp(now, tz=UTC).strftime("%Y/%m/%d %H:%M:%S")
+    for delay in delays:
+        log_store(twin).append(instance.container_id, now, "stderr",
+                               f"{stamp} http: Accept error: accept tcp [::]:{port}: accept4: {errno_text}; "
+                               f"retrying in {delay}")
+    instance.ctx.extras["accept_retries"] = len(ACCEPT_DELAYS) - 1
+
+
+def emfile_tick(twin: Twin, node: str, now: float) -> None:
+    """Go net/http servers on `node` at their own open-file limit (`dataplane/open_files.py`):
+    `accept4` fails with EMFILE and the server logs it. Cheap unless connections are held."""
+    runtime = twin.services.runtime
+    if runtime is None or not held_connections(twin).active():
+        return
+    from sregym.twin.dataplane.open_files import accept_blocked
+
+    for pod in sorted(runtime.pods.values(), key=lambda p: (p.namespace, p.name)):
+        if pod.node != node:
+            continue
+        for record in pod.containers.values():
+            instance = record.current
+            if instance is None or not instance.running or GO_HTTP_PORT not in instance.ctx.extras:
+                continue
+            if accept_blocked(twin, instance, pod.ip):
+                log_accept_errors(twin, instance, now, "too many open files")

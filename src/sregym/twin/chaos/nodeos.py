@@ -85,6 +85,7 @@ class NodeState:
     # Kernel settings changed from the defaults, and what they hold (`node_kernel`).
     sysctls: dict[str, str] = field(default_factory=dict)
     kernel_floor: float = 0.0  # the node's own flows, counted while the table is full
+    conntrack_held: float = 0.0  # entries of connections programs hold open (held_connections.py)
     file_max_reported: int = 0
     disks: dict[str, Disk] = field(default_factory=dict)
     # net_ratelimit window for the conntrack message.

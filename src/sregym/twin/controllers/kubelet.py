@@ -27,9 +27,11 @@ from sregym.twin.controller import Controller, controller
 from sregym.twin.machinery.objects import get_path, set_condition
 from sregym.twin.machinery.quantity import memory_bytes
 from sregym.twin.node import (  # noqa: F401  (register the sidecar exporter and in-cluster API client images)
+    certcheck_image,
     cleanup_controller,
     exporter_images,
     kubectl_image,
+    soak_image,
 )
 from sregym.twin.node.images import PullResult, container_argv, preloaded_images, resolve_pull, start_program
 from sregym.twin.node.ipam import AllocationFailed, CalicoIPAM, calico_active, sandbox_error

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.chaos.node_kernel import connect_failure
 from sregym.twin.dataplane import route_inputs
 from sregym.twin.dataplane.kube_proxy_modes import endpoint_shares
+from sregym.twin.dataplane.open_files import ACCEPT_STAGE, accept_blocked
 from sregym.twin.dataplane.tcp_loss import path_cost as tcp_path_cost
 from sregym.twin.node.bgp import bgp_routes_of
 from sregym.twin.node.runtime import runtime_of
@@ -410,6 +411,10 @@ class Router:
                                                         message=f"dial tcp {shown}: connect: connection refused")))
                 continue
             _pod_rt, instance, _listen = found
+            if accept_blocked(self.twin, instance, dst_ip):  # EMFILE: handshake done, never accepted
+                route.legs.append(Leg(fraction, _timed_out(replace(base, container=instance.name), timeout_ms,
+                                                           shown, ACCEPT_STAGE)))
+                continue
             # Built directly rather than by `replace(base, ...)`: this is the common leg of every tick.
             route.legs.append(Leg(fraction, ConnectResult(ok=True, latency_ms=rtt + retransmit / 2,
                                                           container=instance.name, **where),

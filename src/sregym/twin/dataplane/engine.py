@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.controller import Controller, controller
 from sregym.twin.dataplane import log_channel
 from sregym.twin.dataplane.backends import StoreRequest, ask
+from sregym.twin.dataplane.client_clock import client_now
 from sregym.twin.dataplane.codepaths import Branch, branch, busy_cores, extra_cpu_ms
 from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
 from sregym.twin.dataplane.consumers import consumer_metrics, poll_consumers
@@ -453,7 +454,7 @@ class DataPlaneEngine(Controller):
                 for leg in route.legs:
                     proc = self._by_addr.get((leg.result.dst_ip, leg.result.target_port)) if leg.result.ok else None
                     if proc is not None and workload.spec.scheme == "https":
-                        leg, proc = handshake(leg, proc, workload.spec, now)
+                        leg, proc = handshake(leg, proc, workload.spec, client_now(self.twin, src, now))
                     flow["legs"].append((leg, proc))
                     if proc is None:
                         continue

@@ -23,6 +23,7 @@ from sregym.twin.dataplane.app_pages import (
     is_nginx,
     nginx_answer,
 )
+from sregym.twin.dataplane.client_clock import client_now
 from sregym.twin.dataplane.connect import ConnectResult
 from sregym.twin.dataplane.pages import Page, PageRequest, pages_for
 from sregym.twin.dataplane.port_pages import port_answer
@@ -68,12 +69,13 @@ def http_request(engine: DataPlaneEngine, src_pod: dict[str, Any] | None, url: s
     if not conn.ok:
         return HttpResult(error=conn.error, message=conn.message, latency_ms=conn.latency_ms, connect=conn)
     return answer(engine, conn, parts.scheme, port, path, method=method, timeout_ms=timeout_ms, query=parts.query,
-                  headers=headers, body=body)
+                  headers=headers, body=body, client_pod=src_pod)
 
 
 def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int, path: str, *,
            method: str = "GET", timeout_ms: float = 10_000.0, query: str = "",
-           headers: dict[str, str] | None = None, body: str | None = None) -> HttpResult:
+           headers: dict[str, str] | None = None, body: str | None = None,
+           client_pod: dict[str, Any] | None = None) -> HttpResult:
     """What the process behind an established connection answers to one request (also used
     for connections that do not cross the network, such as the kubelet's port-forward)."""
     rtt = 2 * conn.latency_ms
@@ -84,7 +86,7 @@ def answer(engine: DataPlaneEngine, conn: ConnectResult, scheme: str, port: int,
                               message="error:0A00010B:SSL routines::wrong version number")
         sni = next((v for k, v in (headers or {}).items() if k.lower() == "host"), "").split(":", 1)[0]
         pem = served_certificate(terminator.inst.certificates, sni)
-        validity = check_validity(pem, engine.twin.clock.now) if pem is not None else None
+        validity = check_validity(pem, client_now(engine.twin, client_pod)) if pem is not None else None
         if validity is not None and not validity.ok:  # the client verifies the server's certificate
             return HttpResult(error=f"x509_{validity.reason}", latency_ms=rtt, connect=conn,
                               message=validity.curl_error)

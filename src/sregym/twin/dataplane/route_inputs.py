@@ -14,7 +14,9 @@ would give the same answer:
   (`runtime.listener`, the connection-refused legs);
 - `ChaosService.version`: the published NetworkChaos injections (partition, loss, delay);
 - the source node's kernel: conntrack full or not, and its sysctls (`fs.file-max`, the local
-  port range) — read per call because fault injectors and `sysctl -w` change them between ticks.
+  port range) — read per call because fault injectors and `sysctl -w` change them between ticks;
+- the held-connections table's version (`held_connections.py`): a listener at its open-file
+  limit stops accepting.
 
 Everything else `_evaluate` reads is a pure function of these (`tcp_loss.path_cost`) or of the
 cache key itself (source pod, host, port, protocol, timeout).
@@ -23,6 +25,8 @@ cache key itself (source pod, host, port, protocol, timeout).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from sregym.twin.dataplane.held_connections import version as held_version
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -39,7 +43,8 @@ def stamp(twin: Twin, store_version: int, src_pod: dict[str, Any] | None) -> tup
     return (store_version,
             -1 if runtime is None else getattr(runtime, "generation", -1),
             -1 if chaos is None else getattr(chaos, "version", -1),
-            _kernel(services.nodeos, src_pod))
+            _kernel(services.nodeos, src_pod),
+            held_version(twin))
 
 
 def _kernel(nodeos: Any, src_pod: dict[str, Any] | None) -> tuple[Any, ...] | None:

@@ -1,8 +1,9 @@
-"""x509 validity as TLS clients check it, against the twin's clock.
+"""x509 validity as TLS clients check it, against the clock of the node the client runs on.
 
 A server in the twin presents the certificate of a `kubernetes.io/tls` Secret (`tls.crt`, PEM).
-A client verifying it compares the twin's simulated "now" with the leaf's `notBefore` /
-`notAfter`, the way Go's `crypto/x509` and OpenSSL do, and fails with their real messages:
+A client verifying it compares its own clock (`client_clock.client_now`: the twin's simulated
+"now" plus its node's offset, so a worker whose clock moved sees valid certificates expire)
+with the leaf's `notBefore` / `notAfter`, the way Go's `crypto/x509` and OpenSSL do, and fails with their real messages:
 
 * Go:   `x509: certificate has expired or is not yet valid: current time 2026-01-05T09:00:00Z is
   after 2025-12-31T00:00:00Z`

@@ -255,8 +255,20 @@ class ProcProvider:
                  f"nonvoluntary_ctxt_switches:\t{int(proc.cpu_s * 3) + 1}"]
         return "\n".join(lines) + "\n"
 
+    def _main_nofile(self) -> str:
+        """The container's main process's open-file limit: what a wrapper's `ulimit -n` left it."""
+        from sregym.twin.dataplane.open_files import CONTAINERD_NOFILE, nofile_limit
+
+        twin, pod = self.ctx.twin, self.ctx.pod or {}
+        runtime = twin.services.runtime if twin is not None else None
+        meta = pod.get("metadata") or {}
+        instance = runtime.instance(meta.get("namespace", ""), meta.get("name", ""), self.ctx.container) \
+            if runtime is not None else None
+        return str(nofile_limit(instance) if instance is not None else CONTAINERD_NOFILE)
+
     def _limits(self, proc: Proc) -> str:
         nproc = self.view().mem_total // 4096 // 64
+        nofile = self._main_nofile() if proc.pid == 1 else "1048576"
         rows = [("Max cpu time", "unlimited", "unlimited", "seconds"),
                 ("Max file size", "unlimited", "unlimited", "bytes"),
                 ("Max data size", "unlimited", "unlimited", "bytes"),
@@ -264,7 +276,7 @@ class ProcProvider:
                 ("Max core file size", "unlimited", "unlimited", "bytes"),
                 ("Max resident set", "unlimited", "unlimited", "bytes"),
                 ("Max processes", "unlimited", "unlimited", "processes"),
-                ("Max open files", "1048576", "1048576", "files"),
+                ("Max open files", nofile, nofile, "files"),
                 ("Max locked memory", "8388608", "8388608", "bytes"),
                 ("Max address space", "unlimited", "unlimited", "bytes"),
                 ("Max file locks", "unlimited", "unlimited", "locks"),
