@@ -26,7 +26,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.controller import Controller, controller
-from sregym.twin.dataplane import log_channel
+from sregym.twin.dataplane import jvm_rules, log_channel
 from sregym.twin.dataplane.backends import StoreRequest, ask
 from sregym.twin.dataplane.codepaths import Branch, branch, busy_cores, extra_cpu_ms
 from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
@@ -471,9 +471,10 @@ class DataPlaneEngine(Controller):
         factor = self._gc_update(proc, dt)
         costs = {op.key: (op.cpu_ms + extra_cpu_ms(op.paths, settings)) * factor for op in spec.operations}
         work = sum(rate * costs.get(op, 1.0) for op, rate in arrivals.items()) * dt
-        busy = busy_cores(spec.paths, settings)
-        cores = max(0.02, granted - busy) if busy else granted
         chaos = self.twin.services.chaos
+        proc.jvm_rules = chaos.jvm(*proc.inst.key) if hasattr(chaos, "jvm") and chaos.active("JVMChaos") else []
+        busy = busy_cores(spec.paths, settings) + jvm_rules.busy_cores(proc.jvm_rules)
+        cores = max(0.02, granted - busy) if busy else granted
         if chaos is not None and hasattr(chaos, "stress"):
             pod = self._pod(proc)
             if pod is not None:
@@ -703,6 +704,8 @@ class DataPlaneEngine(Controller):
             result.d += seq_d + par_d
             result.m = math.sqrt(result.m ** 2 + seq_m2 + par_m2)
             taken = branch(op.paths, proc.inst.settings, arrivals) if op.paths else None
+            if proc.jvm_rules:
+                taken = jvm_rules.merge(taken, jvm_rules.handler_branch(proc.jvm_rules, op.java_methods))
             if taken is not None:
                 self._take_branch(proc, op, taken, result, arrivals, now)
             for call in op.calls:
@@ -985,7 +988,7 @@ class DataPlaneEngine(Controller):
         proc = self.procs.get((namespace, pod, container))
         if proc is not None and proc.inst.ctx is instance.ctx:
             extra = self._extra_mib(proc)
-            busy = busy_cores(proc.inst.spec.paths, proc.inst.settings)
+            busy = busy_cores(proc.inst.spec.paths, proc.inst.settings) + jvm_rules.busy_cores(proc.jvm_rules)
             cpu = min(proc.limit, proc.cpu_used + busy) if busy and proc.limit else proc.cpu_used + busy
             return cpu, extra * MIB
         if self._store_cpu:
