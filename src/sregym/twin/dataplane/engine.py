@@ -66,6 +66,9 @@ from sregym.twin.machinery.quantity import cpu_cores
 from sregym.twin.node.logs import log_store
 from sregym.twin.node.runtime import runtime_of
 
+# What a client reads when chaos-tproxy drops the connection after taking its request (HTTPChaos abort).
+ABORTED = ConnectResult(ok=False, error="reset", message="read: connection reset by peer", stage="chaos")
+
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
@@ -781,6 +784,12 @@ class DataPlaneEngine(Controller):
                     p_ok += f
                     ok_lat += f * rtt
                     continue
+                rewrite = self._http_chaos(callee, dep, call, res) if dep.kind == "http" else None
+                if rewrite is not None and rewrite.abort:
+                    fail_parts.append((f, rtt, client_error(dep, call, ABORTED), "reset"))
+                    continue
+                if rewrite is not None:
+                    rtt += rewrite.delay_ms
                 op_res = callee.results.get(call.operation)
                 if op_res is None:
                     op = match_operation(callee, call.operation, None)
@@ -850,6 +859,15 @@ class DataPlaneEngine(Controller):
         m = tail if success > 0 else 0.0
         return EdgeResult(success=success, d=max(0.0, mean_lat - m * success), m=m * success, attempts=attempts,
                           error=error, error_class=cls, hit_ratio=hit, delivered=delivered)
+
+    def _http_chaos(self, callee: Proc, dep: DependencyConfig, call: Call, res: ConnectResult) -> Any:
+        """The HTTPChaos rule chaos-tproxy applies to this call in the callee's pod (an abort drops
+        the connection once the request is read; a delay holds it), or None."""
+        chaos = self.twin.services.chaos
+        if chaos is None or not hasattr(chaos, "http") or not chaos.active("HTTPChaos"):
+            return None
+        method, path = http_route(call.operation)
+        return chaos.http(callee.pod_obj, res.target_port or dep.port, method, path)
 
     def _pool(self, proc: Proc, dep: DependencyConfig, hold_ms: float, rtt_ms: float,
               timeout_ms: float) -> tuple[PoolState, PoolResult]:
