@@ -60,7 +60,8 @@ def test_two_causes_need_two_fixes() -> None:
         ("Schedule", "cart-stress-chaos-memory"), ("Deployment", "cart")}
     restore = unlimited.gold[1]
     assert (restore.op, restore.name) == ("patch", "cart")
-    assert "safeguards_kept" in [c.check for c in unlimited.mitigation.must_fix]
+    assert [c.check for c in unlimited.mitigation.must_fix] == ["container_memory_within", "safeguards_kept"]
+    assert [c.check for c in unlimited.mitigation.durability] == ["sustained_ready"]
 
 
 @pytest.fixture(scope="module")

@@ -122,7 +122,8 @@ CART_STRESS = ScheduledCase(
     "cart-stress-chaos-memory", "StressChaos", "cart", _memory("85%", 10),
     "cart's container lost its resource limits and Schedule cart-stress-chaos-memory spawns a StressChaos every "
     "minute whose 10 memory workers take 85% of memory inside it; with no limit to stop them they take the node's",
-    ("frontend", "checkout"), _ready_through_next_run("cart"), ("itbench:41",),
+    ("frontend", "checkout"),
+    CheckSpec(check="container_memory_within", params={"container": "cart", "max_bytes": 1 << 30}), ("itbench:41",),
     keywords=("limits", "memory", "cart"))
 
 
@@ -147,7 +148,9 @@ def _cart_limits_removed() -> FaultSpec:
 
 
 def _unlimited_and_stressed(case: ScheduledCase) -> Problem:
-    """ITBench 41: the limit removed first, then the Schedule; the gold restores both."""
+    """ITBench 41: the limit removed first, then the Schedule; the gold restores both. Without a
+    limit the stressors take most of the node's memory (judged on cart's peak working set); with
+    the limit back alone they OOM-kill cart every minute (the durability check)."""
     base = scheduled_problem(case)
     restore = Action(op="patch", kind="Deployment", namespace=NAMESPACE, name="cart", patch={"spec": {"template": {
         "spec": {"containers": [{"name": "cart", "resources": {"limits": {"memory": CART_MEMORY_LIMIT}}}]}}}})
@@ -156,7 +159,10 @@ def _unlimited_and_stressed(case: ScheduledCase) -> Problem:
         "ground_truth": base.ground_truth.model_copy(update={
             "root_causes": (*base.ground_truth.root_causes, deploy("cart"))}),
         "mitigation": base.mitigation.model_copy(update={
-            "must_fix": (*base.mitigation.must_fix, CheckSpec(check="safeguards_kept"))}),
+            "must_fix": (*base.mitigation.must_fix, CheckSpec(check="safeguards_kept")),
+            # limits back but the Schedule left: the next run OOM-kills cart (cart is ready meanwhile,
+            # so this cannot be a must-fix check, which must fail while the stress has no limit)
+            "durability": (_ready_through_next_run("cart"),)}),
         "gold": (*base.gold, restore),
     })
 
