@@ -97,3 +97,36 @@ def test_pausing_the_jvm_schedule_ends_the_failures(jvm_injected) -> None:
         assert (child["metadata"].get("annotations") or {}).get(PAUSE) == "true"
     score = run.verify()
     assert score.passed, score
+
+
+def test_jvmchaos_attaches_only_to_the_shops_java_services(jvm_injected) -> None:
+    cluster, run = jvm_injected
+    for name, component in (("probe-cart", "cart"), ("probe-fraud", "fraud-detection")):
+        cluster.create({"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "JVMChaos",
+                        "metadata": {"name": name, "namespace": NAMESPACE},
+                        "spec": {"action": "latency", "latency": 10, "class": "Main", "method": "main", "port": 9277,
+                                 "mode": "all", "selector": {"namespaces": [NAMESPACE], "labelSelectors": {
+                                     "app.kubernetes.io/component": component}}}})
+    run.advance(3)
+    phases = {name: {r["phase"] for r in cluster.get("JVMChaos", NAMESPACE, name)["status"]["experiment"][
+        "containerRecords"]} for name in ("probe-cart", "probe-fraud")}
+    assert phases == {"probe-cart": {"Not Injected"}, "probe-fraud": {"Injected"}}  # .NET cart, Kotlin fraud
+    for name in ("probe-cart", "probe-fraud"):
+        cluster.delete("JVMChaos", NAMESPACE, name)
+    run.advance(3)
+
+
+@pytest.fixture(scope="module")
+def quote_aborted():
+    cluster, run = deployed("astronomy-shop/quote-scheduled-http-abort-v1")
+    run.inject()
+    run.advance(30)
+    return cluster, run
+
+
+def test_an_http_abort_on_quote_fails_shippings_calls_to_it(quote_aborted) -> None:
+    cluster, run = quote_aborted
+    [child] = cluster.as_user("agent").list("HTTPChaos", NAMESPACE)
+    assert {r["phase"] for r in child["status"]["experiment"]["containerRecords"]} == {"Injected"}
+    [result] = run.must_fix_now()
+    assert not result.passed and "shipping" in result.detail and "failed" in result.detail
