@@ -41,8 +41,8 @@ READABLE = ("Pod", "Deployment", "ReplicaSet", "Service", "Endpoints", "ConfigMa
             "ResourceQuota", "Namespace", "Node", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
             "NetworkPolicy", "DaemonSet", "StatefulSet",
             # Chaos Mesh's kinds: a team's experiments are the agent's to read, the benchmark's never show.
-            "Schedule", "NetworkChaos", "PodChaos", "StressChaos", "HTTPChaos")
-CHAOS_READABLE = frozenset({"Schedule", "NetworkChaos", "PodChaos", "StressChaos", "HTTPChaos"})
+            "Schedule", "NetworkChaos", "PodChaos", "StressChaos", "HTTPChaos", "JVMChaos")
+CHAOS_READABLE = frozenset({"Schedule", "NetworkChaos", "PodChaos", "StressChaos", "HTTPChaos", "JVMChaos"})
 # Long enough for the high profile's opening burst (its first minute) and its first periodic
 # disturbances (every ~2 minutes) to land while the fault holds; every registered problem pays it.
 ISOLATION_AFTER_S = 150.0

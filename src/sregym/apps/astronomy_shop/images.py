@@ -80,6 +80,14 @@ def _main(call: Invocation) -> Program:
     return (yield from program_command(PREFIX + name)(call))
 
 
+def _jvm_main(call: Invocation) -> Program:
+    """ad's and fraud-detection's tags: the same start, in a JVM (JVMChaos can attach to it)."""
+    return (yield from _main(call))
+
+
+JVM_COMPONENTS = ("ad", "fraud-detection")  # src/ad is Java, src/fraud-detection Kotlin
+
+
 def demo_images() -> tuple[ImageSpec, ...]:
     served = {p.service_name for p in astronomy_programs()} | set(_IDLE) | {"load-generator"}
     tags = tuple(sorted(f"{APP_VERSION}-{name}" for name in served if name != "flagd"))
@@ -88,6 +96,8 @@ def demo_images() -> tuple[ImageSpec, ...]:
         ImageSpec(DEMO_REPOSITORY, tags, size_mb=180.0, description="OpenTelemetry demo service",
                   shell="ash", extras={"main": _main}),
         kafka_image(DEMO_REPOSITORY, (f"{APP_VERSION}-kafka",), kafka_env=DEMO_ENV),
+        ImageSpec(DEMO_REPOSITORY, tuple(f"{APP_VERSION}-{name}" for name in JVM_COMPONENTS), size_mb=180.0,
+                  description="OpenTelemetry demo JVM service", shell="ash", extras={"main": _jvm_main, "jvm": True}),
         ImageSpec(DEMO_REPOSITORY, (f"{APP_VERSION}-product-catalog",), size_mb=40.0,
                   description="OpenTelemetry demo product-catalog (Go)", shell="ash",
                   entrypoint=("./product-catalog",), extras={"main": _main},

@@ -204,6 +204,12 @@ def _checkout() -> ProgramSpec:
                        'starting to listen on tcp: "[::]:{port}"'))
 
 
+# AdServiceImpl.getAds: `AdService.getInstance()` first, its result dereferenced outside the
+# StatusRuntimeException catch, then getAdsByCategory / getRandomAds (JVMChaos targets, jvm_rules.py)
+AD_JAVA_METHODS = ("oteldemo.AdService$AdServiceImpl#getAds", "oteldemo.AdService#getInstance",
+                   "oteldemo.AdService#getAdsByCategory", "oteldemo.AdService#getRandomAds")
+
+
 def _simple() -> list[ProgramSpec]:
     catalog_ops = tuple(Operation(name=f"oteldemo.ProductCatalogService/{m}", cpu_ms=c,
                                   calls=(Call(dependency="postgres", operation="select", collection="catalog.products"),
@@ -212,7 +218,8 @@ def _simple() -> list[ProgramSpec]:
     return [
         _spec("ad", port_env="AD_PORT", default_port=8080, deps=(_flagd(),), memory=180.0, startup_s=4.0,
               caller="oteldemo.AdService",
-              ops=(Operation(name="oteldemo.AdService/GetAds", cpu_ms=1.6, calls=(_flag(), _flag())),),
+              ops=(Operation(name="oteldemo.AdService/GetAds", cpu_ms=1.6, calls=(_flag(), _flag()),
+                             java_methods=AD_JAVA_METHODS),),
               logs=("Ad service starting.", "Ad service started, listening on 8080")),
         _spec("cart", port_env="CART_PORT", default_port=8080, memory=70.0, startup_s=2.0, style="json",
               caller="cart.cartstore.ValkeyCartStore",

@@ -171,6 +171,12 @@ class ChaosService:
         effect = io_effect(injection.spec, injection.ref)
         return effect if effect.applies_to(method) else None
 
+    # -------------------------------------------------------------------- jvm
+    def jvm(self, namespace: str, pod: str, container: str) -> list[dict[str, Any]]:
+        """The specs of the JVMChaos rules injected into one container's JVM (`dataplane/jvm_rules.py`)."""
+        key = f"{namespace}/{pod}"
+        return [i.spec for i in self._by_kind.get("JVMChaos", []) if container in i.containers.get(key, ())]
+
     # ----------------------------------------------------------------- stress
     def stress(self, pod: dict[str, Any] | None) -> tuple[float, int]:
         key = _key(pod)

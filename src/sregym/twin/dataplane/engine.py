@@ -26,7 +26,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.controller import Controller, controller
-from sregym.twin.dataplane import log_channel
+from sregym.twin.dataplane import jvm_rules, log_channel
 from sregym.twin.dataplane.backends import StoreRequest, ask
 from sregym.twin.dataplane.client_clock import client_now
 from sregym.twin.dataplane.codepaths import Branch, branch, busy_cores, extra_cpu_ms
@@ -66,6 +66,9 @@ from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import cpu_cores
 from sregym.twin.node.logs import log_store
 from sregym.twin.node.runtime import runtime_of
+
+# What a client reads when chaos-tproxy drops the connection after taking its request (HTTPChaos abort).
+ABORTED = ConnectResult(ok=False, error="reset", message="read: connection reset by peer", stage="chaos")
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -472,9 +475,10 @@ class DataPlaneEngine(Controller):
         factor = self._gc_update(proc, dt)
         costs = {op.key: (op.cpu_ms + extra_cpu_ms(op.paths, settings)) * factor for op in spec.operations}
         work = sum(rate * costs.get(op, 1.0) for op, rate in arrivals.items()) * dt
-        busy = busy_cores(spec.paths, settings)
-        cores = max(0.02, granted - busy) if busy else granted
         chaos = self.twin.services.chaos
+        proc.jvm_rules = chaos.jvm(*proc.inst.key) if hasattr(chaos, "jvm") and chaos.active("JVMChaos") else []
+        busy = busy_cores(spec.paths, settings) + jvm_rules.busy_cores(proc.jvm_rules)
+        cores = max(0.02, granted - busy) if busy else granted
         if chaos is not None and hasattr(chaos, "stress"):
             pod = self._pod(proc)
             if pod is not None:
@@ -704,6 +708,8 @@ class DataPlaneEngine(Controller):
             result.d += seq_d + par_d
             result.m = math.sqrt(result.m ** 2 + seq_m2 + par_m2)
             taken = branch(op.paths, proc.inst.settings, arrivals) if op.paths else None
+            if proc.jvm_rules:
+                taken = jvm_rules.merge(taken, jvm_rules.handler_branch(proc.jvm_rules, op.java_methods))
             if taken is not None:
                 self._take_branch(proc, op, taken, result, arrivals, now)
             for call in op.calls:
@@ -779,6 +785,12 @@ class DataPlaneEngine(Controller):
                     p_ok += f
                     ok_lat += f * rtt
                     continue
+                rewrite = self._http_chaos(callee, dep, call, res) if dep.kind == "http" else None
+                if rewrite is not None and rewrite.abort:
+                    fail_parts.append((f, rtt, client_error(dep, call, ABORTED), "reset"))
+                    continue
+                if rewrite is not None:
+                    rtt += rewrite.delay_ms
                 op_res = callee.results.get(call.operation)
                 if op_res is None:
                     op = match_operation(callee, call.operation, None)
@@ -848,6 +860,15 @@ class DataPlaneEngine(Controller):
         m = tail if success > 0 else 0.0
         return EdgeResult(success=success, d=max(0.0, mean_lat - m * success), m=m * success, attempts=attempts,
                           error=error, error_class=cls, hit_ratio=hit, delivered=delivered)
+
+    def _http_chaos(self, callee: Proc, dep: DependencyConfig, call: Call, res: ConnectResult) -> Any:
+        """The HTTPChaos rule chaos-tproxy applies to this call in the callee's pod (an abort drops
+        the connection once the request is read; a delay holds it), or None."""
+        chaos = self.twin.services.chaos
+        if chaos is None or not hasattr(chaos, "http") or not chaos.active("HTTPChaos"):
+            return None
+        method, path = http_route(call.operation)
+        return chaos.http(callee.pod_obj, res.target_port or dep.port, method, path)
 
     def _pool(self, proc: Proc, dep: DependencyConfig, hold_ms: float, rtt_ms: float,
               timeout_ms: float) -> tuple[PoolState, PoolResult]:
@@ -986,7 +1007,7 @@ class DataPlaneEngine(Controller):
         proc = self.procs.get((namespace, pod, container))
         if proc is not None and proc.inst.ctx is instance.ctx:
             extra = self._extra_mib(proc)
-            busy = busy_cores(proc.inst.spec.paths, proc.inst.settings)
+            busy = busy_cores(proc.inst.spec.paths, proc.inst.settings) + jvm_rules.busy_cores(proc.jvm_rules)
             cpu = min(proc.limit, proc.cpu_used + busy) if busy and proc.limit else proc.cpu_used + busy
             return cpu, extra * MIB
         if self._store_cpu:

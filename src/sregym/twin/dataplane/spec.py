@@ -264,6 +264,8 @@ class Operation(_Frozen):
     weight: float = 1.0
     response_bytes: int = 256
     paths: tuple[CodePath, ...] = ()  # branches a setting (a feature flag) switches on
+    # A Java handler's methods ("oteldemo.AdService#getInstance"): where JVMChaos rules hit it (jvm_rules.py)
+    java_methods: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

@@ -49,6 +49,7 @@ class Proc:
 
     inst: ProgramInstance
     queue: QueueState = field(default_factory=QueueState)
+    jvm_rules: list[dict[str, Any]] = field(default_factory=list)  # JVMChaos specs injected into it
     pod_ip: str = ""
     node: str = ""
     limit: float | None = None
