@@ -24,6 +24,7 @@ from typing import Any
 from sregym.apps.astronomy_shop import loadgen
 from sregym.apps.astronomy_shop.manifests import APP_VERSION, NAMESPACE, component_port, images
 from sregym.apps.astronomy_shop.programs import PREFIX, astronomy_programs
+from sregym.apps.loadgen import wrk2
 from sregym.twin.dataplane.envoy_bootstrap import start_envoy
 from sregym.twin.dataplane.locust import locust_command
 from sregym.twin.dataplane.programs import program_command
@@ -132,6 +133,7 @@ def demo_images() -> tuple[ImageSpec, ...]:
         ImageSpec("docker.io/jaegertracing/jaeger", ("2.14.1",), size_mb=40.0, shell="",
                   ports=(16686, 16685, 4317, 4318, 13133), http_paths=(), memory_mb=50.0,
                   startup_logs=("info\tservice@v0.142.0/service.go:221\tStarting jaeger...",)),
+        *wrk2.images(),  # an HTTP client outside the app (the edge filter problem's crafted requests)
     )
 
 
