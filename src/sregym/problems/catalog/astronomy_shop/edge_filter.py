@@ -6,7 +6,8 @@ SREGym replaces frontend-proxy's command with a Perl request filter whose rule c
 load-generator sending `/?waf=<5000 letters>!`. The twin's equivalent keeps Envoy and changes
 only its configuration, as an edge team would ship a rule: a ConfigMap holding frontend-proxy's
 `envoy.tmpl.yaml` with a Lua filter (`envoy.filters.http.lua`) ahead of the demo's filters,
-mounted over the image's template, and the container's 100m CPU limit. Lua's matcher
+mounted over the image's template (the rule replaces the demo's header-delay filter in that
+chain), and the container's 100m CPU limit. Lua's matcher
 backtracks: the rule's three overlapping repeated classes cost O(n³) steps on a long argument
 ending in a character none accepts, so each crafted request holds Envoy's CPU for seconds
 (`twin/dataplane/envoy_filters.py`), the 100m quota is throttled in every period and every page
@@ -58,9 +59,10 @@ ARGUMENT = "waf"
 CRAFTED_VALUE = "a" * 5000 + "!"
 CRAFTED_RATE = 2
 TRAFFIC = "sregym-loadgen-edge"
-# The shop's browser users come back over about 90 s once pages load again, and the entry SLO is
-# judged on the last minute at every sample of the window's second half: that half starts later.
-RECOVERY_WINDOW_S = WINDOW_S + 180.0
+# The shop's browser users come back over up to three minutes once pages load again (a page load
+# stuck behind the saturated proxy ends only at its timeout), and the entry SLO is judged on the
+# last minute at every sample of the window's second half: that half starts after the return.
+RECOVERY_WINDOW_S = WINDOW_S + 360.0
 
 
 def lua_filter(rule: str) -> str:
@@ -91,12 +93,17 @@ def image_template() -> str:
 
 
 def template_with_rule(rule: str) -> str:
-    """The image's template with the edge rule first in the HTTP filter chain."""
+    """The image's template with the edge rule in place of the demo's header-delay filter: the
+    edge team's chain is their rule and the router (the demo's delay filter only serves its
+    `imageSlowLoad` flag, which no problem here turns on)."""
     text = image_template()
     anchor = "                http_filters:\n"
-    if anchor not in text:
-        raise ValueError("frontend-proxy's template has no http_filters")
-    return text.replace(anchor, anchor + lua_filter(rule), 1)
+    router = "                  - name: envoy.filters.http.router\n"
+    if anchor not in text or router not in text:
+        raise ValueError("frontend-proxy's template has no http_filters ending in the router")
+    head, _, rest = text.partition(anchor)
+    _, _, tail = rest.partition(router)
+    return head + anchor + lua_filter(rule) + router + tail
 
 
 def _configmap() -> dict[str, Any]:
