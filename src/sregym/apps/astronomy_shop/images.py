@@ -8,17 +8,24 @@ twin's Kafka broker with the demo's KRaft env. flagd is its own image (`ghcr.io/
 binary `/flagd-build`). The `<v>-product-catalog` tag is pushed with its Dockerfile's config
 (WORKDIR /usr/src/app, `ENTRYPOINT ["./product-catalog"]`), so a container `command` naming
 another executable fails to start as containerd reports it (`exec: "<cmd>": executable file not
-found in $PATH`); the other tags still start their service whatever the command.
+found in $PATH`); the other tags still start their service whatever the command. The
+`<v>-frontend-proxy` tag renders and loads its Envoy template at start (`envoy_bootstrap.py`):
+`/home/envoy/envoy.tmpl.yaml`, the image's own (`envoy.tmpl.yaml` here) unless a volume is
+mounted over it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 from typing import Any
 
 from sregym.apps.astronomy_shop import loadgen
 from sregym.apps.astronomy_shop.manifests import APP_VERSION, NAMESPACE, component_port, images
 from sregym.apps.astronomy_shop.programs import PREFIX, astronomy_programs
+from sregym.apps.loadgen import wrk2
+from sregym.twin.dataplane.envoy_bootstrap import start_envoy
 from sregym.twin.dataplane.locust import locust_command
 from sregym.twin.dataplane.programs import program_command
 from sregym.twin.datastores.kafka_image import DEMO_ENV, kafka_image
@@ -69,10 +76,30 @@ def _load_generator(call: Invocation) -> Program:
     return (yield from locust_command(baked))  # type: ignore[misc]
 
 
+ENVOY_TEMPLATE = "/home/envoy/envoy.tmpl.yaml"  # the image's WORKDIR copy (src/frontend-proxy/Dockerfile)
+
+
+@cache
+def _baked_envoy_template() -> str:
+    return resources.files(__package__).joinpath("envoy.tmpl.yaml").read_text()
+
+
+def _frontend_proxy(call: Invocation) -> Program:
+    """The image's `envsubst < envoy.tmpl.yaml > envoy.yaml && envoy -c envoy.yaml`: the template
+    mounted over the image's (a ConfigMap) or the image's own, loaded once at start."""
+    template = call.read_file(ENVOY_TEMPLATE)
+    failed = start_envoy(call, template if template is not None else _baked_envoy_template())
+    if failed is not None:
+        return failed
+    return (yield from program_command(PREFIX + "frontend-proxy")(call))
+
+
 def _main(call: Invocation) -> Program:
     name = _component(call)
     if name == "load-generator":
         return (yield from _load_generator(call))
+    if name == "frontend-proxy":
+        return (yield from _frontend_proxy(call))
     if name in _IDLE:
         ports, logs = _IDLE[name]
         return (yield from serve(call, ports=ports, http_paths=None, startup_seconds=2.0, memory_mb=60.0,
@@ -116,6 +143,7 @@ def demo_images() -> tuple[ImageSpec, ...]:
         ImageSpec("docker.io/jaegertracing/jaeger", ("2.14.1",), size_mb=40.0, shell="",
                   ports=(16686, 16685, 4317, 4318, 13133), http_paths=(), memory_mb=50.0,
                   startup_logs=("info\tservice@v0.142.0/service.go:221\tStarting jaeger...",)),
+        *wrk2.images(),  # an HTTP client outside the app (the edge filter problem's crafted requests)
     )
 
 

@@ -32,6 +32,7 @@ from sregym.twin.dataplane.client_clock import client_now
 from sregym.twin.dataplane.codepaths import Branch, branch, busy_cores, extra_cpu_ms
 from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
 from sregym.twin.dataplane.consumers import consumer_metrics, poll_consumers
+from sregym.twin.dataplane.envoy import filter_cpu_ms
 from sregym.twin.dataplane.errortexts import (
     client_error,
     deadline_error,
@@ -88,6 +89,8 @@ class DataPlaneEngine(Controller):
 
     def __init__(self, twin: Twin) -> None:
         super().__init__(twin)
+        # This tick's extra CPU (ms/s) an Envoy's request filters spend, per process and operation.
+        self.filter_ms: dict[tuple[str, str, str], dict[str, float]] = {}
         self.router: Router = router_of(twin)
         self.runtime = runtime_of(twin)
         self.logs = log_store(twin)
@@ -438,12 +441,16 @@ class DataPlaneEngine(Controller):
         settings = proc.inst.settings
         # A branch's extra CPU (a flag's forced GC, a cache miss) is part of what a request costs:
         # leaving it out counted each request's extra work as more requests served.
-        return sum((op.cpu_ms + extra_cpu_ms(op.paths, settings)) * proc.arrivals.get(op.key, 0.0)
-                   for op in ops) / total * proc.gc.cost_factor
+        work = sum((op.cpu_ms + extra_cpu_ms(op.paths, settings)) * proc.arrivals.get(op.key, 0.0) for op in ops)
+        filtered = self.filter_ms.get(proc.inst.key)
+        if filtered:  # what an Envoy's request filters spent on these requests
+            work += sum(filtered.values())
+        return work / total * proc.gc.cost_factor
 
     # ---------------------------------------------------------------- demand
     def _entry_demand(self, demand: dict[Any, dict[str, float]], now: float) -> list[dict[str, Any]]:
         flows: list[dict[str, Any]] = []
+        self.filter_ms = {}
         for name in sorted(self.workloads):
             workload = self.workloads[name]
             rate = workload.rate(now)
@@ -465,6 +472,11 @@ class DataPlaneEngine(Controller):
                         op = match_operation(proc, mix.operation, mix.method)
                         share = rate * leg.fraction * (1.0 - leg.loss) * mix.weight / total_weight
                         demand[proc.inst.key][op.key if op else mix.operation] += share
+                        extra = filter_cpu_ms(proc, mix.operation)
+                        if extra > 0:
+                            per_op = self.filter_ms.setdefault(proc.inst.key, {})
+                            op_key = op.key if op else mix.operation
+                            per_op[op_key] = per_op.get(op_key, 0.0) + share * extra
             flows.append(flow)
         return flows
 
@@ -475,6 +487,9 @@ class DataPlaneEngine(Controller):
         factor = self._gc_update(proc, dt)
         costs = {op.key: (op.cpu_ms + extra_cpu_ms(op.paths, settings)) * factor for op in spec.operations}
         work = sum(rate * costs.get(op, 1.0) for op, rate in arrivals.items()) * dt
+        filtered = self.filter_ms.get(proc.inst.key)
+        if filtered:
+            work += sum(filtered.values()) * factor * dt
         chaos = self.twin.services.chaos
         proc.jvm_rules = chaos.jvm(*proc.inst.key) if hasattr(chaos, "jvm") and chaos.active("JVMChaos") else []
         busy = busy_cores(spec.paths, settings) + jvm_rules.busy_cores(proc.jvm_rules)

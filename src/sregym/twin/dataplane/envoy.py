@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.controller import Controller, controller
 from sregym.twin.dataplane import log_channel
+from sregym.twin.dataplane.envoy_filters import HttpFilter, request_cpu_ms
 from sregym.twin.dataplane.queueing import exceed
 from sregym.twin.dataplane.state import match_operation
 
@@ -58,11 +59,20 @@ class Route:
 
 @dataclass(frozen=True)
 class Cluster:
-    """A STRICT_DNS cluster whose one endpoint is `${host_env}:${port_env}`."""
+    """A STRICT_DNS cluster whose one endpoint is `${host_env}:${port_env}`, or the literal
+    `host`:`port` a loaded configuration file names (its template already substituted)."""
 
     name: str
-    host_env: str
-    port_env: str
+    host_env: str = ""
+    port_env: str = ""
+    host: str | None = None
+    port: str | None = None
+
+    def address(self, env: dict[str, str]) -> tuple[str, str]:
+        """(host, port) of the endpoint for a process with `env`."""
+        if self.host is not None:
+            return self.host, self.port or ""
+        return env.get(self.host_env, ""), env.get(self.port_env, "")
 
 
 @dataclass(frozen=True)
@@ -77,9 +87,12 @@ class EnvoyConfig:
     # logger: the format is the record's body, `log_attributes` its attributes, each a format string).
     access_log: str = "stdout"
     log_attributes: tuple[tuple[str, str], ...] = ()
+    http_filters: tuple[HttpFilter, ...] = ()  # the chain (envoy_filters.py); empty: not read from a file
 
 
 _CONFIGS: dict[str, EnvoyConfig] = {}
+# Where a process keeps the configuration it loaded at start (its container's extras).
+LOADED_CONFIG = "envoy.loaded-config"
 
 
 def register_envoy(program: str, config: EnvoyConfig) -> None:
@@ -89,6 +102,14 @@ def register_envoy(program: str, config: EnvoyConfig) -> None:
 
 def envoy_config(program: str) -> EnvoyConfig | None:
     return _CONFIGS.get(program)
+
+
+def config_of(proc: Proc) -> EnvoyConfig | None:
+    """The configuration this Envoy process runs: the file it loaded at start (envoy_bootstrap.py),
+    else its program's registered one."""
+    extras = getattr(proc.inst.ctx, "extras", None) or {}
+    loaded = extras.get(LOADED_CONFIG)
+    return loaded if loaded is not None else _CONFIGS.get(proc.inst.spec.name)
 
 
 @dataclass
@@ -114,8 +135,20 @@ class EnvoyState:
     hostnames: dict[str, str] = field(default_factory=dict)  # cluster -> the name it resolves
 
 
+def filter_cpu_ms(proc: Proc, path: str) -> float:
+    """Extra CPU (ms) this Envoy's `http_filters` spend on one request for `path` (0 for any
+    other process, and for a chain of the router and the fault filter)."""
+    if proc.inst.spec.name not in _CONFIGS:
+        return 0.0
+    config = config_of(proc)
+    if config is None or not config.http_filters:
+        return 0.0
+    return request_cpu_ms(config.http_filters, path)
+
+
 def route_for(config: EnvoyConfig, path: str) -> Route | None:
     """The first route matching `path`, as the router walks them in order."""
+    path = path.partition("?")[0]  # `path` and `prefix` matches ignore the query string
     for route in config.routes:
         if (path == route.prefix) if route.exact else path.startswith(route.prefix):
             return route
@@ -129,8 +162,7 @@ def outcomes(engine: DataPlaneEngine, proc: Proc, config: EnvoyConfig, route: Ro
         return [(1.0, Outcome(301, "-", "direct_response", 0.1, reached=False))]
     cluster = next((c for c in config.clusters if c.name == route.cluster), None)
     env = dict(getattr(proc.inst.ctx, "env", {}) or {})
-    host = env.get(cluster.host_env, "") if cluster else ""
-    port_text = env.get(cluster.port_env, "") if cluster else ""
+    host, port_text = cluster.address(env) if cluster else ("", "")
     if not host or not port_text.isdigit():
         return [(1.0, Outcome(503, "UH", "no_healthy_upstream", 0.1, reached=False))]
     conn = engine.route(proc.pod_obj, host, int(port_text), connect_timeout_ms=CONNECT_TIMEOUT_MS)
@@ -230,7 +262,7 @@ class EnvoyProxies(Controller):
                                    dt, now, rng, budget)
         for key in sorted(self.pending):
             proc = engine.procs.get(key)
-            config = _CONFIGS.get(proc.inst.spec.name) if proc is not None else None
+            config = config_of(proc) if proc is not None else None
             if proc is None or config is None:
                 continue
             for at, text, attributes in sorted(self.pending[key], key=lambda entry: entry[:2]):
@@ -242,7 +274,7 @@ class EnvoyProxies(Controller):
     def _requests(self, engine: DataPlaneEngine, proc: Proc, state: EnvoyState, src: dict[str, Any] | None,
                   authority: str, method: str, path: str, rate: float, dt: float, now: float, rng: Any,
                   budget: list[int]) -> None:
-        config = _CONFIGS[proc.inst.spec.name]
+        config = config_of(proc) or _CONFIGS[proc.inst.spec.name]
         counters = state.counters
         prefix = f"http.{config.stat_prefix}."
         route = route_for(config, path)
@@ -325,11 +357,11 @@ class EnvoyProxies(Controller):
 
     def _membership(self, engine: DataPlaneEngine, proc: Proc, state: EnvoyState) -> None:
         """Each cluster's hosts as its STRICT_DNS resolution finds them now."""
-        config = _CONFIGS[proc.inst.spec.name]
+        config = config_of(proc) or _CONFIGS[proc.inst.spec.name]
         env = dict(getattr(proc.inst.ctx, "env", {}) or {})
         dns = engine.router
         for cluster in config.clusters:
-            host, port = env.get(cluster.host_env, ""), env.get(cluster.port_env, "")
+            host, port = cluster.address(env)
             hosts: list[str] = []
             if host and port.isdigit():
                 answer = dns.route(proc.pod_obj, host, int(port), connect_timeout_ms=CONNECT_TIMEOUT_MS)
@@ -412,5 +444,5 @@ def render_format(fmt: str, fields: dict[str, str]) -> str:
     return template.format(*[get(name, "-") for name in operators])
 
 
-__all__ = ["Cluster", "EnvoyConfig", "EnvoyProxies", "Outcome", "Route", "envoy_config", "outcomes",
-           "register_envoy", "render_format", "route_for"]
+__all__ = ["LOADED_CONFIG", "Cluster", "EnvoyConfig", "EnvoyProxies", "Outcome", "Route", "config_of", "envoy_config",
+           "filter_cpu_ms", "outcomes", "register_envoy", "render_format", "route_for"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sregym.twin.dataplane.envoy import EnvoyConfig, EnvoyState, envoy_config
+from sregym.twin.dataplane.envoy import EnvoyConfig, EnvoyState, config_of
 from sregym.twin.dataplane.pages import Page, PageRequest
 
 CLUSTER_COUNTERS = ("upstream_cx_connect_fail", "upstream_cx_destroy_remote", "upstream_cx_none_healthy",
@@ -131,7 +131,7 @@ def admin_page(engine: Any, found: tuple[Any, Any, Any], req: PageRequest) -> Pa
     if match is None or proxies is None:
         return None
     key, proc = match
-    config = envoy_config(proc.inst.spec.name)
+    config = config_of(proc)
     if config is None:
         return None
     state = proxies.states.get(key) or EnvoyState()

@@ -317,7 +317,8 @@ def wrk_command(call: Invocation) -> Program:
         call.write(USAGE, "stderr")
         return 1
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    mix: tuple[RequestMix, ...] = (RequestMix(operation=parts.path or "/", method="GET"),)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")  # the request line's target
+    mix: tuple[RequestMix, ...] = (RequestMix(operation=target, method="GET"),)
     if args.script:
         text = call.read_file(args.script)
         if text is None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sregym.twin.dataplane.browser import BROWSER_SUFFIX
-from sregym.twin.dataplane.envoy import envoy_config, outcomes, route_for
+from sregym.twin.dataplane.envoy import config_of, outcomes, route_for
 from sregym.twin.dataplane.pages import Page, PageRequest
 from sregym.twin.dataplane.state import match_operation
 
@@ -80,7 +80,7 @@ def _outcome(twin: Any, workload: Any, method: str, name: str) -> tuple[float, f
         proc = engine.proc_at(leg.result.dst_ip, leg.result.target_port) if leg.result.ok else None
         if proc is None:
             return (0.0, latency, 503) if not leg.result.ok else (overall, latency, 500)
-        config = envoy_config(proc.inst.spec.name)
+        config = config_of(proc)
         route = route_for(config, name) if config is not None else None
         if config is not None and route is not None:  # what the proxy answered, flags and all
             parts = outcomes(engine, proc, config, route, method, name)
