@@ -91,6 +91,9 @@ def test_a_live_group_refuses_a_reset_until_it_is_empty(shop: Twin) -> None:
         state, _members = _state(shop, "fraud-detection")
         if not seen or seen[-1] != state:
             seen.append(state)
+        if state == "PreparingRebalance":
+            _, _, err = _groups(shop, "--describe", "--group", "fraud-detection")
+            assert "Warning: Consumer group 'fraud-detection' is rebalancing." in err
         if state == "Stable":
             break
     assert seen == ["Empty", "PreparingRebalance", "CompletingRebalance", "Stable"], seen
