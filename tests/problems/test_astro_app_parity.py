@@ -16,7 +16,8 @@ from support.astro_twin import warm_astro_twin
 
 NS = "astronomy-shop"
 IDS = ["astronomy-shop/kafka-unreadable-record-v1"]
-PARAMS = {"namespace": NS, "deployment": "kafka", "topic": "orders", "value": "hello", "groups": ["fraud-detection"]}
+PARAMS = {"namespace": NS, "deployment": "kafka", "topic": "orders", "value": "hello", "groups": ["fraud-detection"],
+          "consumers": ["fraud-detection"]}
 
 
 @pytest.mark.parametrize("problem_id", IDS)
@@ -27,10 +28,13 @@ def test_visible_texts_do_not_reveal(problem_id: str) -> None:
     assert "astronomy-shop" in problem.suites
 
 
-def test_gold_skips_exactly_one_record() -> None:
-    (gold,) = get_problem(IDS[0]).gold
-    assert gold.command[-5:] == ("--topic", "orders:0", "--shift-by", "1", "--execute")
-    assert gold.command[gold.command.index("--group") + 1] == "fraud-detection"
+def test_gold_skips_exactly_one_record_once_the_group_is_empty() -> None:
+    stop, wait, reset, start = get_problem(IDS[0]).gold
+    assert (stop.op, stop.name, stop.patch) == ("patch", "fraud-detection", {"spec": {"replicas": 0}})
+    assert wait.op == "wait" and wait.seconds > 45  # fraud-detection's member outlives its pod by the session timeout
+    assert reset.command[-5:] == ("--topic", "orders:0", "--shift-by", "1", "--execute")
+    assert reset.command[reset.command.index("--group") + 1] == "fraud-detection"
+    assert (start.name, start.patch) == ("fraud-detection", {"spec": {"replicas": 1}})
 
 
 @pytest.fixture(scope="module")

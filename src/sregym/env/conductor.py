@@ -601,10 +601,11 @@ class Conductor:
     # ========================================================= gold hooks
     def _gold_commands(self) -> list[str]:
         """The problem's gold solution as kubectl commands (handed out only as `GoldHooks`)."""
-        from sregym.env.gold_commands import action_to_command
+        from sregym.env.gold_commands import action_to_command, wait_repeats
 
         assert self._access is not None
-        return [action_to_command(a, self._access.home, i) for i, a in enumerate(self._problem.gold)]
+        return [action_to_command(a, self._access.home, i) for i, a in enumerate(self._problem.gold)
+                for _ in range(wait_repeats(a, self.seconds_per_call))]
 
     def _gold_detection(self) -> dict[str, Any]:
         """`submit_detection` arguments from the problem (handed out only as `GoldHooks`)."""

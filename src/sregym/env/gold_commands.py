@@ -3,11 +3,14 @@
 The gold agent acts through the same kubectl tool as any agent, so a gold pass proves the fix
 is reachable with the agent credential and the real client. A manifest to apply is staged as a
 file in kubectl's working directory (an operator would have it on disk) and applied with `-f`.
+A `wait` is its watching command (an exec, or `get pods`), repeated by the conductor until the
+wait's seconds have passed at its clock's seconds per tool call.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from pathlib import Path
 
@@ -36,7 +39,9 @@ def action_to_command(action: Action, workdir: Path, index: int = 0) -> str:
         path = Path(workdir) / f"gold-{index}.yaml"
         path.write_text(yaml.safe_dump(action.manifest, sort_keys=False))
         args = ["apply", "-f", str(path)]
-    else:  # exec
+    elif action.op == "wait" and not action.command:
+        args = ["get", "pods", "-n", action.namespace or "default"]
+    else:  # exec, or a wait that watches with an exec
         target = action.name
         if action.kind and action.kind.lower() not in ("pod", "pods", "po"):
             target = f"{action.kind.lower()}/{action.name}"  # kubectl picks a running pod of it
@@ -47,4 +52,12 @@ def action_to_command(action: Action, workdir: Path, index: int = 0) -> str:
     return shlex.join(args)
 
 
-__all__ = ["action_to_command"]
+def wait_repeats(action: Action, seconds_per_call: float) -> int:
+    """How many times a `wait` is run: each tool call lets `seconds_per_call` pass, so the
+    watching command is repeated until the action's seconds have gone (once for other ops)."""
+    if action.op != "wait" or seconds_per_call <= 0:
+        return 1
+    return max(1, math.ceil(action.seconds / seconds_per_call - 1e-9))
+
+
+__all__ = ["action_to_command", "wait_repeats"]

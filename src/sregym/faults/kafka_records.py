@@ -5,11 +5,16 @@ a consumer that retries what it cannot deserialize stops at it.
 
 Recover moves each named group one record past it, the way an operator skips a record
 (`kafka-consumer-groups.sh --reset-offsets --to-offset`), unless the group is already past it.
+The coordinator resets only an inactive group, so the groups' consumer Deployments (`consumers`)
+are scaled to 0 first, the groups are waited on until they are Empty (a consumer that never
+closes its client stays a member for the session timeout), and scaled back afterwards.
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sregym.faults.app_config import running_pod
@@ -27,7 +32,12 @@ class KafkaRecordParams(FaultParams):
     topic: str
     value: str  # the text line produced
     groups: tuple[str, ...]  # the consumer groups recover moves past the record
+    consumers: tuple[str, ...] = ()  # the Deployments consuming those groups (stopped while they are reset)
     bootstrap: str = "localhost:9092"
+
+
+EMPTY_WAIT_S = 120.0  # longer than the clients' 45 s session timeout
+POLL_S = 5.0
 
 
 def kafka_tool(cluster: Cluster, p: KafkaRecordParams, script: str) -> str:
@@ -73,9 +83,49 @@ class KafkaUnreadableRecord(Fault):
         p = self.params
         assert isinstance(p, KafkaRecordParams)
         partition, offset = int(state.get("partition", 0)), int(state.get("offset", 0))
-        for group in p.groups:
-            current = committed(cluster, p, group).get(partition, (None, 0))[0]
-            if current is not None and current <= offset:
-                kafka_tool(cluster, p, f"{BIN}kafka-consumer-groups.sh --bootstrap-server {p.bootstrap} "
-                                       f"--reset-offsets --group {shlex.quote(group)} --topic "
-                                       f"{shlex.quote(p.topic)}:{partition} --to-offset {offset + 1} --execute")
+        behind = [g for g in p.groups
+                  if (current := committed(cluster, p, g).get(partition, (None, 0))[0]) is not None
+                  and current <= offset]
+        if behind:
+            with consumers_stopped(cluster, p, behind):
+                for group in behind:
+                    reset(cluster, p, group, f"{shlex.quote(p.topic)}:{partition} --to-offset {offset + 1}")
+
+
+def group_state(cluster: Cluster, p: KafkaRecordParams, group: str) -> str:
+    """The STATE column of `--describe --state` ("" when the group is not listed)."""
+    out = kafka_tool(cluster, p, f"{BIN}kafka-consumer-groups.sh --bootstrap-server {p.bootstrap} --describe "
+                                 f"--group {shlex.quote(group)} --state")
+    row = next((line.split() for line in out.splitlines() if line.startswith(group + " ")), [])
+    return row[-2] if len(row) >= 2 else ""
+
+
+def reset(cluster: Cluster, p: KafkaRecordParams, group: str, plan: str) -> None:
+    """`--reset-offsets --execute` of an inactive group; raise when the coordinator refuses."""
+    out = kafka_tool(cluster, p, f"{BIN}kafka-consumer-groups.sh --bootstrap-server {p.bootstrap} --reset-offsets "
+                                 f"--group {shlex.quote(group)} --topic {plan} --execute")
+    if "Error:" in out:
+        raise RuntimeError(f"resetting {group} was refused: {out.strip()[:300]}")
+
+
+@contextmanager
+def consumers_stopped(cluster: Cluster, p: KafkaRecordParams, groups: list[str]) -> Iterator[None]:
+    """Scale the consumer Deployments to 0, wait until `groups` are Empty, run the body, and
+    scale them back to their replicas."""
+    replicas: dict[str, int] = {}
+    for name in p.consumers:
+        obj = cluster.get("Deployment", p.namespace, name)
+        if obj is not None:
+            replicas[name] = int((obj.get("spec") or {}).get("replicas", 1))
+            cluster.patch("Deployment", p.namespace, name, {"spec": {"replicas": 0}})
+    try:
+        waited = 0.0
+        while any(group_state(cluster, p, g) not in ("Empty", "Dead", "") for g in groups):
+            if waited >= EMPTY_WAIT_S:
+                raise RuntimeError(f"consumer groups {groups} still have members after {waited:.0f}s")
+            cluster.advance(POLL_S)
+            waited += POLL_S
+        yield
+    finally:
+        for name, count in replicas.items():
+            cluster.patch("Deployment", p.namespace, name, {"spec": {"replicas": count}})

@@ -78,9 +78,11 @@ class MitigationSpec(Model):
 
 
 class Action(Model):
-    """One Kubernetes operation of a gold solution (made with the agent credential)."""
+    """One Kubernetes operation of a gold solution (made with the agent credential). `wait` lets
+    `seconds` of cluster time pass before the next step (a consumer group to empty, a timeout to
+    run out), watching with `command` in the workload's pod when one is given, else `get pods`."""
 
-    op: Literal["patch", "delete", "apply", "exec"]
+    op: Literal["patch", "delete", "apply", "exec", "wait"]
     kind: str = ""
     namespace: str | None = None
     name: str = ""
@@ -89,6 +91,13 @@ class Action(Model):
     manifest: dict[str, Any] | None = None
     command: tuple[str, ...] = ()
     container: str | None = None
+    seconds: float = Field(0.0, ge=0.0)
+
+    @model_validator(mode="after")
+    def _wait_has_seconds(self) -> Action:
+        if (self.op == "wait") != (self.seconds > 0):
+            raise ValueError("a wait action needs seconds > 0, and only a wait has seconds")
+        return self
 
 
 class Limits(Model):

@@ -127,7 +127,10 @@ class ProblemRun:
         """The reference solution, made with the agent's credential (what an agent could do)."""
         agent = self.cluster.as_user(AGENT)
         for action in self.problem.gold:
-            apply_action(agent, action)
+            if action.op == "wait":
+                self.advance(action.seconds)  # with the noise, as any other passing time
+            else:
+                apply_action(agent, action)
 
     def recover(self) -> None:
         for fault, state in reversed(self.faults):
@@ -193,6 +196,8 @@ def apply_action(cluster: Cluster, action: Action) -> None:
         if action.kind and action.kind not in ("Pod", "pod", "pods", "po"):
             pod = exec_target(cluster, action.kind, action.namespace or "default", action.name)
         cluster.exec(action.namespace or "default", pod, list(action.command), container=action.container)
+    elif action.op == "wait":
+        cluster.advance(action.seconds)
 
 
 def exec_target(cluster: Cluster, kind: str, namespace: str, name: str) -> str:

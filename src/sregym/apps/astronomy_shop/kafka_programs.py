@@ -69,7 +69,7 @@ def accounting(prefix: str) -> ProgramSpec:
                                            policy=_DB)),
         operations=(Operation(name="order-consumed", cpu_ms=2.5, calls=inserts),),
         consumers=(Consumer(dependency="kafka", group="accounting", client_id="rdkafka", operation="order-consumed",
-                            max_rate=200.0, reset="earliest",
+                            max_rate=200.0, reset="earliest", leaves_on_stop=True,  # Close() on shutdown
                             error_log="%3|{epoch}|FAIL|rdkafka#consumer-1| [thrd:{host}:{port}/bootstrap]: "
                                       "{host}:{port}/bootstrap: Connect to {host}:{port} failed: {error}"),),
         memory=MemoryModel(base_mib=75.0, per_inflight_mib=0.1, per_rps_mib=0.05),

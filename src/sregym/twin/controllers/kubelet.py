@@ -62,6 +62,9 @@ PULL_RATE_BYTES = 60_000_000  # per second, from a registry close by
 # (The pause binary installs one and exits 0, so a pod-failure swap back is immediate.)
 IGNORES_SIGTERM = {"sh", "ash", "bash", "dash", "sleep", "tail", "stress", "python", "python3", "yes",
                    "nc", "netcat", "cat"}
+# Set in a container's context when its process ends on a SIGTERM it handles (a clean shutdown,
+# where a program closes its clients) rather than on SIGKILL, an OOM kill or a crash.
+STOP_SIGNAL = "stop_signal"
 MOUNT_RETRY = (0.5, 1, 2, 4, 8, 16, 32, 64, 122)
 VOLUME_TIMEOUT = 123.0
 SANDBOX_RETRY = (1, 2, 4, 8, 16, 30)  # the pod worker's back-off between sandbox attempts
@@ -689,6 +692,8 @@ class Kubelet(Controller):
             self._oom(pod, runtime, record, instance, now)
             return
         if instance.stopping_until is not None and now >= instance.stopping_until:
+            if instance.stop_exit_code == 0:  # it ended on a signal it handles, not on SIGKILL
+                instance.ctx.extras[STOP_SIGNAL] = "TERM"
             instance.process.close()
             self._finish(pod, runtime, record, instance, instance.stopping_until, instance.stop_exit_code)
             return
@@ -781,6 +786,8 @@ class Kubelet(Controller):
             instance.stop_exit_code = 137
             runtime.next_wake = min(runtime.next_wake, instance.stopping_until)
         else:
+            if grace > 0:  # SIGTERM, which the program handles: its shutdown code runs
+                instance.ctx.extras[STOP_SIGNAL] = "TERM"
             instance.process.close()
             self._finish(pod, runtime, record, instance, now, 0 if grace > 0 else 137)
 

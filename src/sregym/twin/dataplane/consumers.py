@@ -15,6 +15,8 @@ it logs the same deserialization failure on every attempt.
 
 Members that stop heartbeating leave their group after the session timeout (the broker's side,
 `KafkaBroker.expire`), so a dead consumer shows as "no active members" with its lag still growing.
+A program that closes its client when it is stopped (`Consumer.leaves_on_stop`) sends LeaveGroup
+on a clean shutdown instead (`leave_groups`), if it can still reach the broker.
 """
 
 from __future__ import annotations
@@ -78,6 +80,16 @@ def consumer_metrics(engine: DataPlaneEngine) -> list[tuple[str, dict[str, str],
             out.append(("kafka_consumer_records_lag_max", labels, float(int(worst)), "gauge"))
             out.append(("kafka_consumer_records_consumed_total", labels, float(int(found.consumed)), "counter"))
     return out
+
+
+def leave_groups(engine: DataPlaneEngine, proc: Proc) -> None:
+    """A program shutting down cleanly: each consumer that closes its client leaves its group."""
+    for consumer in proc.inst.spec.consumers:
+        if not consumer.leaves_on_stop:
+            continue
+        broker, _ = _broker(engine, proc, consumer)
+        if broker is not None:
+            broker.leave(consumer.group, _member_key(proc.inst))
 
 
 def _member_key(inst: Any) -> str:
@@ -209,4 +221,4 @@ def _log(engine: DataPlaneEngine, proc: Proc, consumer: Consumer, dep: Dependenc
     log_channel.write(engine.twin, proc.inst, now, text, level="error")
 
 
-__all__ = ["broker_of", "consumer_metrics", "poll_consumers"]
+__all__ = ["broker_of", "consumer_metrics", "leave_groups", "poll_consumers"]

@@ -31,7 +31,7 @@ from sregym.twin.dataplane.backends import StoreRequest, ask
 from sregym.twin.dataplane.client_clock import client_now
 from sregym.twin.dataplane.codepaths import Branch, branch, busy_cores, extra_cpu_ms
 from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
-from sregym.twin.dataplane.consumers import consumer_metrics, poll_consumers
+from sregym.twin.dataplane.consumers import consumer_metrics, leave_groups, poll_consumers
 from sregym.twin.dataplane.envoy import filter_cpu_ms
 from sregym.twin.dataplane.errortexts import (
     client_error,
@@ -132,7 +132,11 @@ class DataPlaneEngine(Controller):
         if old is None or old.inst is not inst:
             self.procs[inst.key] = Proc(inst)
 
-    def detach(self, inst: ProgramInstance) -> None:
+    def detach(self, inst: ProgramInstance, clean: bool = False) -> None:
+        """The program's process ended; on a `clean` shutdown (a SIGTERM it handles) its
+        consumers that close their client leave their groups first."""
+        if clean and inst.key in self.procs and self.procs[inst.key].inst is inst:
+            leave_groups(self, self.procs[inst.key])
         if self.instances.get(inst.key) is inst:
             del self.instances[inst.key]
             self.procs.pop(inst.key, None)

@@ -345,7 +345,7 @@ def _run_program(spec: ProgramSpec, call: Invocation) -> Program:
                 return 2
     finally:
         if dataplane is not None:
-            dataplane.detach(instance)
+            dataplane.detach(instance, clean=ctx.extras.get("stop_signal") == "TERM")  # kubelet.STOP_SIGNAL
     return 0
 
 

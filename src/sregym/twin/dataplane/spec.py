@@ -356,6 +356,10 @@ class Consumer(_Frozen):
     # (fields: topic, partition, offset, group, client_id, time), at most once per 10 s.
     unreadable: Literal["skip", "retry"] = "skip"
     unreadable_log: str = ""
+    # Whether the program closes its client on SIGTERM (a LeaveGroup: the group rebalances or empties
+    # at once). A loop that never calls close() stays a member until the session timeout, as does
+    # any consumer that is killed or crashes.
+    leaves_on_stop: bool = False
 
     def slowed(self, settings: dict[str, str]) -> bool:
         return self.slow_when is not None and Call(dependency="", operation="", feature=self.slow_when) \

@@ -6,6 +6,14 @@ grows whenever producers append faster than a group commits -- a slowed consumer
 member expires after the session timeout and the group goes Empty), or a rebalance -- and shrinks
 when the consumer catches up. Offsets are fluid (a rate times a tick) and printed as integers.
 
+A group walks the classic coordinator's states: a join or a departure starts a rebalance
+(PreparingRebalance) that waits until every remaining member has rejoined (and, for a group that
+was Empty, `group.initial.rebalance.delay.ms`), then the leader's assignment (CompletingRebalance)
+makes it Stable; with no members left it is Empty, and a deleted group is Dead. A consumer that
+closes leaves at once (LeaveGroup); one that dies or hangs stays a member until the session
+timeout. Offsets can be reset only while the group is inactive (Empty or Dead), as the real
+coordinator insists, so an operator stops the consumers and waits for the group to empty first.
+
 The log directory is the image's `/tmp/kraft-combined-logs` (the demo's broker mounts nothing
 there), so a restarted broker without a volume starts with no topics and no committed offsets,
 as the real one does. Group coordinator events go to the broker's stdout in its log4j format.
@@ -40,6 +48,9 @@ LOG_DIR = "/tmp/kraft-combined-logs"
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSETS_PARTITIONS = 50
 SESSION_TIMEOUT_S = 45.0  # the Java and librdkafka clients' session.timeout.ms default
+INITIAL_REBALANCE_DELAY_S = 3.0  # the broker's group.initial.rebalance.delay.ms default
+INACTIVE = ("Empty", "Dead")  # the states in which a group's offsets may be reset or it may be deleted
+CLOSING = "the consumer is being closed"  # the client's LeaveGroup reason
 COORDINATOR = "(kafka.coordinator.group.GroupCoordinator)"
 UNKNOWN_TOPIC = "kafka server: Request was for a topic or partition that does not exist on this broker"
 OUT_OF_BROKERS = "kafka: client has run out of available brokers to talk to"
@@ -104,10 +115,11 @@ class Group:
     members: dict[str, Member] = field(default_factory=dict)  # by the client's stable key
     generation: int = 0
     protocol: str = "range"
-
-    @property
-    def state(self) -> str:
-        return "Stable" if self.members else "Empty"
+    # Empty, PreparingRebalance, CompletingRebalance, Stable or Dead (the coordinator's states).
+    state: str = "Empty"
+    changed_at: float = 0.0  # when the group entered its state
+    rebalance_delay: float = 0.0  # the initial delay of a rebalance that began on an Empty group
+    rejoined: set[str] = field(default_factory=set)  # members that rejoined the rebalance in progress
 
 
 @dataclass
@@ -218,6 +230,9 @@ class KafkaBroker(DataStore):
         """`--reset-offsets` of one group on one topic: (partition, new offset) rows, committed
         when `execute`. `how` is to-offset, shift-by, to-earliest, to-latest or to-current; new
         offsets are clamped to the partition's log (as the admin client does)."""
+        known = self.data.groups.get(group_name)
+        if known is not None and known.state not in INACTIVE:
+            return inactive_only(group_name, known.state)
         found = self.data.topics.get(topic)
         if found is None:
             return f"Topic '{topic}' does not exist"
@@ -276,6 +291,8 @@ class KafkaBroker(DataStore):
             member = Member(member_id, client_id, host, (topic,), now)
             self._rebalance(group, f"Adding new member {member_id} with group instance id None; "
                                    "client reason: need to re-join with the given member-id", member, key)
+        elif group.state == "PreparingRebalance":
+            group.rejoined.add(key)  # its next poll rejoins the rebalance in progress
         member.last_seen = now
         found = self.topic(topic, create=self.auto_create)
         if found is None:
@@ -299,27 +316,78 @@ class KafkaBroker(DataStore):
         return consumed
 
     def _rebalance(self, group: Group, reason: str, joining: Member | None, key: str = "") -> None:
+        """A member joined or left: the group prepares a rebalance (its remaining members must
+        rejoin), or is now empty. `settle` finishes the rebalance on later ticks."""
         part = f"({OFFSETS_TOPIC}-{offsets_partition(group.name)})"
-        old = group.generation
         if joining is not None:
             self.log(f"Dynamic member with unknown member id joins group {group.name} in {group.state} state. "
                      f"Created a new member id {joining.member_id} and request the member to rejoin with this id.")
-        self.log(f"Preparing to rebalance group {group.name} in state PreparingRebalance with old generation "
-                 f"{old} {part} (reason: {reason})")
+        if group.state != "PreparingRebalance":
+            self.log(f"Preparing to rebalance group {group.name} in state PreparingRebalance with old generation "
+                     f"{group.generation} {part} (reason: {reason})")
+            group.rebalance_delay = INITIAL_REBALANCE_DELAY_S if group.state == "Empty" else 0.0
+            group.rejoined = set()
+            self._enter(group, "PreparingRebalance")
         if joining is not None:
             group.members[key or joining.member_id] = joining
-        group.generation += 1
-        if group.members:
-            leader = min(m.member_id for m in group.members.values())
+            group.rejoined.add(key or joining.member_id)
+        if not group.members:
+            group.generation += 1
+            self.log(f"Group {group.name} with generation {group.generation} is now empty {part}")
+            self._enter(group, "Empty")
+
+    def _enter(self, group: Group, state: str) -> None:
+        group.state = state
+        group.changed_at = self.twin.clock.now
+
+    def settle(self, group: Group) -> None:
+        """Move a rebalance on: once every member has rejoined (and the initial delay passed) the
+        coordinator completes the join (CompletingRebalance, a new generation); the leader's
+        assignment, a round trip later, makes the group Stable."""
+        part = f"({OFFSETS_TOPIC}-{offsets_partition(group.name)})"
+        now = self.twin.clock.now
+        if group.state == "PreparingRebalance" and group.members \
+                and all(k in group.rejoined for k in group.members) \
+                and now >= group.changed_at + group.rebalance_delay:
+            group.generation += 1
             self.log(f"Stabilized group {group.name} generation {group.generation} {part} with "
                      f"{len(group.members)} members")
+            self._enter(group, "CompletingRebalance")
+        elif group.state == "CompletingRebalance" and now > group.changed_at:
+            leader = min(m.member_id for m in group.members.values())
             self.log(f"Assignment received from leader {leader} for group {group.name} for generation "
                      f"{group.generation}. The group has {len(group.members)} members, 0 of which are static.")
-        else:
-            self.log(f"Group {group.name} with generation {group.generation} is now empty {part}")
+            self._enter(group, "Stable")
+
+    def leave(self, group_name: str, key: str) -> bool:
+        """A closing consumer's LeaveGroup: it stops being a member now, not at the session
+        timeout. False when it was not a member."""
+        group = self.data.groups.get(group_name)
+        member = group.members.pop(key, None) if group is not None else None
+        if group is None or member is None:
+            return False
+        self.log(f"Member {member.member_id} has left group {group_name} through explicit `LeaveGroup`; "
+                 f"client reason: {CLOSING}")
+        self._rebalance(group, f"Removing member {member.member_id} on LeaveGroup; client reason: {CLOSING}", None)
+        return True
+
+    def delete_group(self, group_name: str) -> str | None:
+        """`--delete --group`: only an inactive group can go (it is Dead, then forgotten); the
+        error text otherwise."""
+        group = self.data.groups.get(group_name)
+        if group is None:
+            return f"Group '{group_name}' could not be deleted due to: " \
+                   "org.apache.kafka.common.errors.GroupIdNotFoundException: The group id does not exist."
+        if group.state not in INACTIVE:
+            return f"Group '{group_name}' could not be deleted due to: " \
+                   "org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty."
+        self._enter(group, "Dead")
+        del self.data.groups[group_name]
+        return None
 
     def expire(self) -> None:
-        """Remove members whose heartbeats stopped for the session timeout (a dead consumer)."""
+        """Remove members whose heartbeats stopped for the session timeout (a dead consumer),
+        then move every group's rebalance on."""
         now = self.twin.clock.now
         for name in sorted(self.data.groups):
             group = self.data.groups[name]
@@ -329,6 +397,7 @@ class KafkaBroker(DataStore):
                     del group.members[key]
                     self.log(f"Member {member.member_id} in group {name} has failed, removing it from the group")
                     self._rebalance(group, f"removing member {member.member_id} on heartbeat expiration", None)
+            self.settle(group)
 
     def lag(self, group_name: str) -> list[tuple[str, int, float | None, float]]:
         """(topic, partition, committed or None, log end) of every partition the group knows."""
@@ -364,6 +433,11 @@ class KafkaBroker(DataStore):
 def log_stamp(now: float) -> str:
     moment = datetime.fromtimestamp(now, tz=UTC)
     return moment.strftime("%Y-%m-%d %H:%M:%S,") + f"{int(moment.microsecond / 1000):03d}"
+
+
+def inactive_only(group: str, state: str) -> str:
+    """What the coordinator's admin client answers to an offset reset of a live group."""
+    return f"Assignments can only be reset if the group '{group}' is inactive, but the current state is {state}."
 
 
 def shown(offset: float) -> int:
@@ -448,4 +522,4 @@ def register(factories: dict[str, Any]) -> None:
     factories["kafka"] = make_server
 
 
-__all__ = ["OUT_OF_BROKERS", "RECORD_TOO_LARGE", "REQUEST_TIMED_OUT", "KafkaBroker", "KafkaState", "brokers", "make_server", "offsets_partition", "shown"]
+__all__ = ["INACTIVE", "OUT_OF_BROKERS", "RECORD_TOO_LARGE", "REQUEST_TIMED_OUT", "KafkaBroker", "KafkaState", "brokers", "inactive_only", "make_server", "offsets_partition", "shown"]

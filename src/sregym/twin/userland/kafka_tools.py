@@ -3,9 +3,9 @@
 `kafka-topics.sh` (--list, --describe, --create), `kafka-consumer-groups.sh` (--list, --describe
 with --group G or --all-groups, --state, --members; --reset-offsets with --to-offset, --shift-by,
 --to-earliest, --to-latest or --to-current on --topic T[:P,...] or --all-topics, a dry run unless
---execute; unlike the real broker, a group with active members is not refused -- Kafka answers
-"Assignments can only be reset if the group ... is inactive" -- because a stopped consumer here
-stays a member for the session timeout and a gold fix cannot wait), `kafka-console-producer.sh`
+--execute; a group that still has members is refused with the coordinator's "Assignments can only
+be reset if the group ... is inactive" and, as the real tool does, exit status 0 and no rows;
+--delete of an inactive group), `kafka-console-producer.sh`
 (each stdin line is a text record, which the shop's protobuf consumers cannot deserialize),
 `kafka-console-consumer.sh` and `kafka-broker-api-versions.sh`, with the JVM tools' output: the
 consumer-group table's column layout, "has no active members", log4j-formatted WARN/ERROR lines.
@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sregym.twin.datastores.kafka import OFFSETS_TOPIC, KafkaBroker, log_stamp, shown, topic_id
+from sregym.twin.datastores.kafka import (
+    INACTIVE,
+    OFFSETS_TOPIC,
+    KafkaBroker,
+    inactive_only,
+    log_stamp,
+    shown,
+    topic_id,
+)
 from sregym.twin.node.shell import Invocation, command
 
 MISSING = "-"
@@ -179,6 +187,8 @@ def kafka_consumer_groups(call: Invocation) -> int:
         return 0
     if "--reset-offsets" in flags:
         return _reset_offsets(call, broker, values, flags)
+    if "--delete" in flags:
+        return _delete(call, broker, values)
     if "--describe" not in flags:
         call.error("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, "
                    "--delete-offsets")
@@ -241,6 +251,12 @@ def _reset_offsets(call: Invocation, broker: KafkaBroker, values: dict[str, str]
     if not execute and "--dry-run" not in flags:
         call.write(DRY_RUN_WARNING + "\n")
     rows: list[list[str]] = []
+    known = broker.data.groups.get(group)
+    if known is not None and known.state not in INACTIVE:
+        # The coordinator refuses; the tool prints the error, an empty table, and exits 0.
+        call.write(f"\nError: {inactive_only(group, known.state)}\n")
+        _table(call, [30, 30, 10], ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"], rows)
+        return 0
     for topic, partitions in scopes:
         result = broker.reset_offsets(group, topic, partitions, how, amount, execute=execute)
         if isinstance(result, str):
@@ -249,6 +265,20 @@ def _reset_offsets(call: Invocation, broker: KafkaBroker, values: dict[str, str]
         rows.extend([group, topic, str(p), str(o)] for p, o in result)
     widths = [max([30] + [len(r[0]) for r in rows]), max([30] + [len(r[1]) for r in rows]), 10]
     _table(call, widths, ["GROUP", "TOPIC", "PARTITION", "NEW-OFFSET"], rows)
+    return 0
+
+
+def _delete(call: Invocation, broker: KafkaBroker, values: dict[str, str]) -> int:
+    """`--delete --group G`: an inactive group goes; a live one is refused (GroupNotEmpty)."""
+    group = values.get("--group")
+    if not group:
+        call.error("Option [delete] takes one of these options: [all-groups], [group]")
+        return 1
+    error = broker.delete_group(group)
+    if error is not None:
+        call.write(f"\nError: Deletion of some consumer groups failed:\n* {error}\n")
+        return 0
+    call.write(f"Deletion of requested consumer groups ('{group}') was successful.\n")
     return 0
 
 
@@ -273,6 +303,8 @@ def _print_offsets(call: Invocation, broker: KafkaBroker, group: Any) -> None:
                      owner.client_id if owner else MISSING])
     if not members:
         call.write(f"\nConsumer group '{group.name}' has no active members.\n")
+    elif group.state not in ("Stable", *INACTIVE):
+        call.error(f"\nWarning: Consumer group '{group.name}' is rebalancing.\n")
     widths = [max([15] + [len(r[0]) for r in rows]), max([15] + [len(r[1]) for r in rows]), 10, 15, 15, 15,
               max([15] + [len(r[6]) for r in rows]), max([15] + [len(r[7]) for r in rows])]
     _table(call, widths, ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",

@@ -8,8 +8,8 @@ pod stays Running and Ready, its committed offset freezes, its lag grows with ev
 logs the same deserialization error at the same offset. accounting catches the error and moves
 on, so orders are still recorded; the damage is silent. Restarting fraud-detection does not help
 (it resumes from the committed offset). The fix an SRE applies is to move the group one record
-past it (`kafka-consumer-groups.sh --reset-offsets --shift-by 1 --execute`), which keeps the
-orders queued behind it; `--to-latest` would skip them too and still pass the check, which only
+past it (`kafka-consumer-groups.sh --reset-offsets --shift-by 1 --execute`, with fraud-detection
+scaled to 0 until its group is Empty: a live group is refused), which keeps the orders queued behind it; `--to-latest` would skip them too and still pass the check, which only
 asks that the group keeps up again.
 
 product-catalog's container `command` names an executable its image does not have (ITBench 105,
@@ -25,11 +25,11 @@ from __future__ import annotations
 from sregym.apps.astronomy_shop import NAMESPACE
 from sregym.problems.builders import patch_container
 from sregym.problems.catalog.astronomy_shop.common import APP, IMPACT, SETTLE_S, SUITE, deploy, mitigation
-from sregym.problems.model import Action, CheckSpec, FaultSpec, Problem, Tags
+from sregym.problems.catalog.astronomy_shop.kafka_offsets import reset_gold
+from sregym.problems.model import CheckSpec, FaultSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.types import GroundTruth
 
-GROUPS = "/opt/kafka/bin/kafka-consumer-groups.sh"
 QUEUE_IMPACT = (*IMPACT, "lag", "backlog", "stuck", "not processed", "stalled")
 
 
@@ -46,7 +46,7 @@ def kafka_unreadable_record() -> Problem:
     the record while the log end moves on; its logs repeat `InvalidProtocolBufferException` for
     the same offset. Fix: move the `fraud-detection` group past the record
     (`kafka-consumer-groups.sh --reset-offsets --group fraud-detection --topic orders:0 --shift-by 1
-    --execute`)."""
+    --execute`) once fraud-detection is scaled to 0 and its group is Empty, then scale it back."""
     return Problem(
         id="astronomy-shop/kafka-unreadable-record-v1",
         title="fraud checks stopped while every pod is running",
@@ -55,7 +55,7 @@ def kafka_unreadable_record() -> Problem:
                   sources=("sregym:kafka_poison_pill_hol_block",)),
         faults=(FaultSpec(fault="kafka_unreadable_record", params={
             "namespace": NAMESPACE, "deployment": "kafka", "topic": "orders",
-            "value": "order-test-2025-06-01", "groups": ["fraud-detection"]}),),
+            "value": "order-test-2025-06-01", "groups": ["fraud-detection"], "consumers": ["fraud-detection"]}),),
         ground_truth=GroundTruth(
             root_causes=(deploy("kafka"),), mechanism="poison_record",
             detail="a record that is not an OrderResult protobuf (a text line) was produced to the Kafka topic "
@@ -67,9 +67,7 @@ def kafka_unreadable_record() -> Problem:
             description="fraud-detection is stuck on one unreadable record of the orders topic: it processes no "
                         "order behind it while its pod looks healthy."),
         mitigation=mitigation(keeps_up("fraud-detection")),
-        gold=(Action(op="exec", kind="Deployment", namespace=NAMESPACE, name="kafka",
-                     command=(GROUPS, "--bootstrap-server", "localhost:9092", "--reset-offsets", "--group",
-                              "fraud-detection", "--topic", "orders:0", "--shift-by", "1", "--execute")),),
+        gold=reset_gold("fraud-detection", "fraud-detection", "--topic", "orders:0", "--shift-by", "1"),
         settle_s=SETTLE_S,
     )
 
