@@ -2,7 +2,8 @@
 
 Under pytest-xdist every worker runs a receiver thread, so `check_problem` may not fork from a
 warm start there (`problems/warm.py`) and deploys the app three times per problem; the isolation
-sweep deploys it once more. A child process started for a group of problems is single-threaded:
+sweep deploys it once more. The noop run also ranks what the injectors wrote among what the agent
+can list at the page (`churn_probe.py`, reported as "at_page"). A child process started for a group of problems is single-threaded:
 it builds one warm start per app and forks every run of every problem in the group from it, as
 `sregym check --all` does, which makes the two per-problem suites about half as expensive. The
 results are the ones a per-problem run gives (the warm start is checked for determinism inside
@@ -19,7 +20,7 @@ tests share one worker, and `batch_result(problem_id)` runs the group's child on
 caches what it reports.
 
 Run as a script: `python problem_batch.py OUT.json SEED [--verify-warmup] ID...` writes {id: {"check": [[step,
-passed, detail], ...], "isolation": {...}}}.
+passed, detail], ...], "at_page": {"rank": ...}, "isolation": {...}}}.
 """
 
 from __future__ import annotations
@@ -159,6 +160,8 @@ def _isolation(problem_id: str, seed: int) -> dict[str, Any]:
 
 
 def _run(ids: list[str], seed: int, verify_warmup: bool) -> dict[str, dict[str, Any]]:
+    from churn_probe import rank_injected  # this script's folder is on the path
+
     from sregym.problems import get_problem
     from sregym.problems.check import check_problem
 
@@ -169,8 +172,10 @@ def _run(ids: list[str], seed: int, verify_warmup: bool) -> dict[str, dict[str, 
             # Determinism (the second gold run) is proven once per app and set of faults, like
             # the isolation sweep: the other problems of a set run the same code paths.
             report = check_problem(get_problem(problem_id), seed=seed,
-                                   replicate=problem_id in isolation_sample(), verify_warmup=verify_warmup)
+                                   replicate=problem_id in isolation_sample(), verify_warmup=verify_warmup,
+                                   probe=rank_injected)
             entry["check"] = [[s.name, s.passed, s.detail] for s in report.steps]
+            entry["at_page"] = report.at_page
         except Exception as exc:  # a crashing problem is a failed check, with the reason
             entry["check"] = [["the protocol runs", False, f"{type(exc).__name__}: {exc}"]]
         if problem_id in isolation_sample():
