@@ -342,7 +342,10 @@ class EnvoyProxies(Controller):
     def _write(self, proc: Proc, config: EnvoyConfig, src: dict[str, Any] | None, authority: str, method: str,
                path: str, route: Route | None, outcome: Outcome, now: float, rng: Any) -> None:
         start = now + rng.random() * self.twin.clock.tick
-        duration = max(0, int(outcome.latency_ms * (0.5 + rng.random())))
+        jitter = rng.random()
+        # a route timeout ends the stream when it fires: the request lasted that long, not a spread
+        duration = int(outcome.latency_ms + jitter) if outcome.flags == "UT" else \
+            max(0, int(outcome.latency_ms * (0.5 + jitter)))
         src_ip = ((src or {}).get("status") or {}).get("podIP") or "10.244.0.1"
         fields = {
             "START_TIME": _start_time(start),
