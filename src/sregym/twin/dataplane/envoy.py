@@ -13,6 +13,11 @@ decides them, so the response flags say what really happened upstream:
 * no route matches the path                                        → 404 `NR`
 * anything the upstream answered                                   → its status, `-`, `via_upstream`
 
+The traffic itself is bounded the same way: `route_dependency` gives the engine an Envoy
+process's upstream call with the deadline of the route its operation matches, when that route's
+timeout is shorter than the program's own (so a shortened route timeout fails the requests that
+outlast it, for the users as in the log).
+
 The access log is written in the configured format, one line per request, with fractional rates
 carried over ticks and at most `MAX_LINES_PER_TICK` lines a tick (a flood is sampled, never
 summed). Counters (`cluster.<name>.upstream_rq_total`, `upstream_cx_connect_fail`, ...) are kept
