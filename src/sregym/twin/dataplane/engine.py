@@ -32,7 +32,7 @@ from sregym.twin.dataplane.client_clock import client_now
 from sregym.twin.dataplane.codepaths import Branch, branch, busy_cores, extra_cpu_ms
 from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
 from sregym.twin.dataplane.consumers import consumer_metrics, leave_groups, poll_consumers
-from sregym.twin.dataplane.envoy import filter_cpu_ms
+from sregym.twin.dataplane.envoy import filter_cpu_ms, route_dependency
 from sregym.twin.dataplane.errortexts import (
     client_error,
     deadline_error,
@@ -576,6 +576,7 @@ class DataPlaneEngine(Controller):
                 dep = proc.inst.deps.get(call.dependency)
                 if dep is None:
                     continue
+                dep = route_dependency(proc, op, dep)
                 rate = served * made * call.count
                 attempts = proc.attempts.get((call.dependency, call.operation), 1.0)
                 rate *= proc.delivered.get((call.dependency, call.operation), attempts)
@@ -686,6 +687,8 @@ class DataPlaneEngine(Controller):
             clean = True  # no earlier required call failed
             for index, call in enumerate(op.calls):
                 dep = proc.inst.deps.get(call.dependency)
+                if dep is not None:
+                    dep = route_dependency(proc, op, dep)
                 if clean and call.when is None and call.feature is None:
                     q = made = call.probability
                 else:
