@@ -28,7 +28,6 @@ durations) comes from the `dataplane-envoy` stream.
 from __future__ import annotations
 
 import functools
-import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -368,7 +367,7 @@ class EnvoyProxies(Controller):
             "RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)": str(max(0, duration - 1)) if outcome.reached else "-",
             "REQ(X-FORWARDED-FOR)": "-",
             "REQ(USER-AGENT)": USER_AGENT,
-            "REQ(X-REQUEST-ID)": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+            "REQ(X-REQUEST-ID)": uuid4_text(rng.getrandbits(128)),
             "REQ(:AUTHORITY)": authority,
             "UPSTREAM_HOST": outcome.upstream,
             "UPSTREAM_CLUSTER": route.cluster if route is not None and route.cluster else "-",
@@ -385,7 +384,7 @@ class EnvoyProxies(Controller):
             fields.update({"UPSTREAM_REMOTE_ADDRESS_WITHOUT_PORT": upstream_ip, "REQ(:SCHEME)": "http",
                            "DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT": src_ip, "REQ(:PATH)": path,
                            "REQ(:QUERY)": "-"})
-            attributes = {k: render_format(v, fields) for k, v in config.log_attributes}
+            attributes = render_attributes(config.log_attributes, fields)
         self.pending[proc.inst.key].append((start, render_format(config.log_format, fields).rstrip("\n"),
                                             attributes))
 
@@ -478,5 +477,40 @@ def render_format(fmt: str, fields: dict[str, str]) -> str:
     return template.format(*[get(name, "-") for name in operators])
 
 
+@functools.lru_cache(maxsize=64)
+def _compiled_attributes(attributes: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Each attribute's (name, template, operators), the literal ones rendered once: most
+    attributes are one operator or none, and every access log line renders them all."""
+    compiled = []
+    for name, fmt in attributes:
+        template, operators = _compiled_format(fmt)
+        compiled.append((name, template.format() if not operators else template, operators))
+    return tuple(compiled)
+
+
+def render_attributes(attributes: tuple[tuple[str, str], ...], fields: dict[str, str]) -> dict[str, str]:
+    """`{name: render_format(fmt, fields)}` for the (name, fmt) pairs, computed with less work."""
+    get = fields.get
+    out: dict[str, str] = {}
+    for name, template, operators in _compiled_attributes(attributes):
+        if not operators:
+            out[name] = template
+        elif template == "{}":
+            value = get(operators[0], "-")
+            out[name] = value if type(value) is str else template.format(value)
+        else:
+            out[name] = template.format(*[get(op, "-") for op in operators])
+    return out
+
+
+def uuid4_text(bits: int) -> str:
+    """`str(uuid.UUID(int=bits, version=4))` without building the object (a request id per
+    access log line): the version and variant bits set, then the 8-4-4-4-12 hex groups."""
+    bits = (bits & ~(0xC000 << 48)) | (0x8000 << 48)
+    bits = (bits & ~(0xF000 << 64)) | (4 << 76)
+    text = f"{bits:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
 __all__ = ["ENVOY_CLIENT", "LOADED_CONFIG", "UPSTREAM_TIMEOUT_BODY", "Cluster", "EnvoyConfig", "EnvoyProxies", "Outcome", "Route", "config_of", "envoy_config",
-           "filter_cpu_ms", "outcomes", "register_envoy", "render_format", "route_dependency", "route_for"]
+           "filter_cpu_ms", "outcomes", "register_envoy", "render_attributes", "render_format", "route_dependency", "route_for", "uuid4_text"]
