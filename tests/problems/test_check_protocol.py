@@ -24,7 +24,7 @@ def test_check_protocol(problem_id: str) -> None:
     common = {"gold passes every check"}
     if verifies_warmup(group_of(problem_id)):  # one group per app builds the warm start twice
         common.add("same seed, identical warm-up")
-    if problem_id in isolation_sample():  # the batch replicates the gold run once per fault set and app
+    if problem_id in isolation_sample():  # the batch replicates the gold run once per fault and app
         common |= {"same seed, identical telemetry", "same seed, identical scores"}
     if get_problem(problem_id).is_control:  # nothing to break or undo: the protocol reads the other way
         expected = {"noop passes mitigation (nothing is broken)", "recover is a no-op"}

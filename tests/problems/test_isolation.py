@@ -1,8 +1,8 @@
 """Nothing the agent credential can reach names a fault or a problem.
 
 The sweep itself (high noise, the fault taking hold, then every readable kind and the app's logs
-read with the agent credential) runs in the problem group's child process, once per set of fault
-mechanisms and at least once per app (`isolation_sample`): see `tests/support/problem_batch.py`.
+read with the agent credential) runs in the problem group's child process, once per fault
+mechanism and at least once per app (`isolation_sample`): see `tests/support/problem_batch.py`.
 """
 
 from __future__ import annotations

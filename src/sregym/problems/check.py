@@ -22,6 +22,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sregym.cluster.twin import TwinCluster
 from sregym.problems.gold_diagnosis import score_gold_diagnosis
@@ -46,6 +47,8 @@ class CheckReport:
     # sha256 of the first gold run's telemetry fingerprint and score: two code versions that give a
     # problem the same value ran it identically (refactors compare them; see benchmarks/check_all.py).
     gold_digest: str = ""
+    at_page: Any = None  # what a `PageProbe` returned, if one was given
+
 
     @property
     def passed(self) -> bool:
@@ -63,17 +66,26 @@ RECOVERY_MIN_S = 30.0
 NoopOutcome = list[tuple[str, bool, str]]
 # (telemetry fingerprint, score JSON, passed, failure detail) of a gold run.
 GoldOutcome = tuple[str, str, bool, str]
+# A look at the noop run at the moment an agent would be paged (faults injected and settled,
+# nothing judged yet): called with the run just before injection, it returns the function to call
+# at that moment, whose picklable result becomes `CheckReport.at_page`. The test suite ranks what
+# the injectors wrote there (`tests/problems/test_churn_rank.py`) rather than run every problem
+# once more for it.
+PageProbe = Callable[[ProblemRun], Callable[[], Any]]
 
 
-def _noop_and_recover(run: ProblemRun) -> NoopOutcome:
+def _noop_and_recover(run: ProblemRun, probe: PageProbe | None = None) -> tuple[NoopOutcome, Any]:
     """Steps 1 and 3 on a deployed, warmed-up run (noise off: noise is not part of the fault and
-    would change the state being compared). One run instead of two keeps `check --all` affordable."""
+    would change the state being compared), and what `probe` saw at the page. One run instead of
+    two keeps `check --all` affordable."""
     problem = run.problem
     steps: NoopOutcome = []
     run.record_baseline()
     before = run.state_view()
+    at_page = probe(run) if probe is not None else None
     run.inject()
     run.advance(problem.settle_s)
+    page = at_page() if at_page is not None else None
     fix = run.must_fix_now()
     still_ok = [r for r in fix if r.passed]
     steps.append(("must_fix fail after injection", not still_ok,
@@ -93,20 +105,22 @@ def _noop_and_recover(run: ProblemRun) -> NoopOutcome:
     steps.append(("recover restores the baseline", before == after, _diff(before, after)))
     steps.append(("must_fix pass after recover", all(r.passed for r in healthy),
                   "; ".join(f"{r.name}: {r.detail}" for r in healthy if not r.passed)))
-    return steps
+    return steps, page
 
 
-def noop_protocol(run: ProblemRun) -> NoopOutcome:
+def noop_protocol(run: ProblemRun, probe: PageProbe | None = None) -> NoopOutcome:
     """Steps 1 and 3 (noop fails, recover restores the baseline; for a control: noop passes,
     recover is a no-op) on a deployed, warmed-up run, on any cluster (`--backend kube` too)."""
-    return _control_noop_and_recover(run) if run.problem.is_control else _noop_and_recover(run)
+    return (_control_noop_and_recover if run.problem.is_control else _noop_and_recover)(run, probe)[0]
 
 
-def _control_noop_and_recover(run: ProblemRun) -> NoopOutcome:
+def _control_noop_and_recover(run: ProblemRun, probe: PageProbe | None = None) -> tuple[NoopOutcome, Any]:
     """Steps 1 and 3 for a no-incident control: nothing to fix, nothing to undo."""
     run.record_baseline()
+    at_page = probe(run) if probe is not None else None
     run.inject()
     run.advance(run.problem.settle_s)
+    page = at_page() if at_page is not None else None
     noop = run.verify()
     steps: NoopOutcome = [("noop passes mitigation (nothing is broken)", noop.passed,
                            "; ".join(f"{c.name}: {c.detail}" for c in noop.failed()))]
@@ -115,7 +129,7 @@ def _control_noop_and_recover(run: ProblemRun) -> NoopOutcome:
     run.advance(RECOVERY_MIN_S)
     after = run.state_view()
     steps.append(("recover is a no-op", before == after, _diff(before, after)))
-    return steps
+    return steps, page
 
 
 def _gold_after_warmup(run: ProblemRun) -> GoldOutcome:
@@ -136,7 +150,7 @@ def _gold_run(problem: Problem, seed: int, factory: ClusterFactory) -> GoldOutco
 
 def check_problem(problem: Problem, seed: int = 0, *, factory: ClusterFactory | None = None,
                   fork: bool | None = None, replicate: bool = True,
-                  verify_warmup: bool | None = None) -> CheckReport:
+                  verify_warmup: bool | None = None, probe: PageProbe | None = None) -> CheckReport:
     """Run the protocol. With `fork` (default: whenever it is safe and no custom `factory` is
     given) the three runs continue from one warm start of the app (`problems/warm.py`) instead of
     deploying it three times; the results are the same, only cheaper. `replicate=False` skips
@@ -145,21 +159,21 @@ def check_problem(problem: Problem, seed: int = 0, *, factory: ClusterFactory | 
     registry-wide batch; `sregym check` always replicates. `verify_warmup` (default: `replicate`)
     builds the warm start twice and compares the two ("same seed, identical warm-up"); a caller
     that proves it once per app passes False, and the step is left out unless this process has
-    already made it."""
+    already made it. `probe` looks at the noop run when the agent would be paged (`PageProbe`)."""
     if fork is None:
         fork = factory is None and can_fork()
     report = CheckReport(problem.id, seed)
-    noop_protocol = _control_noop_and_recover if problem.is_control else _noop_and_recover
+    noop_steps_of = _control_noop_and_recover if problem.is_control else _noop_and_recover
     if fork:
         warm = warm_start(problem, seed, verify=replicate if verify_warmup is None else verify_warmup)
         if warm.deterministic is not None:
             report.add("same seed, identical warm-up", warm.deterministic)
-        noop_steps = in_fork(lambda: noop_protocol(warm.run_for(problem, noise="none")))
+        noop_steps, report.at_page = in_fork(lambda: noop_steps_of(warm.run_for(problem, noise="none"), probe))
         first = in_fork(lambda: _gold_after_warmup(warm.run_for(problem)))
         second = in_fork(lambda: _gold_after_warmup(warm.run_for(problem))) if replicate else None
     else:
         make = factory or TwinCluster.new
-        noop_steps = noop_protocol(prepare(problem, make(seed), seed))
+        noop_steps, report.at_page = noop_steps_of(prepare(problem, make(seed), seed), probe)
         first = _gold_run(problem, seed, make)
         second = _gold_run(problem, seed, make) if replicate else None
     for name, passed, detail in noop_steps:

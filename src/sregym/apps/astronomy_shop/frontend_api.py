@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from sregym.apps.astronomy_shop import ai_assistant, catalogue, frontend_pages
+from sregym.twin.dataplane.envoy import UPSTREAM_TIMEOUT_BODY
 from sregym.twin.dataplane.pages import Page, PageRequest
 
 JSON = {"Content-Type": "application/json; charset=utf-8"}
@@ -335,10 +336,14 @@ def frontend_page(req: PageRequest) -> Page | None:
 
 def proxy_page(req: PageRequest) -> Page | None:
     """frontend-proxy's answer on the catch-all route to the frontend: the frontend's page with
-    Envoy's headers (lower-case on HTTP/1.1), or Envoy's 504 once its route timeout passes."""
+    Envoy's headers (lower-case on HTTP/1.1), or Envoy's 504 once its route timeout passes (a
+    handler that never answers, or an upstream slower than a shortened route timeout)."""
     if req.path.startswith(("/images/", "/flagservice/", "/otlp-http/", "/jaeger/", "/grafana/", "/loadgen/",
                             "/feature")):
         return None
+    if not req.ok and req.error == UPSTREAM_TIMEOUT_BODY:  # the route's timeout passed (envoy.py)
+        return Page(504, UPSTREAM_TIMEOUT_BODY, {"content-length": "24", "content-type": "text/plain",
+                                                 "server": "envoy"})
     page = frontend_page(req)
     if page is None:
         return None

@@ -38,6 +38,8 @@ MAX_BUSY = 0.95  # io_ticks cannot exceed wall time; leave room for the backgrou
 DEVICE_NUMBERS = {"sda": (8, 0), "sdb": (8, 16)}
 
 
+_NODEOS_OF: Any = None  # `chaos.nodeos.nodeos_of`, bound on first use by `device_of`
+
 @dataclass
 class DeviceIO:
     """Cumulative block-layer counters a workload added to one device of one node."""
@@ -105,9 +107,12 @@ class DiskIO:
         node = get_path(pod, "spec", "nodeName")
         if not node:
             return None
-        from sregym.twin.chaos.nodeos import nodeos_of
+        global _NODEOS_OF
+        if _NODEOS_OF is None:  # bound on first use: nodeos imports this module
+            from sregym.twin.chaos.nodeos import nodeos_of
 
-        return str(node), nodeos_of(self.twin).volume_device(pod, mount_path, container)
+            _NODEOS_OF = nodeos_of
+        return str(node), _NODEOS_OF(self.twin).volume_device(pod, mount_path, container)
 
     def record(self, pod: dict[str, Any], mount_path: str, *, op: str, rate: float, latency_ms: float = 0.0,
                container: str | None = None) -> None:

@@ -57,14 +57,22 @@ class DataStore(Protocol):
     def request(self, req: StoreRequest) -> StoreReply: ...
 
 
+# `datastores.datastore_for`, bound on first use: the package imports the data plane, and a
+# function-level import costs a lookup on every store call (hundreds a simulated minute).
+_DATASTORE_FOR: Any = None
+
+
 def datastore_of(twin: Twin, pod: dict[str, Any]) -> Any | None:
     """D2's model for the store in `pod`, or None (module absent or not a known store)."""
+    global _DATASTORE_FOR
+    if _DATASTORE_FOR is None:
+        try:
+            from sregym.twin.datastores import datastore_for
+        except ImportError:
+            return None
+        _DATASTORE_FOR = datastore_for
     try:
-        from sregym.twin.datastores import datastore_for
-    except ImportError:
-        return None
-    try:
-        return datastore_for(twin, pod)
+        return _DATASTORE_FOR(twin, pod)
     except Exception:  # a model bug must not stop traffic for everything else
         return None
 

@@ -176,7 +176,8 @@ class Router:
     def route(self, src_pod: dict[str, Any] | None, host: str, port: int, *,
               protocol: str = "TCP", connect_timeout_ms: float = DEFAULT_CONNECT_TIMEOUT_MS) -> Route:
         """Every leg traffic from `src_pod` to host:port takes right now, with its fraction."""
-        self._index()
+        if self._bgp_generation != self.bgp.generation or self._built != self.version:
+            self._index()  # the engine asks for hundreds of routes a tick: skip the call when current
         now = self.twin.clock.now
         src_uid = (src_pod or {}).get("metadata", {}).get("uid", "")
         key = (src_uid, host, int(port), protocol, connect_timeout_ms)

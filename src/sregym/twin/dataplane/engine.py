@@ -32,7 +32,7 @@ from sregym.twin.dataplane.client_clock import client_now
 from sregym.twin.dataplane.codepaths import Branch, branch, busy_cores, extra_cpu_ms
 from sregym.twin.dataplane.connect import ConnectResult, Route, Router, router_of
 from sregym.twin.dataplane.consumers import consumer_metrics, leave_groups, poll_consumers
-from sregym.twin.dataplane.envoy import filter_cpu_ms
+from sregym.twin.dataplane.envoy import filter_cpu_ms, route_dependency
 from sregym.twin.dataplane.errortexts import (
     client_error,
     deadline_error,
@@ -576,6 +576,7 @@ class DataPlaneEngine(Controller):
                 dep = proc.inst.deps.get(call.dependency)
                 if dep is None:
                     continue
+                dep = route_dependency(proc, op, dep)
                 rate = served * made * call.count
                 attempts = proc.attempts.get((call.dependency, call.operation), 1.0)
                 rate *= proc.delivered.get((call.dependency, call.operation), attempts)
@@ -686,6 +687,8 @@ class DataPlaneEngine(Controller):
             clean = True  # no earlier required call failed
             for index, call in enumerate(op.calls):
                 dep = proc.inst.deps.get(call.dependency)
+                if dep is not None:
+                    dep = route_dependency(proc, op, dep)
                 if clean and call.when is None and call.feature is None:
                     q = made = call.probability
                 else:
@@ -972,18 +975,19 @@ class DataPlaneEngine(Controller):
             return
         ok_count = count * res.success
         err_count = count - ok_count
-        for status, n, d, m in (("STATUS_CODE_UNSET", ok_count, res.d, res.m),
-                                ("STATUS_CODE_ERROR", err_count, res.d, res.m)):
+        d, m = res.d, res.m
+        for status, n in (("STATUS_CODE_UNSET", ok_count), ("STATUS_CODE_ERROR", err_count)):
             if n <= 1e-9:
                 continue
             key = (service, span, kind, status)
             self.span_calls[key] += n
             self.span_sum[key] += n * (d + m)
             hist = self.span_hist.setdefault(key, [0.0] * len(SPAN_BUCKETS_MS))
-            # `n * cdf(d, m, le)` per bucket; the cdf values are memoised on (d, m) (span_shares.py)
+            # `n * cdf(d, m, le)` per bucket; the cdf values are memoised on (d, m) (span_shares.py),
+            # and they cover the buckets from `start` to the last, so one comprehension adds them
+            # (the same `h + n * share` per bucket as an indexed `+=`, without its per-item work).
             start, shares = self._bucket_shares.of(d, m)
-            for index, share in enumerate(shares, start):
-                hist[index] += n * share
+            hist[start:] = [h + n * share for h, share in zip(hist[start:], shares, strict=True)]
 
     def _log_error(self, proc: Proc, op: Operation, call: Call, dep: DependencyConfig | None, error: str,
                    rate: float, now: float) -> None:

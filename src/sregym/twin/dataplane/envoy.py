@@ -13,6 +13,11 @@ decides them, so the response flags say what really happened upstream:
 * no route matches the path                                        → 404 `NR`
 * anything the upstream answered                                   → its status, `-`, `via_upstream`
 
+The traffic itself is bounded the same way: `route_dependency` gives the engine an Envoy
+process's upstream call with the deadline of the route its operation matches, when that route's
+timeout is shorter than the program's own (so a shortened route timeout fails the requests that
+outlast it, for the users as in the log).
+
 The access log is written in the configured format, one line per request, with fractional rates
 carried over ticks and at most `MAX_LINES_PER_TICK` lines a tick (a flood is sampled, never
 summed). Counters (`cluster.<name>.upstream_rq_total`, `upstream_cx_connect_fail`, ...) are kept
@@ -23,9 +28,8 @@ durations) comes from the `dataplane-envoy` stream.
 from __future__ import annotations
 
 import functools
-import uuid
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +41,8 @@ from sregym.twin.dataplane.state import match_operation
 
 if TYPE_CHECKING:
     from sregym.twin.dataplane.engine import DataPlaneEngine
+    from sregym.twin.dataplane.programs import DependencyConfig
+    from sregym.twin.dataplane.spec import Operation
     from sregym.twin.dataplane.state import Proc
 
 MAX_LINES_PER_TICK = 25
@@ -144,6 +150,30 @@ def filter_cpu_ms(proc: Proc, path: str) -> float:
     if config is None or not config.http_filters:
         return 0.0
     return request_cpu_ms(config.http_filters, path)
+
+
+# The router's own answer when a route's timeout passes before the upstream's response (and the
+# client name that makes errortexts.py give it as the caller's error text).
+UPSTREAM_TIMEOUT_BODY = "upstream request timeout"
+ENVOY_CLIENT = "envoy"
+
+
+def route_dependency(proc: Proc, op: Operation, dep: DependencyConfig) -> DependencyConfig:
+    """The upstream call of an Envoy process's `op` as the route it matches bounds it.
+
+    Envoy's route `timeout` spans the whole upstream response (request sent to last byte; a retry
+    without `per_try_timeout` shares it), so when the loaded configuration's route for `op`'s path
+    is shorter than the deadline the program's dependency already carries, that route timeout is
+    the call's deadline and its expiry is Envoy's `upstream request timeout`. The program's
+    dependency timeouts stand for the template's own (15 s on the demo's routes), so a
+    configuration that shortens no route leaves every call exactly as it was."""
+    if proc.inst.spec.name not in _CONFIGS:
+        return dep
+    config = config_of(proc)
+    route = route_for(config, op.name) if config is not None else None
+    if route is None or route.redirect or not 0 < route.timeout_ms < dep.timeout_ms:
+        return dep
+    return replace(dep, timeout_ms=route.timeout_ms, client=ENVOY_CLIENT)
 
 
 def route_for(config: EnvoyConfig, path: str) -> Route | None:
@@ -316,7 +346,10 @@ class EnvoyProxies(Controller):
     def _write(self, proc: Proc, config: EnvoyConfig, src: dict[str, Any] | None, authority: str, method: str,
                path: str, route: Route | None, outcome: Outcome, now: float, rng: Any) -> None:
         start = now + rng.random() * self.twin.clock.tick
-        duration = max(0, int(outcome.latency_ms * (0.5 + rng.random())))
+        jitter = rng.random()
+        # a route timeout ends the stream when it fires: the request lasted that long, not a spread
+        duration = int(outcome.latency_ms + jitter) if outcome.flags == "UT" else \
+            max(0, int(outcome.latency_ms * (0.5 + jitter)))
         src_ip = ((src or {}).get("status") or {}).get("podIP") or "10.244.0.1"
         fields = {
             "START_TIME": _start_time(start),
@@ -334,7 +367,7 @@ class EnvoyProxies(Controller):
             "RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)": str(max(0, duration - 1)) if outcome.reached else "-",
             "REQ(X-FORWARDED-FOR)": "-",
             "REQ(USER-AGENT)": USER_AGENT,
-            "REQ(X-REQUEST-ID)": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+            "REQ(X-REQUEST-ID)": uuid4_text(rng.getrandbits(128)),
             "REQ(:AUTHORITY)": authority,
             "UPSTREAM_HOST": outcome.upstream,
             "UPSTREAM_CLUSTER": route.cluster if route is not None and route.cluster else "-",
@@ -351,7 +384,7 @@ class EnvoyProxies(Controller):
             fields.update({"UPSTREAM_REMOTE_ADDRESS_WITHOUT_PORT": upstream_ip, "REQ(:SCHEME)": "http",
                            "DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT": src_ip, "REQ(:PATH)": path,
                            "REQ(:QUERY)": "-"})
-            attributes = {k: render_format(v, fields) for k, v in config.log_attributes}
+            attributes = render_attributes(config.log_attributes, fields)
         self.pending[proc.inst.key].append((start, render_format(config.log_format, fields).rstrip("\n"),
                                             attributes))
 
@@ -444,5 +477,40 @@ def render_format(fmt: str, fields: dict[str, str]) -> str:
     return template.format(*[get(name, "-") for name in operators])
 
 
-__all__ = ["LOADED_CONFIG", "Cluster", "EnvoyConfig", "EnvoyProxies", "Outcome", "Route", "config_of", "envoy_config",
-           "filter_cpu_ms", "outcomes", "register_envoy", "render_format", "route_for"]
+@functools.lru_cache(maxsize=64)
+def _compiled_attributes(attributes: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Each attribute's (name, template, operators), the literal ones rendered once: most
+    attributes are one operator or none, and every access log line renders them all."""
+    compiled = []
+    for name, fmt in attributes:
+        template, operators = _compiled_format(fmt)
+        compiled.append((name, template.format() if not operators else template, operators))
+    return tuple(compiled)
+
+
+def render_attributes(attributes: tuple[tuple[str, str], ...], fields: dict[str, str]) -> dict[str, str]:
+    """`{name: render_format(fmt, fields)}` for the (name, fmt) pairs, computed with less work."""
+    get = fields.get
+    out: dict[str, str] = {}
+    for name, template, operators in _compiled_attributes(attributes):
+        if not operators:
+            out[name] = template
+        elif template == "{}":
+            value = get(operators[0], "-")
+            out[name] = value if type(value) is str else template.format(value)
+        else:
+            out[name] = template.format(*[get(op, "-") for op in operators])
+    return out
+
+
+def uuid4_text(bits: int) -> str:
+    """`str(uuid.UUID(int=bits, version=4))` without building the object (a request id per
+    access log line): the version and variant bits set, then the 8-4-4-4-12 hex groups."""
+    bits = (bits & ~(0xC000 << 48)) | (0x8000 << 48)
+    bits = (bits & ~(0xF000 << 64)) | (4 << 76)
+    text = f"{bits:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+__all__ = ["ENVOY_CLIENT", "LOADED_CONFIG", "UPSTREAM_TIMEOUT_BODY", "Cluster", "EnvoyConfig", "EnvoyProxies", "Outcome", "Route", "config_of", "envoy_config",
+           "filter_cpu_ms", "outcomes", "register_envoy", "render_attributes", "render_format", "route_dependency", "route_for", "uuid4_text"]

@@ -77,6 +77,8 @@ def thrift_connect_error(dep: DependencyConfig, res: ConnectResult) -> str:
 
 
 def deadline_error(dep: DependencyConfig, call: Call) -> str:
+    if dep.kind == "http" and dep.client == "envoy":  # the router's local reply to its downstream
+        return "upstream request timeout"
     if dep.kind == "http" and dep.client == "awc":
         return "Timeout while waiting for response"
     if dep.kind == "thrift":  # TSocket's receive timeout

@@ -15,6 +15,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from sregym.twin.dataplane.connect import Leg
+from sregym.twin.dataplane.envoy import route_dependency
 from sregym.twin.dataplane.errortexts import client_error, deadline_error, propagated_error, retryable
 from sregym.twin.dataplane.kafka_spans import producer_span
 from sregym.twin.dataplane.spec import RPC_KINDS, Operation, http_route
@@ -106,7 +107,7 @@ def _serve(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc,
             call_ok, hit = True, False
             for _ in range(count):
                 end_us, attempt_ok, attempt_error, hit = _call(engine, rng, traces, proc, call, trace_id, span_id,
-                                                               cursor, depth)
+                                                               cursor, depth, op)
                 cursor = end_us if not op.parallel else cursor
                 if not attempt_ok:
                     call_ok = False
@@ -148,11 +149,12 @@ def _condition(when: str | None, outcomes: dict[str, tuple[bool, bool]]) -> bool
 
 
 def _call(engine: DataPlaneEngine, rng: random.Random, traces: Any, proc: Proc, call: Any, trace_id: str,
-          parent: str, start_us: int, depth: int) -> tuple[int, bool, str, bool]:
-    """One logical call with the caller's retries: (end µs, ok, error, cache hit)."""
+          parent: str, start_us: int, depth: int, op: Operation) -> tuple[int, bool, str, bool]:
+    """One logical call of `op` with the caller's retries: (end µs, ok, error, cache hit)."""
     dep = proc.inst.deps.get(call.dependency)
     if dep is None:
         return start_us, False, f"missing address for {call.dependency}", False
+    dep = route_dependency(proc, op, dep)  # an Envoy route's timeout bounds the upstream call
     pod = engine.twin.store.peek("Pod", proc.inst.namespace, proc.inst.pod)
     # an address the client cannot parse fails in the client itself: nothing dialed, nothing retried
     route = None if dep.invalid else engine.router.route(pod, dep.host, dep.port, connect_timeout_ms=dep.timeout_ms)

@@ -141,7 +141,8 @@ class LoopbackConnection:
     def serve(self, request: HttpRequest) -> bytes:
         self.requests += 1
         # Go's net/http serves HEAD with the GET handler and drops the body.
-        result = self.exchange("GET" if request.method == "HEAD" else request.method, request.target)
+        result = self.exchange("GET" if request.method == "HEAD" else request.method, request.target,
+                               headers=request.headers, body=request.body.decode("utf-8", "replace") or None)
         if result.error:
             self.closed = True  # empty reply / reset: the server closes without answering
             return b""
@@ -152,8 +153,10 @@ class LoopbackConnection:
         return render_response(result.status, headers, result.body.encode(),
                                head_only=request.method == "HEAD", close=close)
 
-    def exchange(self, method: str, target: str) -> Any:
-        """The listening process's answer to one request (a `dataplane.http.HttpResult`)."""
+    def exchange(self, method: str, target: str, *, headers: dict[str, str] | None = None,
+                 body: str | None = None) -> Any:
+        """The listening process's answer to one request (a `dataplane.http.HttpResult`); the
+        request's headers and body reach the handler as they would over the network."""
         ip = (self.pod.get("status") or {}).get("podIP") or ""
         conn = ConnectResult(ok=True, dst_pod=self.pod, dst_ip=ip, host="127.0.0.1", port=self.port,
                              resolved_ip=ip, target_port=self.port, src_ip=ip,
@@ -164,7 +167,8 @@ class LoopbackConnection:
 
             return HttpResult(error="empty_reply", message="Empty reply from server", connect=conn)
         path, _, query = target.partition("?")
-        return answer(plane, conn, "http", self.port, path or "/", method=method, query=query)
+        return answer(plane, conn, "http", self.port, path or "/", method=method, query=query, headers=headers,
+                      body=body)
 
 
 __all__ = ["HttpRequest", "LoopbackConnection", "listens", "netns_path", "parse_request",

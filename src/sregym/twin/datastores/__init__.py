@@ -34,11 +34,20 @@ if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
 
+# Bound on first use (module-level imports of the node packages would be cycles); the data plane
+# asks `server_for` and `store_kind` for every store call, so the import is not repeated per call.
+_LOOKUP: Any = None
+_RUNTIME_OF: Any = None
+
+
 def store_kind(image: str, twin: Any = None) -> str | None:
     """"mongodb" | "memcached" | "redis" for a store image reference, else None."""
-    from sregym.twin.node.images import lookup
+    global _LOOKUP
+    if _LOOKUP is None:
+        from sregym.twin.node.images import lookup
 
-    spec, _ = lookup(image, twin)
+        _LOOKUP = lookup
+    spec, _ = _LOOKUP(image, twin)
     return spec.extras.get("datastore") if spec is not None else None
 
 
@@ -80,11 +89,14 @@ def _server_config(kind: str, instance: ContainerInstance) -> dict[str, Any]:
 
 def server_for(twin: Twin, pod: dict[str, Any], container: str) -> DataStore | None:
     """The store served by one running container of a pod (None if it is no store)."""
-    from sregym.twin.node.runtime import runtime_of
+    global _RUNTIME_OF
+    if _RUNTIME_OF is None:
+        from sregym.twin.node.runtime import runtime_of
 
+        _RUNTIME_OF = runtime_of
     meta = pod.get("metadata") or {}
     ns, name = meta.get("namespace", "default"), meta.get("name", "")
-    instance = runtime_of(twin).instance(ns, name, container)
+    instance = _RUNTIME_OF(twin).instance(ns, name, container)
     if instance is None or not instance.running:
         return None
     kind = store_kind(instance.image, twin)

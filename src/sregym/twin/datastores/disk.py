@@ -47,10 +47,19 @@ def disk_effects(store: DataStore, mount: str, op: str, rate: float, service_ms:
     return service_ms, (replace(failure, service_ms=service_ms) if failure is not None else None)
 
 
+# `chaos.diskio.diskio_of`, bound on first use (a module-level import would be a cycle): every
+# store call of every tick asks for it.
+_DISKIO_OF: Any = None
+
+
 def _effects(store: DataStore, mount: str, op: str, rate: float, service_ms: float, db: str, collection: str,
              statement: str) -> tuple[float, DbOutcome | None]:
-    from sregym.twin.chaos.diskio import diskio_of
+    global _DISKIO_OF
+    if _DISKIO_OF is None:
+        from sregym.twin.chaos.diskio import diskio_of
 
+        _DISKIO_OF = diskio_of
+    diskio_of = _DISKIO_OF
     effect = store.io_effect(mount)
     action = str(getattr(effect, "action", "") or "") if effect is not None else ""
     latency = float(getattr(effect, "latency_ms", 0.0) or 0.0) if action == "latency" else 0.0

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sregym.twin.machinery.objects import clone
+
 Path = tuple[str, ...]
 FieldSet = set[Path]
 
@@ -293,8 +295,26 @@ def _ordered_union(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 
 # ============================================================================ FieldsV1 encoding
+# Encoded trees by the set they encode. The same sets come back all the time (every Twin creates
+# the same default objects; a controller rewrites the same status fields), and building a tree
+# (a node per path element, then sorting every node) costs several times a copy of it.
+_ENCODED: dict[frozenset[Path], dict[str, Any]] = {}
+ENCODE_MEMO_LIMIT = 4096  # distinct sets remembered before the memo starts over
+
+
 def encode(fields: FieldSet) -> dict[str, Any]:
-    """The FieldsV1 tree of a set, children in byte order (`.` first)."""
+    """The FieldsV1 tree of a set, children in byte order (`.` first); a fresh copy, so the
+    caller may keep or change it."""
+    key = frozenset(fields)
+    tree = _ENCODED.get(key)
+    if tree is None:
+        if len(_ENCODED) >= ENCODE_MEMO_LIMIT:
+            _ENCODED.clear()
+        tree = _ENCODED[key] = _encode(key)
+    return clone(tree)
+
+
+def _encode(fields: frozenset[Path]) -> dict[str, Any]:
     root: dict[str, Any] = {}
     members: set[Path] = set()
     for path in fields:

@@ -3,7 +3,8 @@
 A real API server decodes `cpu: 1000m` into a Quantity and encodes it back as `cpu: "1"`, so what
 `kubectl get -o yaml` shows is never what was applied when it was not canonical. The fields are
 found once per kind from the upstream schema (every property whose type is Quantity, through
-lists and maps) and kept as path patterns, so a write costs a walk over those paths only.
+lists and maps) and kept as path patterns, merged into a trie, so a write costs one walk over
+those paths only.
 """
 
 from __future__ import annotations
@@ -46,32 +47,50 @@ def _collect(node: dict[str, Any], path: Path, chain: tuple[str, ...], out: list
         _collect(schema["additionalProperties"], (*path, ANY), chain, out)
 
 
+# A trie of a kind's quantity paths: key (or ANY) → the rest; an empty trie ends a path.
+Trie = dict[str, "Trie"]
+
+
+@cache
+def _quantity_trie(group: str, version: str, kind: str) -> Trie:
+    """The kind's quantity paths merged on their common prefixes: a Pod has dozens, most under
+    `spec.containers` or `status.containerStatuses`, and every write walks them."""
+    root: Trie = {}
+    for path in quantity_paths(group, version, kind):
+        node = root
+        for key in path:
+            node = node.setdefault(key, {})
+    return root
+
+
 def canonicalize(obj: dict[str, Any], group: str, version: str, kind: str) -> None:
     """Rewrite every quantity of `obj` in place in its canonical form (invalid ones are left for
     validation to refuse)."""
-    for path in quantity_paths(group, version, kind):
-        _apply(obj, path)
+    trie = _quantity_trie(group, version, kind)
+    if trie:
+        _apply(obj, trie)
 
 
-def _apply(node: Any, path: Path) -> None:
-    key, rest = path[0], path[1:]
-    if key == ANY:
-        slots = list(node.items()) if isinstance(node, dict) else \
-            list(enumerate(node)) if isinstance(node, list) else []
-    elif isinstance(node, dict) and key in node:
-        slots = [(key, node[key])]
-    else:
-        return
-    for slot, value in slots:
-        if value is None:
+def _apply(node: Any, trie: Trie) -> None:
+    """Walk the paths of `trie` under `node` once, rewriting the quantities where they end."""
+    for key, rest in trie.items():
+        if key == ANY:
+            slots = list(node.items()) if isinstance(node, dict) else \
+                list(enumerate(node)) if isinstance(node, list) else []
+        elif isinstance(node, dict) and key in node:
+            slots = [(key, node[key])]
+        else:
             continue
-        if rest:
-            _apply(value, rest)
-        elif isinstance(value, str | int | float) and not isinstance(value, bool):
-            try:
-                node[slot] = canonical_quantity(value)
-            except QuantityError:
+        for slot, value in slots:
+            if value is None:
                 continue
+            if rest:
+                _apply(value, rest)
+            elif isinstance(value, str | int | float) and not isinstance(value, bool):
+                try:
+                    node[slot] = canonical_quantity(value)
+                except QuantityError:
+                    continue
 
 
 __all__ = ["canonicalize", "quantity_paths"]

@@ -154,6 +154,9 @@ class ObjectStore:
         self._history: deque[WatchEvent] = deque(maxlen=HISTORY_LIMIT)
         self._listeners: list[Callable[[WatchEvent], None]] = []
         self._indexes: dict[tuple[str, str], list[Index]] = {}
+        # Each kind's (namespace, name) keys in order, kept until a key is added or removed:
+        # controllers and collectors scan the same kinds every tick, and updates keep the keys.
+        self._ordered: dict[tuple[str, str], list[tuple[str, str]]] = {}
 
     # ----------------------------------------------------------------- hooks
     def add_mutator(self, name: str, fn: Hook, order: int = 100) -> None:
@@ -204,6 +207,14 @@ class ObjectStore:
     def _bucket(self, kind: ResourceKind) -> dict[tuple[str, str], dict[str, Any]]:
         return self._objects.setdefault(kind.key, {})
 
+    def _keys_in_order(self, kind_key: tuple[str, str], bucket: dict[tuple[str, str], Any]) -> list[tuple[str, str]]:
+        """The bucket's keys sorted; the list is replaced, never changed, so a scan in progress
+        keeps the keys it started with."""
+        keys = self._ordered.get(kind_key)
+        if keys is None:
+            keys = self._ordered[kind_key] = sorted(bucket)
+        return keys
+
     # ----------------------------------------------------------------- reads
     def try_get(self, kind: KindRef, namespace: str | None, name: str) -> dict[str, Any] | None:
         k = self.kind(kind)
@@ -226,8 +237,7 @@ class ObjectStore:
         """Stored objects of a kind in (namespace, name) order, without copying. Read-only."""
         k = self.kind(kind)
         bucket = self._bucket(k)
-        keys = sorted(bucket)
-        for key in keys:
+        for key in self._keys_in_order(k.key, bucket):
             if namespace and k.namespaced and key[0] != namespace:
                 continue
             obj = bucket.get(key)
@@ -259,8 +269,11 @@ class ObjectStore:
             kind = by_key.get(key)
             if kind is None:
                 continue
-            for obj_key in sorted(self._objects[key]):
-                yield kind, self._objects[key][obj_key]
+            bucket = self._objects[key]
+            for obj_key in self._keys_in_order(key, bucket):
+                obj = bucket.get(obj_key)
+                if obj is not None:
+                    yield kind, obj
 
     # ---------------------------------------------------------------- writes
     def _next_rv(self) -> str:
@@ -336,6 +349,7 @@ class ObjectStore:
             return clone(new)
         meta["resourceVersion"] = self._next_rv()
         self._bucket(kind)[(ns, name)] = new
+        self._ordered.pop(kind.key, None)
         self._emit("ADDED", kind, new)
         return clone(new)
 
@@ -361,6 +375,7 @@ class ObjectStore:
         else:
             meta["resourceVersion"] = self._next_rv()
         self._bucket(kind)[(ns, meta["name"])] = new
+        self._ordered.pop(kind.key, None)
         self._emit("ADDED", kind, new)
         return clone(new)
 
@@ -539,6 +554,7 @@ class ObjectStore:
 
     def _remove(self, kind: ResourceKind, ns: str, name: str, final: dict[str, Any]) -> None:
         self._bucket(kind).pop((ns, name), None)
+        self._ordered.pop(kind.key, None)
         self._emit("DELETED", kind, final)
 
     def _dependents(self, owner_uid: str) -> Iterable[tuple[ResourceKind, dict[str, Any]]]:
