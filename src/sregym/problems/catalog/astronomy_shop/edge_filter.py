@@ -106,22 +106,36 @@ def template_with_rule(rule: str) -> str:
     return head + anchor + lua_filter(rule) + router + tail
 
 
-def _configmap() -> dict[str, Any]:
+def template_configmap(name: str, template: str) -> dict[str, Any]:
+    """A ConfigMap holding a frontend-proxy `envoy.tmpl.yaml`, labelled as the proxy's own."""
     return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": CONFIGMAP, "namespace": NAMESPACE,
+            "metadata": {"name": name, "namespace": NAMESPACE,
                          "labels": {"app.kubernetes.io/name": PROXY, "app.kubernetes.io/component": PROXY}},
-            "data": {TEMPLATE_KEY: template_with_rule(BAD_RULE)}}
+            "data": {TEMPLATE_KEY: template}}
+
+
+def template_mount_patch(configmap: str, volume: str, annotations: dict[str, str],
+                         **container: Any) -> dict[str, Any]:
+    """A patch of frontend-proxy mounting `configmap`'s template over the image's (the rollout
+    restarts the proxy, which reads it at start), with the change's pod-template `annotations`
+    and any further `container` fields."""
+    return {"kind": "Deployment", "namespace": NAMESPACE, "name": PROXY, "patch": {"spec": {"template": {
+        "metadata": {"annotations": annotations},
+        "spec": {"containers": [{"name": PROXY, **container,
+                                 "volumeMounts": [{"name": volume, "mountPath": TEMPLATE_PATH,
+                                                   "subPath": TEMPLATE_KEY}]}],
+                 "volumes": [{"name": volume, "configMap": {"name": configmap}}]}}}}}
+
+
+def _configmap() -> dict[str, Any]:
+    return template_configmap(CONFIGMAP, template_with_rule(BAD_RULE))
 
 
 def _proxy_patch() -> dict[str, Any]:
     """Mount the ConfigMap over the image's template; cap the container at 100m CPU."""
-    return {"kind": "Deployment", "namespace": NAMESPACE, "name": PROXY, "patch": {"spec": {"template": {
-        "metadata": {"annotations": {"edge.platform/change-ticket": "EDGE-1847",
-                                     "edge.platform/filter-profile": "managed-rules-v2"}},
-        "spec": {"containers": [{"name": PROXY, "resources": {"limits": {"cpu": CPU_LIMIT}},
-                                 "volumeMounts": [{"name": "envoy-config", "mountPath": TEMPLATE_PATH,
-                                                   "subPath": TEMPLATE_KEY}]}],
-                 "volumes": [{"name": "envoy-config", "configMap": {"name": CONFIGMAP}}]}}}}}
+    return template_mount_patch(CONFIGMAP, "envoy-config", {"edge.platform/change-ticket": "EDGE-1847",
+                                                           "edge.platform/filter-profile": "managed-rules-v2"},
+                                resources={"limits": {"cpu": CPU_LIMIT}})
 
 
 def _crafted_traffic() -> dict[str, Any]:
@@ -188,5 +202,5 @@ def edge_request_filter_cpu_saturation() -> Problem:
     )
 
 
-__all__ = ["BAD_RULE", "CONFIGMAP", "FIXED_RULE", "edge_request_filter_cpu_saturation", "lua_filter",
-           "template_with_rule"]
+__all__ = ["BAD_RULE", "CONFIGMAP", "FIXED_RULE", "PROXY", "TEMPLATE_KEY", "edge_request_filter_cpu_saturation",
+           "image_template", "lua_filter", "template_configmap", "template_mount_patch", "template_with_rule"]

@@ -32,7 +32,13 @@ from sregym.problems.catalog.astronomy_shop.common import (
     error_free,
     restart,
 )
-from sregym.problems.catalog.astronomy_shop.edge_filter import image_template
+from sregym.problems.catalog.astronomy_shop.edge_filter import (
+    PROXY,
+    TEMPLATE_KEY,
+    image_template,
+    template_configmap,
+    template_mount_patch,
+)
 from sregym.problems.model import Action, FaultSpec, MitigationSpec, Problem, Tags
 from sregym.problems.registry import problem
 from sregym.problems.vocabulary import mechanisms
@@ -45,10 +51,7 @@ mechanisms({
         "response flag ut", "ut flag", "latency budget"),
 }, related={"route_timeout_too_short": ("retry_storm", "ingress_misroute")})
 
-PROXY = "frontend-proxy"
 CONFIGMAP = "frontend-proxy-routes"
-TEMPLATE_KEY = "envoy.tmpl.yaml"
-TEMPLATE_PATH = "/home/envoy/envoy.tmpl.yaml"
 CATCH_ALL = "                          route: { cluster: frontend }\n"
 SHORT_TIMEOUT = "0.02s"
 CHECKOUT_PATH = "/api/checkout"
@@ -63,21 +66,13 @@ def template_with_timeout(timeout: str) -> str:
 
 
 def _configmap() -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": CONFIGMAP, "namespace": NAMESPACE,
-                         "labels": {"app.kubernetes.io/name": PROXY, "app.kubernetes.io/component": PROXY}},
-            "data": {TEMPLATE_KEY: template_with_timeout(SHORT_TIMEOUT)}}
+    return template_configmap(CONFIGMAP, template_with_timeout(SHORT_TIMEOUT))
 
 
 def _proxy_patch() -> dict[str, Any]:
     """Mount the ConfigMap over the image's template (the rollout restarts the proxy)."""
-    return {"kind": "Deployment", "namespace": NAMESPACE, "name": PROXY, "patch": {"spec": {"template": {
-        "metadata": {"annotations": {"edge.platform/change-ticket": "EDGE-1912",
-                                     "edge.platform/latency-budget": "storefront-p99"}},
-        "spec": {"containers": [{"name": PROXY,
-                                 "volumeMounts": [{"name": "envoy-routes", "mountPath": TEMPLATE_PATH,
-                                                   "subPath": TEMPLATE_KEY}]}],
-                 "volumes": [{"name": "envoy-routes", "configMap": {"name": CONFIGMAP}}]}}}}}
+    return template_mount_patch(CONFIGMAP, "envoy-routes", {"edge.platform/change-ticket": "EDGE-1912",
+                                                           "edge.platform/latency-budget": "storefront-p99"})
 
 
 @problem
