@@ -49,7 +49,6 @@ class CheckReport:
     gold_digest: str = ""
     at_page: Any = None  # what a `PageProbe` returned, if one was given
 
-
     @property
     def passed(self) -> bool:
         return bool(self.steps) and all(s.passed for s in self.steps)
@@ -108,10 +107,10 @@ def _noop_and_recover(run: ProblemRun, probe: PageProbe | None = None) -> tuple[
     return steps, page
 
 
-def noop_protocol(run: ProblemRun, probe: PageProbe | None = None) -> NoopOutcome:
+def noop_protocol(run: ProblemRun) -> NoopOutcome:
     """Steps 1 and 3 (noop fails, recover restores the baseline; for a control: noop passes,
     recover is a no-op) on a deployed, warmed-up run, on any cluster (`--backend kube` too)."""
-    return (_control_noop_and_recover if run.problem.is_control else _noop_and_recover)(run, probe)[0]
+    return (_control_noop_and_recover if run.problem.is_control else _noop_and_recover)(run)[0]
 
 
 def _control_noop_and_recover(run: ProblemRun, probe: PageProbe | None = None) -> tuple[NoopOutcome, Any]:
