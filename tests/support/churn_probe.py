@@ -40,23 +40,25 @@ def rank_injected(run: Any) -> Callable[[], dict[str, Any]]:
 
 
 def _rank(run: Any, written: set[tuple[str, str, str]]) -> dict[str, Any]:
+    """Rank by resourceVersion what the agent may list. The agent's `list` would copy every object
+    only for its resourceVersion, so this applies the same two rules (may the agent list the kind
+    cluster-wide, and is the object hidden from it) to the stored objects, read in place."""
     from sregym.cluster.base import AGENT
-    from sregym.errors import Forbidden
+    from sregym.twin.machinery.authz import authorize, is_hidden
 
     twin = run.cluster.twin
-    agent = run.cluster.as_user(AGENT)
     rows: list[tuple[int, str, str, str]] = []
     seen: set[tuple[str, str]] = set()
     for kind in list(twin.kinds.kinds):
         if kind.virtual or kind.key in seen or kind.kind == "Event":
             continue
         seen.add(kind.key)
-        try:
-            items = agent.list(f"{kind.plural}.{kind.group}" if kind.group else kind.plural)
-        except Forbidden:  # hidden from the agent
-            continue
-        for obj in items:
+        if not authorize(AGENT, "list", kind.group, kind.plural, None, None, None)[0]:
+            continue  # hidden from the agent
+        for obj in twin.store.scan(kind):
             meta = obj["metadata"]
+            if is_hidden(AGENT, kind.group, meta.get("namespace"), kind.plural, meta["name"]):
+                continue
             rows.append((int(meta["resourceVersion"]), kind.kind, meta.get("namespace", ""), meta["name"]))
     rows.sort(reverse=True)
     rank = next((i + 1 for i, row in enumerate(rows) if row[1:] in written), None)
