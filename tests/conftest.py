@@ -4,6 +4,9 @@ A test calls `record_property("report", text)`; the text is printed in the termi
 the end of the run. It travels with the test's report, so it also reaches the terminal from
 pytest-xdist workers (where a plain `print` is swallowed) — this is how the fuzz test's request
 counts appear in every CI log.
+
+Every test process runs with the garbage-collector settings of a simulating `sregym` process
+(`sregym/gcpolicy.py`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
+from sregym.gcpolicy import tune_for_simulation
+
+# Most of the suite's CPU is simulated time; the workers collect garbage as `sregym` itself does.
+tune_for_simulation()
 
 _REPORTS: list[tuple[str, str]] = []
 

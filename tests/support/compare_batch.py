@@ -118,6 +118,9 @@ def _run(out: Path, seed: int, ids: list[str]) -> dict[str, dict[str, Any]]:
 
 
 if __name__ == "__main__":
+    from sregym.gcpolicy import tune_for_simulation
+
+    tune_for_simulation()  # rarer young-generation collections: results do not depend on them
     out_dir, seed_text, *problem_ids = sys.argv[1:]
     target = Path(out_dir)
     target.mkdir(parents=True, exist_ok=True)

@@ -190,12 +190,9 @@ def _run(ids: list[str], seed: int, verify_warmup: bool) -> dict[str, dict[str, 
 
 
 if __name__ == "__main__":
-    import gc
+    from sregym.gcpolicy import tune_for_simulation
 
-    # The warm start's heap is frozen (`problems/warm.py`) and each run lives in a short fork, so
-    # the collector's young-generation passes find little: measured 3-5% of a run's CPU at the
-    # default thresholds; rarer passes keep that for the simulation. Results do not depend on it.
-    gc.set_threshold(100_000, 50, 1000)
+    tune_for_simulation()  # rarer young-generation collections: results do not depend on them
     out_path, seed_text, *rest = sys.argv[1:]
     verify = "--verify-warmup" in rest
     Path(out_path).write_text(json.dumps(_run([r for r in rest if r != "--verify-warmup"], int(seed_text), verify)))

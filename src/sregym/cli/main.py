@@ -14,6 +14,7 @@ from sregym.cli import snapshot as snapshot_cli
 from sregym.cli import twin as twin_cli
 from sregym.cli import view as view_cli
 from sregym.cli.validate import CliGroup
+from sregym.gcpolicy import tune_for_simulation
 
 app = typer.Typer(
     name="sregym",
@@ -40,6 +41,7 @@ def version() -> None:
 
 def main() -> None:
     """Run the CLI (`CliGroup` turns every user-caused error into one line and its exit code)."""
+    tune_for_simulation()  # this process and the workers it forks simulate (`gcpolicy.py`)
     app()
 
 
