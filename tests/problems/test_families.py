@@ -91,21 +91,21 @@ def test_seeded_draw_is_deterministic_and_keeps_plain_ids() -> None:
 _CHILD = """
 import json, sys
 sys.path.insert(0, sys.argv[2])
-from support.problem_batch import _isolation
+from support.problem_batch import agent_view
 from sregym.problems import get_problem
 from sregym.problems.check import check_problem
 out = {}
 for pid in sys.argv[4:]:
-    report = check_problem(get_problem(pid), seed=int(sys.argv[3]))
-    out[pid] = {"check": [[s.name, s.passed, s.detail] for s in report.steps], "isolation": _isolation(pid, int(sys.argv[3]))}
+    report = check_problem(get_problem(pid), seed=int(sys.argv[3]), window_probe=agent_view)
+    out[pid] = {"check": [[s.name, s.passed, s.detail] for s in report.steps], "isolation": report.after_window}
 open(sys.argv[1], "w").write(json.dumps(out))
 """
 
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The check protocol and the isolation sweep of `CHECKED`, in one single-threaded child (so
-    each problem's runs fork from one warm start)."""
+    """The check protocol of `CHECKED` and the agent's view at the end of its noop window, in one
+    single-threaded child (so each problem's runs fork from one warm start)."""
     out = tmp_path_factory.mktemp("variants") / "out.json"
     tests_dir = str(Path(__file__).resolve().parents[1])
     proc = subprocess.run([sys.executable, "-c", _CHILD, str(out), tests_dir, str(SEED), *CHECKED],

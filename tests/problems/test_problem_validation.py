@@ -187,7 +187,7 @@ def test_check_reports_the_gold_diagnosis_step(monkeypatch: pytest.MonkeyPatch) 
 
     good = get_problem(BASE)
     outcome = ("fp", "{}", True, "")
-    monkeypatch.setattr(check, "_noop_and_recover", lambda run, probe=None: ([], None))
+    monkeypatch.setattr(check, "_noop_and_recover", lambda run, probe=None, window_probe=None: ([], None, None))
     monkeypatch.setattr(check, "_gold_run", lambda problem, seed, make: outcome)
     monkeypatch.setattr(check, "prepare", lambda *a, **k: None)
     report = check.check_problem(good, 0, factory=lambda seed: None, fork=False)  # type: ignore[arg-type,return-value]

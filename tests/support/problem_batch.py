@@ -1,15 +1,19 @@
 """The check protocol and the isolation sweep for a group of problems, run in one child process.
 
 Under pytest-xdist every worker runs a receiver thread, so `check_problem` may not fork from a
-warm start there (`problems/warm.py`) and deploys the app three times per problem; the isolation
-sweep deploys it once more. The noop run also ranks what the injectors wrote among what the agent
-can list at the page (`churn_probe.py`, reported as "at_page"). A child process started for a group of problems is single-threaded:
-it builds one warm start per app and forks every run of every problem in the group from it, as
-`sregym check --all` does, which makes the two per-problem suites about half as expensive. The
+warm start there (`problems/warm.py`) and deploys the app three times per problem. The noop run
+also ranks what the injectors wrote among what the agent can list at the page (`churn_probe.py`,
+reported as "at_page"). A child process started for a group of problems is single-threaded: it
+builds one warm start per app and forks every run of every problem in the group from it, as
+`sregym check --all` does, which makes the per-problem suites about half as expensive. The
 results are the ones a per-problem run gives (the warm start is checked for determinism inside
 the protocol). The second gold run (step 4, same seed → same telemetry and scores) and the
-isolation sweep run once per fault mechanism and at least once per app (`isolation_sample`): problems built from the same faults run the same code paths and write the
-same kind of traces, and the batch is the largest part of the suite. The warm-up's own
+isolation sweep run once per fault mechanism and at least once per app (`isolation_sample`):
+problems built from the same faults run the same code paths and write the same kind of traces,
+and the batch is the largest part of the suite. The sweep reads the agent's whole view at the end
+of the noop run's verification window (the faults in place for `settle_s` plus the window, at
+least 180 s), so it costs no run of its own; the first problem of each app is also swept once
+under the high noise profile (`noisy_sample`), in a run of its own. The warm-up's own
 determinism (built twice, compared) is checked in the first group of each app only: every group
 of an app builds the same prefix.
 
@@ -19,7 +23,7 @@ tests share one worker, and `batch_result(problem_id)` runs the group's child on
 caches what it reports.
 
 Run as a script: `python problem_batch.py OUT.json SEED [--verify-warmup] ID...` writes {id: {"check": [[step,
-passed, detail], ...], "at_page": {"rank": ...}, "isolation": {...}}}.
+passed, detail], ...], "at_page": {"rank": ...}, "isolation": {...}, "isolation_noisy": {...}}}.
 """
 
 from __future__ import annotations
@@ -92,6 +96,20 @@ def isolation_sample() -> frozenset[str]:
     return frozenset(first.values())
 
 
+@functools.cache
+def noisy_sample() -> frozenset[str]:
+    """The problems whose agent view is also read under the high noise profile: the first of each
+    app. What the noise writes (restarted pods, warnings, error lines) is the noise's own doing on
+    the app's workloads, whatever the fault, and it never touches the root cause's path; the
+    faults' own traces are read on every problem of `isolation_sample`."""
+    from sregym.problems import all_problem_ids
+
+    first: dict[str, str] = {}
+    for problem_id in all_problem_ids():
+        first.setdefault(problem_id.split("/", 1)[0], problem_id)
+    return frozenset(first.values())
+
+
 def verifies_warmup(group: str) -> bool:
     """Whether `group`'s child builds its app's warm start twice and compares them: the first
     group of each app does, for all of them."""
@@ -118,10 +136,40 @@ def batch_result(problem_id: str) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------- the child's side
-def _isolation(problem_id: str, seed: int) -> dict[str, Any]:
-    """The agent's view after the fault took hold under high noise: identifiers of faults or the
-    problem it contains, whether the chaos namespace shows, and what listing chaos objects says."""
+def agent_view(run: Any) -> dict[str, Any]:
+    """Everything the agent credential can read on `run` now (every READABLE kind, the app's logs),
+    searched for identifiers of faults or of the problem; whether the chaos namespace shows, and
+    what listing chaos objects there says."""
     from sregym.faults import FAULTS
+
+    problem = run.problem
+    agent = run.cluster.as_user("agent")
+    text = []
+    for kind in READABLE:
+        # A Chaos Mesh object's status is Chaos Mesh's own vocabulary (records "Injected",
+        # `injectedCount`), the same on every cluster; its name, labels and spec are scanned.
+        text.extend(json.dumps({k: v for k, v in o.items() if not (kind in CHAOS_READABLE and k == "status")},
+                               sort_keys=True) for o in agent.list(kind))
+    for pod in agent.list("Pod", problem.namespace):
+        if (pod.get("status") or {}).get("phase") == "Running":
+            for c in pod["spec"]["containers"]:
+                text.append(agent.logs(problem.namespace, pod["metadata"]["name"], c["name"]))
+    blob = "\n".join(text).lower()
+    forbidden = {problem.id.lower(), problem.id.split("/")[1].lower(), "fault", "faults", "inject",
+                 "injected", "injection", "sregym", *(name.lower() for name in FAULTS.names())}
+    # Whole words only ("default" is not "fault").
+    found = sorted(w for w in forbidden if re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", blob))
+    try:
+        agent.list("PodChaos", "chaos-mesh")
+        chaos_listing = "allowed"
+    except Exception as exc:  # the refusal's text is what the test checks
+        chaos_listing = str(exc)
+    return {"found": found, "namespaces": sorted(n["metadata"]["name"] for n in agent.list("Namespace")),
+            "chaos_listing": chaos_listing}
+
+
+def _noisy_view(problem_id: str, seed: int) -> dict[str, Any]:
+    """The agent's view after the fault took hold under the high noise profile (`agent_view`)."""
     from sregym.problems import get_problem
     from sregym.problems.warm import in_fork, warm_start
 
@@ -134,29 +182,7 @@ def _isolation(problem_id: str, seed: int) -> dict[str, Any]:
         run.start_noise()
         run.inject()
         run.advance(problem.settle_s + ISOLATION_AFTER_S)
-        agent = run.cluster.as_user("agent")
-        text = []
-        for kind in READABLE:
-            # A Chaos Mesh object's status is Chaos Mesh's own vocabulary (records "Injected",
-            # `injectedCount`), the same on every cluster; its name, labels and spec are scanned.
-            text.extend(json.dumps({k: v for k, v in o.items() if not (kind in CHAOS_READABLE and k == "status")},
-                                   sort_keys=True) for o in agent.list(kind))
-        for pod in agent.list("Pod", problem.namespace):
-            if (pod.get("status") or {}).get("phase") == "Running":
-                for c in pod["spec"]["containers"]:
-                    text.append(agent.logs(problem.namespace, pod["metadata"]["name"], c["name"]))
-        blob = "\n".join(text).lower()
-        forbidden = {problem.id.lower(), problem.id.split("/")[1].lower(), "fault", "faults", "inject",
-                     "injected", "injection", "sregym", *(name.lower() for name in FAULTS.names())}
-        # Whole words only ("default" is not "fault").
-        found = sorted(w for w in forbidden if re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", blob))
-        try:
-            agent.list("PodChaos", "chaos-mesh")
-            chaos_listing = "allowed"
-        except Exception as exc:  # the refusal's text is what the test checks
-            chaos_listing = str(exc)
-        return {"found": found, "namespaces": sorted(n["metadata"]["name"] for n in agent.list("Namespace")),
-                "chaos_listing": chaos_listing}
+        return agent_view(run)
 
     return in_fork(sweep)
 
@@ -173,18 +199,22 @@ def _run(ids: list[str], seed: int, verify_warmup: bool) -> dict[str, dict[str, 
         try:
             # Determinism (the second gold run) is proven once per app and fault mechanism, like
             # the isolation sweep: the other problems of a set run the same code paths.
-            report = check_problem(get_problem(problem_id), seed=seed,
-                                   replicate=problem_id in isolation_sample(), verify_warmup=verify_warmup,
-                                   probe=rank_injected)
+            sampled = problem_id in isolation_sample()
+            report = check_problem(get_problem(problem_id), seed=seed, replicate=sampled,
+                                   verify_warmup=verify_warmup, probe=rank_injected,
+                                   window_probe=agent_view if sampled else None)
             entry["check"] = [[s.name, s.passed, s.detail] for s in report.steps]
             entry["at_page"] = report.at_page
+            if sampled:
+                entry["isolation"] = report.after_window
         except Exception as exc:  # a crashing problem is a failed check, with the reason
             entry["check"] = [["the protocol runs", False, f"{type(exc).__name__}: {exc}"]]
-        if problem_id in isolation_sample():
+            entry["isolation"] = {"error": f"{type(exc).__name__}: {exc}"}
+        if problem_id in noisy_sample():
             try:
-                entry["isolation"] = _isolation(problem_id, seed)
+                entry["isolation_noisy"] = _noisy_view(problem_id, seed)
             except Exception as exc:
-                entry["isolation"] = {"error": f"{type(exc).__name__}: {exc}"}
+                entry["isolation_noisy"] = {"error": f"{type(exc).__name__}: {exc}"}
         results[problem_id] = entry
     return results
 

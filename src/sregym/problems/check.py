@@ -48,6 +48,7 @@ class CheckReport:
     # problem the same value ran it identically (refactors compare them; see benchmarks/check_all.py).
     gold_digest: str = ""
     at_page: Any = None  # what a `PageProbe` returned, if one was given
+    after_window: Any = None  # what a `WindowProbe` returned, if one was given
 
     @property
     def passed(self) -> bool:
@@ -71,12 +72,18 @@ GoldOutcome = tuple[str, str, bool, str]
 # the injectors wrote there (`tests/problems/test_churn_rank.py`) rather than run every problem
 # once more for it.
 PageProbe = Callable[[ProblemRun], Callable[[], Any]]
+# A look at the noop run at the end of its verification window, the faults still in place and
+# nothing undone: its picklable result becomes `CheckReport.after_window`. The test suite reads
+# the agent's whole view there for words that would name the fault or the problem
+# (`tests/problems/test_isolation.py`): the noop run has no digest a read could disturb.
+WindowProbe = Callable[[ProblemRun], Any]
 
 
-def _noop_and_recover(run: ProblemRun, probe: PageProbe | None = None) -> tuple[NoopOutcome, Any]:
+def _noop_and_recover(run: ProblemRun, probe: PageProbe | None = None,
+                      window_probe: WindowProbe | None = None) -> tuple[NoopOutcome, Any, Any]:
     """Steps 1 and 3 on a deployed, warmed-up run (noise off: noise is not part of the fault and
-    would change the state being compared), and what `probe` saw at the page. One run instead of
-    two keeps `check --all` affordable."""
+    would change the state being compared), what `probe` saw at the page and what `window_probe`
+    saw at the end of the window. One run instead of two keeps `check --all` affordable."""
     problem = run.problem
     steps: NoopOutcome = []
     run.record_baseline()
@@ -91,6 +98,7 @@ def _noop_and_recover(run: ProblemRun, probe: PageProbe | None = None) -> tuple[
                   "; ".join(f"{r.name} passed: {r.detail}" for r in still_ok)))
     noop = run.verify()
     steps.append(("noop fails mitigation", not noop.passed, ""))
+    after_window = window_probe(run) if window_probe is not None else None
     run.recover()
     # Controllers retry failed work with back-off (a ReplicaSet blocked for the whole window waits
     # up to 5 minutes before its next create), so give recovery up to that long.
@@ -104,7 +112,7 @@ def _noop_and_recover(run: ProblemRun, probe: PageProbe | None = None) -> tuple[
     steps.append(("recover restores the baseline", before == after, _diff(before, after)))
     steps.append(("must_fix pass after recover", all(r.passed for r in healthy),
                   "; ".join(f"{r.name}: {r.detail}" for r in healthy if not r.passed)))
-    return steps, page
+    return steps, page, after_window
 
 
 def noop_protocol(run: ProblemRun) -> NoopOutcome:
@@ -113,7 +121,8 @@ def noop_protocol(run: ProblemRun) -> NoopOutcome:
     return (_control_noop_and_recover if run.problem.is_control else _noop_and_recover)(run)[0]
 
 
-def _control_noop_and_recover(run: ProblemRun, probe: PageProbe | None = None) -> tuple[NoopOutcome, Any]:
+def _control_noop_and_recover(run: ProblemRun, probe: PageProbe | None = None,
+                              window_probe: WindowProbe | None = None) -> tuple[NoopOutcome, Any, Any]:
     """Steps 1 and 3 for a no-incident control: nothing to fix, nothing to undo."""
     run.record_baseline()
     at_page = probe(run) if probe is not None else None
@@ -123,12 +132,13 @@ def _control_noop_and_recover(run: ProblemRun, probe: PageProbe | None = None) -
     noop = run.verify()
     steps: NoopOutcome = [("noop passes mitigation (nothing is broken)", noop.passed,
                            "; ".join(f"{c.name}: {c.detail}" for c in noop.failed()))]
+    after_window = window_probe(run) if window_probe is not None else None
     before = run.state_view()
     run.recover()
     run.advance(RECOVERY_MIN_S)
     after = run.state_view()
     steps.append(("recover is a no-op", before == after, _diff(before, after)))
-    return steps, page
+    return steps, page, after_window
 
 
 def _gold_after_warmup(run: ProblemRun) -> GoldOutcome:
@@ -149,7 +159,8 @@ def _gold_run(problem: Problem, seed: int, factory: ClusterFactory) -> GoldOutco
 
 def check_problem(problem: Problem, seed: int = 0, *, factory: ClusterFactory | None = None,
                   fork: bool | None = None, replicate: bool = True,
-                  verify_warmup: bool | None = None, probe: PageProbe | None = None) -> CheckReport:
+                  verify_warmup: bool | None = None, probe: PageProbe | None = None,
+                  window_probe: WindowProbe | None = None) -> CheckReport:
     """Run the protocol. With `fork` (default: whenever it is safe and no custom `factory` is
     given) the three runs continue from one warm start of the app (`problems/warm.py`) instead of
     deploying it three times; the results are the same, only cheaper. `replicate=False` skips
@@ -158,7 +169,8 @@ def check_problem(problem: Problem, seed: int = 0, *, factory: ClusterFactory | 
     registry-wide batch; `sregym check` always replicates. `verify_warmup` (default: `replicate`)
     builds the warm start twice and compares the two ("same seed, identical warm-up"); a caller
     that proves it once per app passes False, and the step is left out unless this process has
-    already made it. `probe` looks at the noop run when the agent would be paged (`PageProbe`)."""
+    already made it. `probe` looks at the noop run when the agent would be paged (`PageProbe`),
+    `window_probe` at the end of its verification window (`WindowProbe`)."""
     if fork is None:
         fork = factory is None and can_fork()
     report = CheckReport(problem.id, seed)
@@ -167,12 +179,14 @@ def check_problem(problem: Problem, seed: int = 0, *, factory: ClusterFactory | 
         warm = warm_start(problem, seed, verify=replicate if verify_warmup is None else verify_warmup)
         if warm.deterministic is not None:
             report.add("same seed, identical warm-up", warm.deterministic)
-        noop_steps, report.at_page = in_fork(lambda: noop_steps_of(warm.run_for(problem, noise="none"), probe))
+        noop_steps, report.at_page, report.after_window = in_fork(
+            lambda: noop_steps_of(warm.run_for(problem, noise="none"), probe, window_probe))
         first = in_fork(lambda: _gold_after_warmup(warm.run_for(problem)))
         second = in_fork(lambda: _gold_after_warmup(warm.run_for(problem))) if replicate else None
     else:
         make = factory or TwinCluster.new
-        noop_steps, report.at_page = noop_steps_of(prepare(problem, make(seed), seed), probe)
+        noop_steps, report.at_page, report.after_window = noop_steps_of(prepare(problem, make(seed), seed), probe,
+                                                                        window_probe)
         first = _gold_run(problem, seed, make)
         second = _gold_run(problem, seed, make) if replicate else None
     for name, passed, detail in noop_steps:
