@@ -10,8 +10,10 @@ peak RSS): it deploys the app exactly as `sregym twin up --app` does, lets it st
 new load settle (not timed), then times `--seconds` of simulated time with the full cluster
 running (controllers, kubelet, data plane, scrapers, alert rules). Before the timed window the
 heap is frozen (`gc.freeze`) as the runner's warm prefix does for every attempt
-(`problems.warm_prefix`), so the figure is the speed of an attempt; `--no-freeze` measures a
-plain process, where full garbage collections over the deployed app cost a further ~15%.
+(`problems.warm_prefix`), and the collector runs with the thresholds the `sregym` command sets
+(`sregym.gcpolicy`), so the figure is the speed of an attempt; `--no-freeze` measures a plain
+process, where full garbage collections over the deployed app cost a further ~15%, and
+`--default-gc` CPython's default thresholds (another 10-15%).
 Wall time depends on what else the machine runs; `cpu ms/sim s` (process CPU time per
 simulated second) is the figure to compare across runs on a busy machine. Besides speed it prints what
 the app did over the timed window (entry rate, success ratio, p95), so a fast but broken run is
@@ -147,16 +149,22 @@ def main() -> None:
     parser.add_argument("--child", choices=SCENARIOS, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print one JSON object per scenario")
     parser.add_argument("--no-freeze", action="store_true", help="do not freeze the heap before the timed window")
+    parser.add_argument("--default-gc", action="store_true",
+                        help="keep CPython's default GC thresholds instead of the sregym command's")
     parser.add_argument("--save-baseline", action="store_true",
                         help=f"record this run's cpu ms/sim s figures in {BASELINE.name}")
     args = parser.parse_args()
     if args.child:
+        if not args.default_gc:
+            from sregym.gcpolicy import tune_for_simulation
+
+            tune_for_simulation()  # as the `sregym` command does for every run
         print(json.dumps(run(args.child, args.seconds, freeze=not args.no_freeze)))
         return
     rows = []
     baseline = load_baseline()
     for scenario in [args.only] if args.only else list(SCENARIOS):
-        flags = ["--no-freeze"] if args.no_freeze else []
+        flags = (["--no-freeze"] if args.no_freeze else []) + (["--default-gc"] if args.default_gc else [])
         proc = subprocess.run([sys.executable, __file__, "--child", scenario, "--seconds", str(args.seconds), *flags],
                               capture_output=True, text=True, check=False)
         out = proc.stdout.strip().splitlines()
