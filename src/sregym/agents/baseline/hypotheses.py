@@ -29,6 +29,7 @@ from sregym.agents.baseline.context import (
 )
 from sregym.agents.baseline.flags import feature_flag, flag_file
 from sregym.agents.baseline.placement import unschedulable
+from sregym.agents.baseline.rollouts import recent_rollout
 from sregym.agents.baseline.workloads import job_sidecar, missing_volume_source, volume_attach
 
 
@@ -748,7 +749,7 @@ HYPOTHESES: list[Callable[[Ctx], Finding | None]] = [
     chaos_experiment, service_port, service_selector, service_extra_pods, image_pull, admission_webhook, resource_quota,
     volume_attach, unschedulable, node_selector, missing_volume_source, config_reference, flag_file,
     missing_service, probe, job_sidecar, rollout_strategy,
-    oom, dns_policy, crashing_image, config_crash, disk, dns, db_auth, feature_flag, retry_storm, cpu_throttling,
+    recent_rollout, oom, dns_policy, crashing_image, config_crash, disk, dns, db_auth, feature_flag, retry_storm, cpu_throttling,
     network_policy, env_shadowed, scaled_to_zero, chaos_experiment_any,
 ]
 
