@@ -138,7 +138,9 @@ class BaselineAgent(Agent):
             table = kubectl(session, f"get deployments -n {facts.namespace}").splitlines()[1:]
             short = [row for row in table if len(row.split()) > 1 and not _all_ready(row.split()[1])]
             if table and not short:
-                return True
+                if not _clear_failed_pods(session, facts):
+                    return True
+                continue  # failed pods were replaced already: watch once more
             for row in short:  # no pod at all: the ReplicaSet may sit in create back-off
                 cols = row.split()
                 if len(cols) > 2 and cols[2] == "0" and cols[0] not in bounced:
@@ -153,6 +155,20 @@ class BaselineAgent(Agent):
                     command, _ = fix.restart(facts.namespace, owner, "verify")
                     session.call("kubectl", {"command": command})
         return not before  # nothing was visibly broken: trust the fix
+
+
+# Pod states that no restart brings back: the ReplicaSet has replaced such a pod and it only lingers.
+_FAILED = ("Error", "Evicted", "ContainerStatusUnknown", "OOMKilled")
+
+
+def _clear_failed_pods(session: ToolSession, facts: Facts) -> bool:
+    """Delete a fully ready Deployment's leftover failed pods (killed while the cause was active,
+    already replaced); True when there were any."""
+    pods = parse_pods(kubectl(session, f"get pods -n {facts.namespace} -o wide"))
+    stale = [p for p in pods if p.status in _FAILED and p.ready.startswith("0/") and facts.owner(p.name)]
+    for pod in stale:
+        session.call("kubectl", {"command": f"delete pod {pod.name} -n {facts.namespace} --ignore-not-found"})
+    return bool(stale)
 
 
 def _all_ready(ready: str) -> bool:

@@ -127,7 +127,8 @@ def hit_workloads(obj: ChaosObject, namespace: str, workloads: list[Workload]) -
     """(workloads the experiment acts on, workloads at the other end of a NetworkChaos target)."""
     block = obj.experiment
     victims = [w.name for w in workloads if selects(block.get("selector") or {}, namespace, namespace, w)]
-    target = (block.get("target") or {}).get("selector")
+    target = block.get("target")
+    target = target.get("selector") if isinstance(target, dict) else None
     peers = [w.name for w in workloads if target and selects(target, namespace, namespace, w)]
     return victims, [p for p in peers if p not in victims]
 
