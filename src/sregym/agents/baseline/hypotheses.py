@@ -28,6 +28,7 @@ from sregym.agents.baseline.context import (
     workloads_of_events,
 )
 from sregym.agents.baseline.flags import feature_flag, flag_file
+from sregym.agents.baseline.nodes import node_trouble
 from sregym.agents.baseline.placement import unschedulable
 from sregym.agents.baseline.rollouts import recent_rollout
 from sregym.agents.baseline.workloads import job_sidecar, missing_volume_source, volume_attach
@@ -750,7 +751,8 @@ HYPOTHESES: list[Callable[[Ctx], Finding | None]] = [
     volume_attach, unschedulable, node_selector, missing_volume_source, config_reference, flag_file,
     missing_service, probe, job_sidecar, rollout_strategy,
     recent_rollout, oom, dns_policy, crashing_image, config_crash, disk, dns, db_auth, feature_flag, retry_storm, cpu_throttling,
-    network_policy, env_shadowed, scaled_to_zero, chaos_experiment_any,
+    network_policy, env_shadowed, scaled_to_zero, node_trouble,
+    chaos_experiment_any,
 ]
 
 __all__ = ["HYPOTHESES", "IMPACT", "Ctx", "Finding"]

@@ -124,8 +124,10 @@ def route_timeouts(config: str) -> list[float]:
     return out
 
 
-def classify(change: Change, logs: str, config: str, throttled: bool) -> tuple[str, str]:
-    """(mechanism, evidence) from the component's logs, its new command line and new config."""
+def classify(change: Change, logs: str, config: str, throttled: bool,
+             crashing: bool = False) -> tuple[str, str] | None:
+    """(mechanism, evidence) from the component's logs, its new command line and new config, or
+    None when nothing ties the change to the incident."""
     fd_line = next((ln for ln in logs.splitlines() if _FD_LOG.search(ln)), "")
     limit = _ULIMIT.search(change.new_command_line)
     if fd_line or limit:
@@ -147,10 +149,10 @@ def classify(change: Change, logs: str, config: str, throttled: bool) -> tuple[s
         return ("route timeout too short: the proxy's route timeout cuts requests off (upstream request timeout, "
                 "504)", f"the mounted configuration sets a route timeout of {short[0]:g}s, shorter than the "
                 "slowest requests take")
-    if change.commands:
-        return ("wrong command: the container command/entrypoint was changed by the latest rollout",
-                "; ".join(change.commands))
-    return ("configuration changed by the latest rollout", f"new ConfigMap(s) mounted: {', '.join(change.new_configmaps)}")
+    if change.commands and crashing:
+        return ("wrong command: the container command/entrypoint was changed by the latest rollout and the "
+                "container crashes", "; ".join(change.commands))
+    return None  # a change with no evidence tying it to the incident: other steps look further
 
 
 def recent_rollout(ctx: Ctx) -> Finding | None:
@@ -173,8 +175,11 @@ def recent_rollout(ctx: Ctx) -> Finding | None:
         logs = "\n".join(m for w, m in ctx.facts.error_logs if w == deployment)
         if not logs:
             logs = ctx.get(f"logs deployment/{deployment} -n {ctx.ns} --tail=30")
-        mechanism, evidence = classify(change, logs, _config_text(ctx, change.new_configmaps),
-                                       deployment in throttled)
+        reading = classify(change, logs, _config_text(ctx, change.new_configmaps), deployment in throttled,
+                           deployment in ctx.facts.crashing())
+        if reading is None:
+            continue
+        mechanism, evidence = reading
         what = "; ".join([*change.commands, *(f"mounts ConfigMap {n}" for n in change.new_configmaps)])
         return Finding([ctx.dep(deployment)], mechanism,
                        f"{deployment}'s latest rollout (revision {change.current}) changed it: {what}. {evidence}. "
