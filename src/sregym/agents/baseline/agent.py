@@ -4,8 +4,11 @@ In a detection phase it first answers with a generic rule (`baseline.detection`)
 "no incident" it names no root cause and changes nothing.
 
 Diagnosis follows a runbook: firing alerts and workload state first, then events, policies and
-webhooks, the call graph and recent error logs (to find the deepest failing component), then one
-hypothesis test per known mechanism. Mitigation applies the fix of the best finding and verifies
+webhooks, the call graph and recent error logs (to find the deepest failing component), then the
+hypothesis tests: recent changes first (a team's Chaos Mesh experiment acting on the troubled
+workload, `chaos`; the latest rollout's command line and mounted config, `rollouts`), one test
+per known mechanism, and the node under the troubled pods (`nodes`: conditions, clock, kernel
+tables). Mitigation applies the fix of the best finding and verifies
 with the same signals; if the workloads do not recover it tries the next finding's fix.
 """
 
