@@ -4,8 +4,11 @@ In a detection phase it first answers with a generic rule (`baseline.detection`)
 "no incident" it names no root cause and changes nothing.
 
 Diagnosis follows a runbook: firing alerts and workload state first, then events, policies and
-webhooks, the call graph and recent error logs (to find the deepest failing component), then one
-hypothesis test per known mechanism. Mitigation applies the fix of the best finding and verifies
+webhooks, the call graph and recent error logs (to find the deepest failing component), then the
+hypothesis tests: recent changes first (a team's Chaos Mesh experiment acting on the troubled
+workload, `chaos`; the latest rollout's command line and mounted config, `rollouts`), one test
+per known mechanism, and the node under the troubled pods (`nodes`: conditions, clock, kernel
+tables). Mitigation applies the fix of the best finding and verifies
 with the same signals; if the workloads do not recover it tries the next finding's fix.
 """
 
@@ -138,7 +141,9 @@ class BaselineAgent(Agent):
             table = kubectl(session, f"get deployments -n {facts.namespace}").splitlines()[1:]
             short = [row for row in table if len(row.split()) > 1 and not _all_ready(row.split()[1])]
             if table and not short:
-                return True
+                if not _clear_failed_pods(session, facts):
+                    return True
+                continue  # failed pods were replaced already: watch once more
             for row in short:  # no pod at all: the ReplicaSet may sit in create back-off
                 cols = row.split()
                 if len(cols) > 2 and cols[2] == "0" and cols[0] not in bounced:
@@ -153,6 +158,20 @@ class BaselineAgent(Agent):
                     command, _ = fix.restart(facts.namespace, owner, "verify")
                     session.call("kubectl", {"command": command})
         return not before  # nothing was visibly broken: trust the fix
+
+
+# Pod states that no restart brings back: the ReplicaSet has replaced such a pod and it only lingers.
+_FAILED = ("Error", "Evicted", "ContainerStatusUnknown", "OOMKilled")
+
+
+def _clear_failed_pods(session: ToolSession, facts: Facts) -> bool:
+    """Delete a fully ready Deployment's leftover failed pods (killed while the cause was active,
+    already replaced); True when there were any."""
+    pods = parse_pods(kubectl(session, f"get pods -n {facts.namespace} -o wide"))
+    stale = [p for p in pods if p.status in _FAILED and p.ready.startswith("0/") and facts.owner(p.name)]
+    for pod in stale:
+        session.call("kubectl", {"command": f"delete pod {pod.name} -n {facts.namespace} --ignore-not-found"})
+    return bool(stale)
 
 
 def _all_ready(ready: str) -> bool:

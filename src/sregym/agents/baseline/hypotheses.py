@@ -16,6 +16,7 @@ from collections.abc import Callable
 from sregym.agents.baseline import databases
 from sregym.agents.baseline import remedies as fix
 from sregym.agents.baseline.addresses import missing_service
+from sregym.agents.baseline.chaos import chaos_experiment, chaos_experiment_any
 from sregym.agents.baseline.context import (
     IMPACT,
     Ctx,
@@ -27,7 +28,9 @@ from sregym.agents.baseline.context import (
     workloads_of_events,
 )
 from sregym.agents.baseline.flags import feature_flag, flag_file
+from sregym.agents.baseline.nodes import node_trouble
 from sregym.agents.baseline.placement import unschedulable
+from sregym.agents.baseline.rollouts import recent_rollout
 from sregym.agents.baseline.workloads import job_sidecar, missing_volume_source, volume_attach
 
 
@@ -741,12 +744,15 @@ def dns_policy(ctx: Ctx) -> Finding | None:
 
 
 # Ordered from the most specific evidence (events naming the object) to the weakest.
+# A team's chaos experiment acting on the failing workload is the recent change that explains the
+# rest (its pods fail, pull the pause image, crash or time out), so it is looked for first.
 HYPOTHESES: list[Callable[[Ctx], Finding | None]] = [
-    service_port, service_selector, service_extra_pods, image_pull, admission_webhook, resource_quota,
+    chaos_experiment, service_port, service_selector, service_extra_pods, image_pull, admission_webhook, resource_quota,
     volume_attach, unschedulable, node_selector, missing_volume_source, config_reference, flag_file,
     missing_service, probe, job_sidecar, rollout_strategy,
-    oom, dns_policy, crashing_image, config_crash, disk, dns, db_auth, feature_flag, retry_storm, cpu_throttling,
-    network_policy, env_shadowed, scaled_to_zero,
+    recent_rollout, oom, dns_policy, crashing_image, config_crash, disk, dns, db_auth, feature_flag, retry_storm, cpu_throttling,
+    network_policy, env_shadowed, scaled_to_zero, node_trouble,
+    chaos_experiment_any,
 ]
 
 __all__ = ["HYPOTHESES", "IMPACT", "Ctx", "Finding"]
