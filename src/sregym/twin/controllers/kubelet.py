@@ -143,9 +143,9 @@ class Kubelet(Controller):
                 if not up:
                     continue  # a stopped kubelet syncs nothing; its containers keep running
             runtime = self.runtime.pods.get(uid)
-            if (runtime is not None and runtime.seen_rv == meta.get("resourceVersion")
-                    and now < runtime.next_wake and not (hooks and self._limited(pod, uid))):
-                continue
+            if runtime is not None and runtime.seen_rv == meta.get("resourceVersion") and now < runtime.next_wake:
+                if not (hooks and self._limited(pod, uid)) or self._idle_within_limits(pod, runtime, now):
+                    continue
             self._sync(pod, runtime, now)
         for uid in [u for u in self.runtime.pods if u not in seen]:
             self._forget(uid)
@@ -160,6 +160,37 @@ class Kubelet(Controller):
                           for c in (pod.get("spec") or {}).get("containers") or [])
             cached = self._limits[uid] = (rv, limited)
         return cached[1]
+
+    def _idle_within_limits(self, pod: dict[str, Any], runtime: PodRuntime, now: float) -> bool:
+        """Whether a memory-limited pod that nothing else wakes can skip this tick's sync: every
+        container is running with nothing due (no program step, probe, stop, start or pull; a
+        completed init container aside) and each working set is within its limit. Such a sync
+        would only re-check the limits and find the status unchanged (its signature), so this
+        check is the whole of it; anything else falls back to the full sync."""
+        spec = pod.get("spec") or {}
+        if spec.get("ephemeralContainers") or pod["metadata"].get("deletionTimestamp") \
+                or not runtime.volumes_ready or not runtime.init_done \
+                or runtime.status_sig != self._signature(pod, runtime):
+            return False
+        limits: dict[str, str] = {}
+        for container in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+            limit = get_path(container, "resources", "limits", "memory")
+            if limit:
+                limits[container["name"]] = limit
+        for name, record in runtime.containers.items():
+            instance = record.current
+            if instance is None or not instance.running:
+                if record.init and not record.sidecar and record.done:
+                    continue  # a finished init container: a sync does nothing with it
+                return False
+            if instance.stopping_until is not None or instance.process.finished \
+                    or instance.process.next_wake <= now \
+                    or any(state.next_at <= now for state in instance.probes.values()):
+                return False
+            limit = limits.get(name)
+            if limit is not None and self._working_set(runtime, instance) > memory_bytes(limit):
+                return False  # the full sync kills it, exactly as it always did
+        return True
 
     # ------------------------------------------------------------------ boot
     def _boot(self, now: float) -> None:

@@ -417,8 +417,11 @@ def _authority(twin: Any, res: Any, host: str, port: int) -> str:
 
 
 def _start_time(at: float) -> str:
-    moment = datetime.fromtimestamp(at, tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    """`%Y-%m-%dT%H:%M:%S.mmmZ`, formatted from the fields (one per access log line: `strftime`
+    cost more than the rest of the line's timestamp)."""
+    m = datetime.fromtimestamp(at, tz=UTC)
+    return (f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}."
+            f"{m.microsecond // 1000:03d}Z")
 
 
 _BODIES = {"UH": len("no healthy upstream"), "UT": len("upstream request timeout"), "NR": 0}
