@@ -285,8 +285,11 @@ class Engine:
                     per_step.append(_EMPTY_WINDOW)  # shared: a sparse series costs a pointer a step
                     continue
                 ts, vs = times[lo:hi], vals[lo:hi]
-                # `v != v` only for NaN: the common window holds none, and is_stale unpacks bits.
-                if drop_stale and any(v != v for v in vs) and any(is_stale(v) for v in vs):
+                # Only a NaN can be a staleness marker, and a window holding one sums to NaN (a
+                # sum also NaN for +inf and -inf is only a false alarm: is_stale decides). The sum
+                # runs in C; the common window holds no NaN, and is_stale unpacks bits.
+                total = sum(vs) if drop_stale else 0.0
+                if total != total and any(is_stale(v) for v in vs):
                     keep = [i for i, v in enumerate(vs) if not is_stale(v)]
                     ts = [ts[i] for i in keep]
                     vs = [vs[i] for i in keep]
