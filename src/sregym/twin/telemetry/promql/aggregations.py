@@ -13,7 +13,6 @@ import promql_parser as pp
 
 from sregym.twin.telemetry.promql import gomath
 from sregym.twin.telemetry.promql.errors import PromQLError
-from sregym.twin.telemetry.promql.range_sums import sum_by_of_range
 from sregym.twin.telemetry.promql.result import format_value
 from sregym.twin.telemetry.promql.values import Ctx, Labels, Scal, Str, Vec, VSeries, key_of
 
@@ -50,10 +49,6 @@ def aggregate(engine: Engine, node: pp.AggregateExpr, ctx: Ctx) -> Vec:
         label_param = param.value
         if not LABEL_NAME.match(label_param):
             raise PromQLError("execution", f'invalid label name "{label_param}"')
-    if op == "sum" and by:
-        fused = sum_by_of_range(engine, node, names, ctx)  # `sum by (...) (rate(x[5m]))`, one pass
-        if fused is not None:
-            return fused
     inner = engine.eval(node.expr, ctx)
     if not isinstance(inner, Vec):
         raise PromQLError("execution", "expected instant vector in aggregation")

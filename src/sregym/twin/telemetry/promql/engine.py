@@ -18,9 +18,10 @@ from sregym.twin.telemetry.promql.aggregations import aggregate
 from sregym.twin.telemetry.promql.budget import Budget, too_many_samples
 from sregym.twin.telemetry.promql.clock_valued import is_clock_valued
 from sregym.twin.telemetry.promql.errors import PromQLError
-from sregym.twin.telemetry.promql.functions import call_function
+from sregym.twin.telemetry.promql.functions import FUNCTIONS, call_function, selects_one_name
 from sregym.twin.telemetry.promql.nodes import unwrap
 from sregym.twin.telemetry.promql.parse import parse, regex_failure
+from sregym.twin.telemetry.promql.range_sums import fused_shape, sum_by_of_range
 from sregym.twin.telemetry.promql.result import Result, Sample, SeriesPoints
 from sregym.twin.telemetry.promql.values import (
     Ctx,
@@ -160,6 +161,11 @@ class Engine:
         if isinstance(node, pp.BinaryExpr):
             return binops.evaluate(self, node, ctx)
         if isinstance(node, pp.AggregateExpr):
+            shape = fused_shape(node, ctx)
+            if shape is not None and selects_one_name(shape[2]):  # else the rates' duplicate check applies
+                names, function, matrix = shape
+                return sum_by_of_range(self, matrix, FUNCTIONS[function].kernel, names, ctx, td_ms(matrix.range),
+                                       WINDOW_COST, _CHARGE_BATCH)
             return aggregate(self, node, ctx)
         if isinstance(node, pp.Call):
             return call_function(self, node, ctx)

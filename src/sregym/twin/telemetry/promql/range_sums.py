@@ -14,7 +14,8 @@ the general path.
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import promql_parser as pp
 
@@ -28,12 +29,21 @@ if TYPE_CHECKING:
 FUSED_FUNCTIONS = ("rate", "increase")
 ENABLED = True  # False: every aggregation takes the general path (the reference this pass is tested against)
 _MISSING = object()  # a grouping label the series does not carry
+# A range function's kernel: (times, values, window start, window end, range s, step, extra) -> value.
+RangeKernel = Callable[[list[int], list[float], int, int, float, int, list[Any]], "float | None"]
 
 
-def sum_by_of_range(engine: Engine, node: pp.AggregateExpr, names: list[str], ctx: Ctx) -> Vec | None:
-    """The `sum by (names)` of `node` (an aggregation of a fused function over a matrix
-    selector) at ctx's single step, or None when the expression is not of that shape."""
-    if not ENABLED or ctx.n != 1 or "__name__" in names:
+def fused_shape(node: pp.AggregateExpr, ctx: Ctx) -> tuple[list[str], str, pp.MatrixSelector] | None:
+    """(grouping labels, function name, matrix selector) when `node` is `sum by (labels)
+    (rate|increase(selector[range]))` evaluated at one step, else None (the general path)."""
+    if not ENABLED or ctx.n != 1 or str(node.op).lower() != "sum":
+        return None
+    names: list[str] = []
+    if node.modifier is not None:
+        if node.modifier.type != pp.AggModifierType.By:
+            return None
+        names = list(node.modifier.labels)
+    if "__name__" in names:
         return None
     call = unwrap(node.expr)
     if not isinstance(call, pp.Call) or call.func.name not in FUSED_FUNCTIONS or len(call.args) != 1:
@@ -41,20 +51,21 @@ def sum_by_of_range(engine: Engine, node: pp.AggregateExpr, names: list[str], ct
     matrix = unwrap(call.args[0])
     if not isinstance(matrix, pp.MatrixSelector):
         return None
-    from sregym.twin.telemetry.promql import engine as evaluator
-    from sregym.twin.telemetry.promql.functions import FUNCTIONS, _selects_one_name
+    return names, call.func.name, matrix
 
-    if not _selects_one_name(matrix):
-        return None  # the general path checks the rate results for duplicate label sets
-    kernel = FUNCTIONS[call.func.name].kernel
+
+def sum_by_of_range(engine: Engine, matrix: pp.MatrixSelector, kernel: RangeKernel, names: list[str], ctx: Ctx,
+                    range_ms: int, window_cost: int, charge_batch: int) -> Vec:
+    """The sums of `kernel` over `matrix`'s windows per group of `names`, as the general path
+    (`Engine._windows`, `functions._apply_range`, `aggregations.aggregate`) computes them; the
+    window and batch costs are the ones `_windows` charges."""
     engine.budget.check_time()
     vs = matrix.vector_selector
-    range_ms = evaluator.td_ms(matrix.range)
     end = engine.ref_times(vs.at, vs.offset, ctx)[0]
     start = end - range_ms
     range_s = range_ms / 1000
     step = ctx.times[0]
-    budget, window_cost, batch = engine.budget, evaluator.WINDOW_COST, evaluator._CHARGE_BATCH
+    budget = engine.budget
     presented = engine.presented_values
     left, right = bisect.bisect_left, bisect.bisect_right
     sums: dict[tuple[object, ...], float] = {}
@@ -67,7 +78,7 @@ def sum_by_of_range(engine: Engine, node: pp.AggregateExpr, names: list[str], ct
             budget.charge(1)
             continue
         cost = 1 + window_cost + (hi - lo)
-        if cost >= batch:
+        if cost >= charge_batch:
             budget.charge(cost)
             cost = 0
         budget.charge(cost)
@@ -92,4 +103,4 @@ def sum_by_of_range(engine: Engine, node: pp.AggregateExpr, names: list[str], ct
     return Vec([VSeries(group_labels[group], [total]) for group, total in sums.items()])
 
 
-__all__ = ["ENABLED", "FUSED_FUNCTIONS", "sum_by_of_range"]
+__all__ = ["ENABLED", "FUSED_FUNCTIONS", "fused_shape", "sum_by_of_range"]
