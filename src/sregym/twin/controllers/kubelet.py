@@ -117,6 +117,8 @@ class Kubelet(Controller):
         self._mirror_names: dict[str, tuple[Any, tuple[str, ...]]] = {}
         # Per pod uid: (its resourceVersion, whether a regular container sets a memory limit).
         self._limits: dict[str, tuple[Any, bool]] = {}
+        # Per pod uid: (its resourceVersion, {container: memory limit in bytes}).
+        self._limit_bytes: dict[str, tuple[Any, dict[str, int]]] = {}
 
     # ------------------------------------------------------------------ loop
     def reconcile(self) -> None:
@@ -172,11 +174,7 @@ class Kubelet(Controller):
                 or not runtime.volumes_ready or not runtime.init_done \
                 or runtime.status_sig != self._signature(pod, runtime):
             return False
-        limits: dict[str, str] = {}
-        for container in (spec.get("initContainers") or []) + (spec.get("containers") or []):
-            limit = get_path(container, "resources", "limits", "memory")
-            if limit:
-                limits[container["name"]] = limit
+        limits = self._memory_limits(pod, runtime.uid)
         for name, record in runtime.containers.items():
             instance = record.current
             if instance is None or not instance.running:
@@ -188,9 +186,24 @@ class Kubelet(Controller):
                     or any(state.next_at <= now for state in instance.probes.values()):
                 return False
             limit = limits.get(name)
-            if limit is not None and self._working_set(runtime, instance) > memory_bytes(limit):
+            if limit is not None and self._working_set(runtime, instance) > limit:
                 return False  # the full sync kills it, exactly as it always did
         return True
+
+    def _memory_limits(self, pod: dict[str, Any], uid: str) -> dict[str, int]:
+        """Each container's memory limit in bytes (the ones that set one), as `_advance` reads
+        them, cached per pod resourceVersion: a limited pod is checked every tick."""
+        rv = pod["metadata"].get("resourceVersion")
+        cached = self._limit_bytes.get(uid)
+        if cached is None or cached[0] != rv:
+            spec = pod.get("spec") or {}
+            limits = {}
+            for container in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+                text = get_path(container, "resources", "limits", "memory")
+                if text:
+                    limits[container["name"]] = memory_bytes(text)
+            cached = self._limit_bytes[uid] = (rv, limits)
+        return cached[1]
 
     # ------------------------------------------------------------------ boot
     def _boot(self, now: float) -> None:
@@ -344,6 +357,7 @@ class Kubelet(Controller):
 
     def _forget(self, uid: str) -> None:
         self._limits.pop(uid, None)
+        self._limit_bytes.pop(uid, None)
         runtime = self.runtime.remove(uid)
         if runtime is None:
             return
