@@ -98,3 +98,28 @@ def test_span_exporter_batch_matches_the_row_by_row_batch(running: Twin) -> None
             by_rows.add_ref(keys.ref(by_rows, name, labels), float(value))
         assert [(r.key, v) for r, v in batch.samples] == [(r.key, v) for r, v in by_rows.samples]
         running.advance(15)
+
+
+def _churned_hotel(skip: bool) -> Twin:
+    """Hotel Reservation with series that vanish (a deleted pod, a scaled-down deployment) and
+    a series holding a sample stamped after the scrape (written out of band)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("sregym.twin.telemetry.scrape.SKIP_UNCHANGED_TARGETS", skip)
+        twin = hotel(seed=4)
+        twin.advance(90)
+        pod = next(p["metadata"]["name"] for p in twin.list("pods", "hotel-reservation")
+                   if p["metadata"]["name"].startswith("frontend"))
+        twin.delete("pods", "hotel-reservation", pod, grace_period=0)
+        twin.patch("deployments", "hotel-reservation", "geo", {"spec": {"replicas": 0}})
+        twin.advance(45)
+        up = next(s for s in twin.services.tsdb.all_series() if s.labels.get("__name__") == "up")
+        up.append(up.timestamps[-1] + 20_000, 1.0)  # ahead of the next scrape: that one is dropped
+        twin.advance(60)
+        return twin
+
+
+def test_staleness_skip_of_unchanged_targets_marks_what_a_full_walk_marks() -> None:
+    skipping, walking = _churned_hotel(True), _churned_hotel(False)
+    assert scraper_of(skipping).stats.stale_markers > 0
+    assert scraper_of(skipping).stats.stale_markers == scraper_of(walking).stats.stale_markers
+    assert fingerprint(skipping) == fingerprint(walking)

@@ -117,6 +117,8 @@ class Kubelet(Controller):
         self._mirror_names: dict[str, tuple[Any, tuple[str, ...]]] = {}
         # Per pod uid: (its resourceVersion, whether a regular container sets a memory limit).
         self._limits: dict[str, tuple[Any, bool]] = {}
+        # Per pod uid: (its resourceVersion, {container: memory limit in bytes}).
+        self._limit_bytes: dict[str, tuple[Any, dict[str, int]]] = {}
 
     # ------------------------------------------------------------------ loop
     def reconcile(self) -> None:
@@ -143,9 +145,9 @@ class Kubelet(Controller):
                 if not up:
                     continue  # a stopped kubelet syncs nothing; its containers keep running
             runtime = self.runtime.pods.get(uid)
-            if (runtime is not None and runtime.seen_rv == meta.get("resourceVersion")
-                    and now < runtime.next_wake and not (hooks and self._limited(pod, uid))):
-                continue
+            if runtime is not None and runtime.seen_rv == meta.get("resourceVersion") and now < runtime.next_wake:
+                if not (hooks and self._limited(pod, uid)) or self._idle_within_limits(pod, runtime, now):
+                    continue
             self._sync(pod, runtime, now)
         for uid in [u for u in self.runtime.pods if u not in seen]:
             self._forget(uid)
@@ -159,6 +161,48 @@ class Kubelet(Controller):
             limited = any(get_path(c, "resources", "limits", "memory")
                           for c in (pod.get("spec") or {}).get("containers") or [])
             cached = self._limits[uid] = (rv, limited)
+        return cached[1]
+
+    def _idle_within_limits(self, pod: dict[str, Any], runtime: PodRuntime, now: float) -> bool:
+        """Whether a memory-limited pod that nothing else wakes can skip this tick's sync: every
+        container is running with nothing due (no program step, probe, stop, start or pull; a
+        completed init container aside) and each working set is within its limit. Such a sync
+        would only re-check the limits and find the status unchanged (its signature), so this
+        check is the whole of it; anything else falls back to the full sync."""
+        spec = pod.get("spec") or {}
+        if spec.get("ephemeralContainers") or pod["metadata"].get("deletionTimestamp") \
+                or not runtime.volumes_ready or not runtime.init_done \
+                or runtime.status_sig != self._signature(pod, runtime):
+            return False
+        limits = self._memory_limits(pod, runtime.uid)
+        for name, record in runtime.containers.items():
+            instance = record.current
+            if instance is None or not instance.running:
+                if record.init and not record.sidecar and record.done:
+                    continue  # a finished init container: a sync does nothing with it
+                return False
+            if instance.stopping_until is not None or instance.process.finished \
+                    or instance.process.next_wake <= now \
+                    or any(state.next_at <= now for state in instance.probes.values()):
+                return False
+            limit = limits.get(name)
+            if limit is not None and self._working_set(runtime, instance) > limit:
+                return False  # the full sync kills it, exactly as it always did
+        return True
+
+    def _memory_limits(self, pod: dict[str, Any], uid: str) -> dict[str, int]:
+        """Each container's memory limit in bytes (the ones that set one), as `_advance` reads
+        them, cached per pod resourceVersion: a limited pod is checked every tick."""
+        rv = pod["metadata"].get("resourceVersion")
+        cached = self._limit_bytes.get(uid)
+        if cached is None or cached[0] != rv:
+            spec = pod.get("spec") or {}
+            limits = {}
+            for container in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+                text = get_path(container, "resources", "limits", "memory")
+                if text:
+                    limits[container["name"]] = memory_bytes(text)
+            cached = self._limit_bytes[uid] = (rv, limits)
         return cached[1]
 
     # ------------------------------------------------------------------ boot
@@ -313,6 +357,7 @@ class Kubelet(Controller):
 
     def _forget(self, uid: str) -> None:
         self._limits.pop(uid, None)
+        self._limit_bytes.pop(uid, None)
         runtime = self.runtime.remove(uid)
         if runtime is None:
             return

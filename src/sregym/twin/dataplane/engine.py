@@ -114,6 +114,7 @@ class DataPlaneEngine(Controller):
         self.span_credit = 0.0
         self._bucket_shares = BucketShares(SPAN_BUCKETS_MS)
         self._order_cache: tuple[Any, list[tuple[str, str, str]]] | None = None
+        self._edge_reads_self = False  # set by `_edge` when a call reaches its own process
         self.flags = FlagRuntime()  # flagd processes and what each program's SDK evaluates
         twin.services.dataplane = self
         if twin.services.traces is None:
@@ -670,6 +671,11 @@ class DataPlaneEngine(Controller):
         limit = proc.limit or 1.0
         penalty = throttle * 100.0 * max(0.0, 1.0 - min(limit, 1.0)) * 0.5
         pod = self._pod(proc)
+        # The edge of a (dependency, operation) several of this process' operations call: its
+        # outcome this tick depends only on what that key names (the store answer and the pool
+        # are per tick already), so it is computed once, unless the call reaches this process
+        # itself, whose results change as its operations are settled.
+        edges: dict[tuple[str, str, str | None, float, str], EdgeResult] = {}
         for op in spec.operations:
             service = op.cpu_ms * proc.gc.cost_factor + penalty
             result = OpResult(success=1.0 - drop, d=service * 0.6 + wait, m=service * 0.4 + 0.1)
@@ -697,7 +703,13 @@ class DataPlaneEngine(Controller):
                     edge = EdgeResult(0.0, 0.1, 0.0, 1.0, error=f"missing address for {call.dependency}",
                                       error_class="refused")
                 else:
-                    edge = self._edge(proc, pod, dep, call, arrivals * made * call.count)
+                    edge_key = (call.dependency, call.operation, call.collection, dep.timeout_ms, dep.client)
+                    edge = edges.get(edge_key)  # type: ignore[assignment]
+                    if edge is None:
+                        self._edge_reads_self = False
+                        edge = self._edge(proc, pod, dep, call, arrivals * made * call.count)
+                        if not self._edge_reads_self:
+                            edges[edge_key] = edge
                 if call.id:
                     outcomes[call.id] = (edge.success, edge.hit_ratio)
                 proc.attempts[(call.dependency, call.operation)] = edge.attempts
@@ -803,6 +815,8 @@ class DataPlaneEngine(Controller):
                 f *= 1.0 - leg.loss
             if dep.kind in RPC_KINDS:
                 callee = self._by_addr.get((res.dst_ip, res.target_port))
+                if callee is proc:
+                    self._edge_reads_self = True
                 if callee is None:
                     p_ok += f
                     ok_lat += f * rtt
@@ -976,17 +990,22 @@ class DataPlaneEngine(Controller):
         ok_count = count * res.success
         err_count = count - ok_count
         d, m = res.d, res.m
+        shared: Any = None  # the (start, shares) of (d, m): the same for both statuses
         for status, n in (("STATUS_CODE_UNSET", ok_count), ("STATUS_CODE_ERROR", err_count)):
             if n <= 1e-9:
                 continue
             key = (service, span, kind, status)
             self.span_calls[key] += n
             self.span_sum[key] += n * (d + m)
-            hist = self.span_hist.setdefault(key, [0.0] * len(SPAN_BUCKETS_MS))
+            hist = self.span_hist.get(key)
+            if hist is None:
+                hist = self.span_hist[key] = [0.0] * len(SPAN_BUCKETS_MS)
             # `n * cdf(d, m, le)` per bucket; the cdf values are memoised on (d, m) (span_shares.py),
             # and they cover the buckets from `start` to the last, so one comprehension adds them
             # (the same `h + n * share` per bucket as an indexed `+=`, without its per-item work).
-            start, shares = self._bucket_shares.of(d, m)
+            if shared is None:
+                shared = self._bucket_shares.of(d, m)
+            start, shares = shared
             hist[start:] = [h + n * share for h, share in zip(hist[start:], shares, strict=True)]
 
     def _log_error(self, proc: Proc, op: Operation, call: Call, dep: DependencyConfig | None, error: str,

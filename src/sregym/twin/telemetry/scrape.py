@@ -24,6 +24,7 @@ lookups and list appends.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from sregym.twin.controller import Controller, controller
@@ -98,7 +99,9 @@ class TelemetryScraper(Controller):
         start_ms = _ms(twin.clock.now)
         self._last_slot = start_ms // self.interval_ms
         self._last_usage_slot = start_ms // self.usage_sample_ms
-        self._previous: dict[tuple[str, str, str], list[tuple[SeriesRef, float]]] = {}
+        # Per target, the series refs written last scrape (in order): the staleness pass only
+        # walks the targets whose list changed (see `_write`).
+        self._previous: dict[tuple[str, str, str], list[SeriesRef]] = {}
         self._meta_refs = RefTable()  # each target's up/scrape_* series
         self._generation = 0  # bumped when retention may have removed series refs point to
         self.stats = ScrapeStats()
@@ -146,7 +149,9 @@ class TelemetryScraper(Controller):
 
     def _write(self, t_ms: int, batches: list[Batch]) -> None:
         tsdb, gen = self.tsdb, self._generation
-        current: dict[tuple[str, str, str], list[tuple[SeriesRef, float]]] = {}
+        current: dict[tuple[str, str, str], list[SeriesRef]] = {}
+        previous = self._previous
+        changed: set[tuple[str, str, str]] = set()  # targets whose last refs may need a marker
         current_targets: dict[tuple[str, str, str], TargetState] = {}
         for batch in batches:
             target = batch.target
@@ -168,7 +173,8 @@ class TelemetryScraper(Controller):
             add("scrape_duration_seconds", None, duration)
             current_targets[target.id] = TargetState(target, t_ms, duration, scraped)
             samples = (batch.samples if target.up else []) + meta.samples
-            current[target.id] = samples
+            refs = current[target.id] = list(map(_FIRST, samples))
+            regular = True  # every series got this scrape's sample as its last one
             for ref, value in samples:
                 series = ref.series
                 if series is None or ref.gen != gen:
@@ -177,15 +183,22 @@ class TelemetryScraper(Controller):
                 stamps = series.timestamps
                 if stamps and t_ms <= stamps[-1]:
                     series.append(t_ms, value)
+                    regular = False
                 else:  # the common case, inlined: this loop runs for every sample
                     stamps.append(t_ms)
                     series.values.append(value)
+            if not (SKIP_UNCHANGED_TARGETS and regular and previous.get(target.id) == refs):
+                changed.add(target.id)  # (SeriesRef compares by identity)
             self.stats.samples += len(samples)
             self.stats.per_job[target.job] = self.stats.per_job.get(target.job, 0) + len(samples)
         # Series a target no longer reports (or of targets that are gone) get a staleness marker:
-        # whatever was written last scrape and has no sample at this one.
-        for previous in self._previous.values():
-            for ref, _ in previous:
+        # whatever was written last scrape and has no sample at this one. A target that wrote the
+        # same refs again, each now ending in this scrape's sample, has none to mark: only the
+        # others are walked (in the order of last scrape's targets, as a full walk would mark).
+        for target_id, before in previous.items():
+            if target_id in current and target_id not in changed:
+                continue
+            for ref in before:
                 series = ref.series
                 if series is None:
                     continue
@@ -195,6 +208,11 @@ class TelemetryScraper(Controller):
                     self.stats.stale_markers += 1
         self._previous = current
         self.targets = current_targets
+
+
+_FIRST = itemgetter(0)  # the ref of a (ref, value) sample
+# Set to False to walk every target's last refs for staleness (the reference the skip is tested against).
+SKIP_UNCHANGED_TARGETS = True
 
 
 def _ms(seconds: float) -> int:

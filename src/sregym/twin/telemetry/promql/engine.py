@@ -18,9 +18,10 @@ from sregym.twin.telemetry.promql.aggregations import aggregate
 from sregym.twin.telemetry.promql.budget import Budget, too_many_samples
 from sregym.twin.telemetry.promql.clock_valued import is_clock_valued
 from sregym.twin.telemetry.promql.errors import PromQLError
-from sregym.twin.telemetry.promql.functions import call_function
+from sregym.twin.telemetry.promql.functions import FUNCTIONS, call_function, selects_one_name
 from sregym.twin.telemetry.promql.nodes import unwrap
 from sregym.twin.telemetry.promql.parse import parse, regex_failure
+from sregym.twin.telemetry.promql.range_sums import fused_shape, sum_by_of_range
 from sregym.twin.telemetry.promql.result import Result, Sample, SeriesPoints
 from sregym.twin.telemetry.promql.values import (
     Ctx,
@@ -160,6 +161,11 @@ class Engine:
         if isinstance(node, pp.BinaryExpr):
             return binops.evaluate(self, node, ctx)
         if isinstance(node, pp.AggregateExpr):
+            shape = fused_shape(node, ctx)
+            if shape is not None and selects_one_name(shape[2]):  # else the rates' duplicate check applies
+                names, function, matrix = shape
+                return sum_by_of_range(self, matrix, FUNCTIONS[function].kernel, names, ctx, td_ms(matrix.range),
+                                       WINDOW_COST, _CHARGE_BATCH)
             return aggregate(self, node, ctx)
         if isinstance(node, pp.Call):
             return call_function(self, node, ctx)
@@ -285,8 +291,11 @@ class Engine:
                     per_step.append(_EMPTY_WINDOW)  # shared: a sparse series costs a pointer a step
                     continue
                 ts, vs = times[lo:hi], vals[lo:hi]
-                # `v != v` only for NaN: the common window holds none, and is_stale unpacks bits.
-                if drop_stale and any(v != v for v in vs) and any(is_stale(v) for v in vs):
+                # Only a NaN can be a staleness marker, and a window holding one sums to NaN (a
+                # sum also NaN for +inf and -inf is only a false alarm: is_stale decides). The sum
+                # runs in C; the common window holds no NaN, and is_stale unpacks bits.
+                total = sum(vs) if drop_stale else 0.0
+                if total != total and any(is_stale(v) for v in vs):
                     keep = [i for i, v in enumerate(vs) if not is_stale(v)]
                     ts = [ts[i] for i in keep]
                     vs = [vs[i] for i in keep]

@@ -234,12 +234,12 @@ def _range_call(engine: Engine, fn: Function, args: list[pp.Expr], ctx: Ctx) -> 
     scalars = [_scalar_arg(engine, a, ctx) for i, a in enumerate(args) if i != matrix_index]
     windows = engine.eval_range_arg(args[matrix_index], ctx)
     out = _apply_range(fn, windows, scalars, ctx)
-    if not _selects_one_name(args[matrix_index]):
+    if not selects_one_name(args[matrix_index]):
         check_duplicates(out, ctx)
     return out
 
 
-def _selects_one_name(node: pp.Expr) -> bool:
+def selects_one_name(node: pp.Expr) -> bool:
     """Whether a range argument selects stored series of one metric name (`x{...}[5m]`). Stored
     series differ in their label sets, so dropping the one name they share leaves them distinct
     and the duplicate check (a frozenset per series, thousands for a histogram's buckets in
