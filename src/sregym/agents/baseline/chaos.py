@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sregym.agents.baseline.context import IMPACT, Ctx, Finding, callers, containers, load_json
+from sregym.agents.baseline.context import IMPACT, Ctx, Finding, callers, columns, containers, load_json
 
 # Chaos Mesh kinds by their resource names (the experiment kinds, then the orchestration one).
 EXPERIMENT_KINDS = ("PodChaos", "NetworkChaos", "StressChaos", "HTTPChaos", "JVMChaos", "IOChaos", "TimeChaos",
@@ -72,8 +72,7 @@ def parse_objects(text: str) -> list[ChaosObject]:
     """Rows of the jsonpath listing (kind, name, owners, annotations, desired phase, spec)."""
     out = []
     for line in text.splitlines():
-        cols = [*line.split("\t"), "", "", "", "", ""][:6]
-        kind, name, owners, annotations, phase, spec = cols
+        kind, name, owners, annotations, phase, spec = columns(line, 6)
         if not kind or not name:
             continue
         owner_refs = load_json(owners) or []

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sregym.agents.baseline.changes import SETTLED_S
-from sregym.agents.baseline.context import IMPACT, Ctx, Finding, load_json
+from sregym.agents.baseline.context import IMPACT, Ctx, Finding, columns, load_json
 
 _X509_TIME = re.compile(r"current time (\S+?) is (?:after|before) (\S+)")
 SKEW_S = 300.0  # a clock further off than this is skewed (NTP keeps nodes within a second)
@@ -115,7 +115,7 @@ def _workloads(ctx: Ctx) -> list[Workload]:
                    """{.spec.template.spec.containers[*].securityContext.privileged}{"\\n"}{end}'""")
     out = []
     for line in text.splitlines():
-        cols = [*line.split("\t"), "", "", "", "", ""][:5]
+        cols = columns(line, 5)
         if cols[2]:
             out.append(Workload(cols[0], cols[1], cols[2], cols[3], "true" in cols[4]))
     return out
