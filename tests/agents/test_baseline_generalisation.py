@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from sregym.agents import make_agent
 from sregym.agents.baseline.changes import SETTLED_S, edited_after_creation
 from sregym.agents.baseline.hypotheses import HYPOTHESES
-from sregym.env import Conductor
 from sregym.problems import all_problem_ids
+from support.baseline_attempt import baseline_result
 
 ROOT = Path(__file__).resolve().parents[2]
 SPLIT = ROOT / "benchmarks" / "baseline_split.json"
@@ -67,8 +66,5 @@ def test_the_agent_package_never_reads_the_split() -> None:
     "hotel-reservation/host-port-conflict-v1",        # the scheduler's reason: no free host port
 ])
 def test_baseline_solves_held_out_problems_by_the_general_steps(problem: str) -> None:
-    with Conductor(problem, seed=0, noise="none", agent_name="baseline") as conductor:
-        brief = conductor.start()
-        make_agent("baseline").run(conductor.session, brief)
-        result = conductor.result()
+    result = baseline_result(problem)
     assert result.passed, result.model_dump_json()[:2000]

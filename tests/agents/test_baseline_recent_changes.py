@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from sregym.agents import make_agent
 from sregym.agents.baseline.chaos import (
     Workload,
     active,
@@ -28,8 +27,8 @@ from sregym.agents.baseline.context import Ctx
 from sregym.agents.baseline.investigate import Alert, Facts, Pod
 from sregym.agents.baseline.nodes import clock_signals, condition_signals, kernel_signals
 from sregym.agents.baseline.rollouts import Change, classify, route_timeouts
-from sregym.env import Conductor
 from sregym.tools.spec import ToolResult
+from support.baseline_attempt import baseline_result
 
 NS = "shop"
 
@@ -187,8 +186,5 @@ def test_node_conditions_and_kernel_tables() -> None:
     "hotel-reservation/node-clock-drift-tls-v1",                       # x509 times, the node's newest workload
 ])
 def test_baseline_solves_recent_change_and_node_problems_end_to_end(problem: str) -> None:
-    with Conductor(problem, seed=0, noise="none", agent_name="baseline") as conductor:
-        brief = conductor.start()
-        make_agent("baseline").run(conductor.session, brief)
-        result = conductor.result()
+    result = baseline_result(problem)
     assert result.passed, result.model_dump_json()[:2000]
