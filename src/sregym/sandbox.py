@@ -56,7 +56,7 @@ DEFAULT_HOME = Path("/home/agent")
 # program: builds the new root, pivots into it, then becomes the namespace's PID 1 shell, which
 # runs the program with every capability dropped (`setpriv`). Paths arrive as arguments.
 _SETUP = r"""
-import ctypes, os, platform, subprocess, sys
+import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 RDONLY, NOSUID, NODEV, NOEXEC, REMOUNT, BIND, REC = 1, 2, 4, 8, 32, 4096, 16384
 def fail(msg):
@@ -117,10 +117,12 @@ for path in hidden: mount(None, path, None, REMOUNT | RDONLY | NOSUID | NODEV)
 mount(None, new, None, REMOUNT | BIND | RDONLY)
 os.chdir(new)
 numbers = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
-number = numbers.get(platform.machine())
+number = numbers.get(os.uname().machine)  # platform.machine(), without importing platform
 if number is not None:
     if libc.syscall(ctypes.c_long(number), b".", b".") != 0: fail("pivot_root: " + os.strerror(ctypes.get_errno()))
-elif subprocess.run(["pivot_root", ".", "."]).returncode != 0: fail("pivot_root failed")
+else:
+    import subprocess  # only here: importing it costs as much as the rest of the setup
+    if subprocess.run(["pivot_root", ".", "."]).returncode != 0: fail("pivot_root failed")
 if libc.umount2(b".", 2) != 0: fail("detaching the host root: " + os.strerror(ctypes.get_errno()))
 os.chdir(workdir)
 # PID 1 of the namespace becomes a shell whose command line holds nothing but the program's

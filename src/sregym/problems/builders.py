@@ -23,9 +23,9 @@ RESTART_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
 @cache
 def _app_documents(app: str) -> tuple[dict[str, Any], ...]:
     from sregym.apps import get_app
-    from sregym.twin.machinery.yamldocs import load_documents
 
-    return tuple(load_documents(get_app(app).manifests()))
+    # The objects, not their YAML text: an app built in Python would be dumped and parsed back.
+    return tuple(get_app(app).objects())
 
 
 def app_manifest(app: str, kind: str, name: str) -> dict[str, Any]:

@@ -35,7 +35,7 @@ def _chart_file(name: str) -> str:
 
 @cache
 def values() -> dict[str, Any]:
-    return yaml.safe_load(_chart_file("values.yaml"))
+    return yaml.load(_chart_file("values.yaml"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml when present
 
 
 def _labels(name: str) -> dict[str, str]:

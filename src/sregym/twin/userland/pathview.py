@@ -8,6 +8,7 @@ removed is gone although its node may still be in the tree (`TreeView` applies t
 from __future__ import annotations
 
 import posixpath
+from operator import methodcaller
 from typing import Any
 
 from sregym.twin.userland.fs import ContainerFS
@@ -48,6 +49,16 @@ def _written_dir(files: Any, path: str) -> list[str] | None:
     return sorted(names) if names else None
 
 
+def _written_under(files: Any, path: str) -> bool:
+    """Whether `_written_dir(files, path)` would name anything: the same test without collecting
+    the names. A PATH search asks it for every directory of PATH that is not in the image, on every
+    command a loop runs, so the stored keys are filtered in C and only the matches looked at."""
+    prefix = path.rstrip("/") + "/"
+    size = len(prefix)
+    return any(len(key) > size and key[size] != "/"
+               for key in filter(methodcaller("startswith", prefix), dict.keys(files)))
+
+
 def entry(fs: ContainerFS, files: Any, path: str) -> tuple[str, int] | None:
     """(kind, mode) of `path` with symlinks followed: kind "dir" or "file"; None if missing."""
     found = fs.lookup(path)
@@ -63,4 +74,4 @@ def entry(fs: ContainerFS, files: Any, path: str) -> tuple[str, int] | None:
             return None  # removed by the session
     if path in files:
         return "file", 0o644
-    return ("dir", 0o755) if _written_dir(files, path) else None
+    return ("dir", 0o755) if _written_under(files, path) else None
