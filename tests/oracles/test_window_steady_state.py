@@ -71,3 +71,26 @@ def test_a_fix_that_holds_only_briefly_fails() -> None:
     assert not score.passed
     failed = {c.name for c in score.failed()}
     assert "service_serves" in failed and "entry_slo" in failed, failed
+
+
+def test_stop_at_failure_ends_the_window_at_the_first_failed_sample_with_the_same_verdict() -> None:
+    """The check protocol's noop step needs only the verdict of a run that should fail: with
+    `stop_at_failure` the window ends at the first failed must_keep sample (the verdict cannot
+    change after it), and the same fix that breaks again fails either way; a run that keeps
+    passing still runs, and is judged over, the whole window."""
+    cluster, run = deployed("hotel-reservation/service-selector-nothing-v1")
+    run.inject()
+    run.advance(run.problem.settle_s)
+    m = run.problem.mitigation
+    start = cluster.now()
+    stopped = verify(run.check_context(), must_fix=m.must_fix, must_keep=m.must_keep, window_s=m.window_s,
+                     stop_at_failure=True)
+    assert not stopped.passed
+    assert stopped.window_s < m.window_s and cluster.now() - start == pytest.approx(stopped.window_s)
+    assert "service_serves" in {c.name for c in stopped.failed()}
+    full = verify(run.check_context(), must_fix=m.must_fix, must_keep=m.must_keep, window_s=m.window_s)
+    assert not full.passed and full.window_s >= m.window_s
+    run.apply_gold()
+    fixed = verify(run.check_context(), must_fix=m.must_fix, must_keep=m.must_keep, window_s=m.window_s,
+                   stop_at_failure=True)
+    assert fixed.passed and fixed.window_s >= m.window_s

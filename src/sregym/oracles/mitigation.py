@@ -41,9 +41,17 @@ def evaluate(ctx: CheckContext, specs: Sequence[CheckSpec], role: CheckRole) -> 
 
 
 def verify(ctx: CheckContext, *, must_fix: Sequence[CheckSpec], must_keep: Sequence[CheckSpec],
-           durability: Sequence[CheckSpec] = (), window_s: float = 300.0) -> MitigationScore:
+           durability: Sequence[CheckSpec] = (), window_s: float = 300.0,
+           stop_at_failure: bool = False) -> MitigationScore:
     """Advance through the window (watching for convergence), sample the judged part, then run
-    durability and re-check must_fix."""
+    durability and re-check must_fix.
+
+    With `stop_at_failure` the window ends at the first failed `must_keep` sample: from there the
+    verdict is a failure whatever the rest of the window holds (a failed sample is never taken
+    back), so a caller that needs only the verdict of a run expected to fail (the check
+    protocol's noop step) does not pay for the rest. The score then has the `must_keep` results
+    of that sample and the `must_fix` results at that moment, no durability checks, and
+    `window_s` is the time actually run."""
     elapsed = 0.0
     keep_failures: dict[int, CheckResult] = {}
     last_keep: list[CheckResult] = []
@@ -62,6 +70,9 @@ def verify(ctx: CheckContext, *, must_fix: Sequence[CheckSpec], must_keep: Seque
             for index, result in enumerate(last_keep):
                 if not result.passed and index not in keep_failures:
                     keep_failures[index] = result
+            if stop_at_failure and keep_failures:
+                fix = evaluate(ctx, must_fix, "must_fix")
+                return MitigationScore(passed=False, checks=(*fix, *last_keep), window_s=elapsed)
     if not last_keep:
         last_keep = evaluate(ctx, must_keep, "must_keep")
     keep = [keep_failures.get(i, r) for i, r in enumerate(last_keep)]

@@ -148,12 +148,14 @@ class ProblemRun:
     def must_fix_now(self) -> list[CheckResult]:
         return evaluate(self.check_context(), self.problem.mitigation.must_fix, "must_fix")
 
-    def verify(self, window_s: float | None = None) -> MitigationScore:
+    def verify(self, window_s: float | None = None, *, stop_at_failure: bool = False) -> MitigationScore:
+        """The mitigation oracle over the problem's window (`oracles.mitigation.verify`)."""
         if self.noise is not None:
             self.noise.pause()
         m = self.problem.mitigation
         return verify(self.check_context(), must_fix=m.must_fix, must_keep=m.must_keep,
-                      durability=m.durability, window_s=m.window_s if window_s is None else window_s)
+                      durability=m.durability, window_s=m.window_s if window_s is None else window_s,
+                      stop_at_failure=stop_at_failure)
 
     def state_view(self) -> str:
         """The configuration that recover must restore: specs/data/labels of the app's objects
