@@ -84,6 +84,29 @@ def test_kube_fields_shift_only_api_time_fields() -> None:
     assert shift_times(out, -60) == obj
 
 
+def test_chaos_mesh_times_shift_with_the_rest() -> None:
+    """A Schedule's `status.time` (its last schedule time) and an experiment's record events are
+    metav1.Time values too: left unshifted, they read months away from the creationTimestamp
+    beside them. A `time` or `timestamp` anywhere else stays the user's data."""
+    schedule = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "Schedule",
+                "metadata": {"creationTimestamp": "2026-01-05T09:00:00Z"},
+                "spec": {"schedule": "@every 1m", "time": "2026-01-05T09:00:00Z"},
+                "status": {"time": "2026-01-05T09:01:00Z"}}
+    chaos = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "PodChaos",
+             "status": {"experiment": {"containerRecords": [{"events": [
+                 {"type": "Succeeded", "operation": "Apply", "timestamp": "2026-01-05T09:00:30Z"}]}]}}}
+    other = {"apiVersion": "example.com/v1", "kind": "Schedule", "status": {"time": "2026-01-05T09:01:00Z"}}
+    out = shift_times({"items": [schedule, chaos, other]}, 3600)
+    assert out["items"][0]["status"]["time"] == "2026-01-05T10:01:00Z"
+    assert out["items"][0]["metadata"]["creationTimestamp"] == "2026-01-05T10:00:00Z"
+    assert out["items"][0]["spec"]["time"] == "2026-01-05T09:00:00Z"
+    event = out["items"][1]["status"]["experiment"]["containerRecords"][0]["events"][0]
+    assert event["timestamp"] == "2026-01-05T10:00:30Z"
+    assert out["items"][2]["status"]["time"] == "2026-01-05T09:01:00Z"
+    assert schedule["status"]["time"] == "2026-01-05T09:01:00Z"  # the input is untouched
+    assert shift_times(out, -3600) == {"items": [schedule, chaos, other]}
+
+
 @pytest.mark.parametrize(("line", "expected"), [
     ("2026-01-05T09:00:01Z INF cmd/geo/main.go:48 > Start", "2026-01-05T10:00:01Z INF cmd/geo/main.go:48 > Start"),
     ('ts=2026-01-05T09:00:01.250Z level=error', 'ts=2026-01-05T10:00:01.250Z level=error'),

@@ -27,8 +27,13 @@ TIME_FIELDS = frozenset({
     "renewTime", "acquireTime", "lastScheduleTime", "lastSuccessfulTime", "lastScaleTime",
     "expirationTimestamp",
 })
-# Field names that are times only next to a sibling that identifies the struct.
-_CONTEXT_FIELDS = {"time": ("manager", "operation"), "timestamp": ("window",)}
+# Field names that are times only next to a sibling that identifies the struct: a managedFields
+# entry's `time`, a metrics.k8s.io item's `timestamp`, and the `timestamp` of a Chaos Mesh
+# record event (`{"type", "operation", "timestamp"}` under `status.experiment`).
+_CONTEXT_FIELDS = {"time": ("manager", "operation"), "timestamp": ("window", "operation")}
+# Chaos Mesh's Schedule keeps its last schedule time as `status.time` (metav1.Time), a name that
+# is a time only there.
+_CHAOS_GROUP = "chaos-mesh.org/"
 
 def shift_times(obj: Any, seconds: int) -> Any:
     """A copy of `obj` with every API timestamp field moved by `seconds` (`obj` is untouched:
@@ -48,6 +53,10 @@ def _walk(obj: Any, seconds: int) -> Any:
                 out[key] = _walk(value, seconds)
             else:
                 out[key] = value
+        if obj.get("kind") == "Schedule" and str(obj.get("apiVersion", "")).startswith(_CHAOS_GROUP):
+            status = out.get("status")
+            if isinstance(status, dict) and isinstance(status.get("time"), str):
+                status["time"] = shift_stamp(status["time"], seconds)  # `status` is the walk's copy
         if type(obj) is not dict:  # a decoded body's marker type (repeated keys) survives the copy
             marked = type(obj)(out)
             marked.__dict__.update(getattr(obj, "__dict__", {}))
