@@ -402,3 +402,18 @@ def test_same_seed_same_history():
         return twin.dump()
 
     assert run() == run()
+
+
+def test_a_crash_looping_pod_reports_back_off_on_the_retry_period_with_or_without_a_memory_limit(twin: Twin):
+    """The pod worker retries a pod in crash-loop back-off every 10 s and reports `BackOff` each
+    time. A memory-limited pod is checked every tick while something moves working sets (a usage
+    hook, as the data plane installs); those checks are not retries and must not report it again:
+    the event's count grows the same with and without the limit."""
+    twin.services.runtime.add_usage_hook(lambda *_args: (0.0, 0.0))
+    crash = {"name": "app", "image": "busybox:1.36", "command": ["sh", "-c", "exit 3"]}
+    twin.apply(pod("plain", [crash]))
+    twin.apply(pod("limited", [{**crash, "resources": {"limits": {"memory": "64Mi"}}}]))
+    twin.advance(300)
+    counts = {name: sum(e.get("count", 1) for e in events(twin, name, "BackOff")) for name in ("plain", "limited")}
+    assert 10 <= counts["plain"] <= 40, counts
+    assert abs(counts["limited"] - counts["plain"]) <= 2, counts

@@ -510,8 +510,13 @@ class Kubelet(Controller):
                 record.waiting_reason = "CrashLoopBackOff"
                 record.waiting_message = (f"back-off {go_duration(record.backoff_seconds)} restarting failed "
                                           f"container={record.name} pod={pod_ref(pod)}")
-                self._event(pod, runtime, record, "warning", "BackOff",
-                            f"Back-off restarting failed container {record.name} in pod {pod_ref(pod)}")
+                # The pod worker retries a pod in back-off every SYNC_RETRY and reports it each
+                # time; a sync for any other reason (a status write, a memory-limited pod's
+                # per-tick check) does not report it again in between.
+                if now >= record.next_backoff_event:
+                    record.next_backoff_event = now + SYNC_RETRY
+                    self._event(pod, runtime, record, "warning", "BackOff",
+                                f"Back-off restarting failed container {record.name} in pod {pod_ref(pod)}")
                 runtime.next_wake = min(runtime.next_wake, record.next_start, now + SYNC_RETRY)
                 return False
             if record.backoff_updated is None or expired:
