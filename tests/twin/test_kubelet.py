@@ -417,3 +417,16 @@ def test_a_crash_looping_pod_reports_back_off_on_the_retry_period_with_or_withou
     counts = {name: sum(e.get("count", 1) for e in events(twin, name, "BackOff")) for name in ("plain", "limited")}
     assert 10 <= counts["plain"] <= 40, counts
     assert abs(counts["limited"] - counts["plain"]) <= 2, counts
+
+
+def test_image_pull_back_off_is_reported_on_the_retry_period_with_or_without_a_memory_limit(twin: Twin):
+    """The same for a pull that keeps failing: `BackOff` (pulling image) and `Failed` at the
+    retries, not at every per-tick check of a memory-limited pod."""
+    twin.services.runtime.add_usage_hook(lambda *_args: (0.0, 0.0))
+    bad = {"name": "app", "image": "busybox:0.0.0-nonexistent"}
+    twin.apply(pod("plain", [bad]))
+    twin.apply(pod("limited", [{**bad, "resources": {"limits": {"memory": "64Mi"}}}]))
+    twin.advance(300)
+    counts = {name: sum(e.get("count", 1) for e in events(twin, name, "BackOff")) for name in ("plain", "limited")}
+    assert 5 <= counts["plain"] <= 40, counts
+    assert abs(counts["limited"] - counts["plain"]) <= 2, counts

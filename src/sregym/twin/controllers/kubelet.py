@@ -570,16 +570,20 @@ class Kubelet(Controller):
             return result
         if policy == "Never":
             message = f'Container image "{image}" is not present with pull policy of Never'
-            self._event(pod, runtime, record, "warning", "ErrImageNeverPull", message)
-            self._event(pod, runtime, record, "warning", "Failed", "Error: ErrImageNeverPull")
+            if now >= record.next_backoff_event:  # reported at the pod worker's retries only
+                record.next_backoff_event = now + SYNC_RETRY
+                self._event(pod, runtime, record, "warning", "ErrImageNeverPull", message)
+                self._event(pod, runtime, record, "warning", "Failed", "Error: ErrImageNeverPull")
             record.waiting_reason, record.waiting_message = "ErrImageNeverPull", message
             runtime.next_wake = min(runtime.next_wake, now + SYNC_RETRY)
             return None
         if record.pull_error and now < record.pull_retry_at:
             record.waiting_reason = "ImagePullBackOff"
             record.waiting_message = f'Back-off pulling image "{image}": ErrImagePull: {record.pull_error}'
-            self._event(pod, runtime, record, "normal", "BackOff", f'Back-off pulling image "{image}"')
-            self._event(pod, runtime, record, "warning", "Failed", "Error: ImagePullBackOff")
+            if now >= record.next_backoff_event:  # reported at the pod worker's retries only
+                record.next_backoff_event = now + SYNC_RETRY
+                self._event(pod, runtime, record, "normal", "BackOff", f'Back-off pulling image "{image}"')
+                self._event(pod, runtime, record, "warning", "Failed", "Error: ImagePullBackOff")
             # Retries happen at the pod worker's periodic re-syncs, once the back-off has expired.
             runtime.next_wake = min(runtime.next_wake, now + SYNC_RETRY)
             return None

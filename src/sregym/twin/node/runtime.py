@@ -102,7 +102,7 @@ class ContainerRecord:
     pull_done_at: float | None = None
     pull_error: str = ""
     pull_image: str = ""  # the image of the pull in flight or that last failed (back-off is per image)
-    next_backoff_event: float = 0.0  # when a sync in crash-loop back-off next reports its BackOff event
+    next_backoff_event: float = 0.0  # when a sync in a back-off (crash loop, image pull) next reports it
     # What the status should say while no instance is running.
     waiting_reason: str = ""
     waiting_message: str = ""
