@@ -131,15 +131,19 @@ def table(rows: list[dict[str, Any]]) -> str:
 def load_baseline() -> dict[str, float]:
     """The recorded cpu ms per simulated second per scenario ({} when none is recorded)."""
     try:
-        return {k: float(v) for k, v in json.loads(BASELINE.read_text()).items()}
+        recorded = json.loads(BASELINE.read_text())
+        return {k: float(v) for k, v in recorded.items() if isinstance(v, int | float)}
     except (OSError, ValueError, AttributeError):
         return {}
 
 
 def save_baseline(rows: list[dict[str, Any]]) -> None:
-    figures = load_baseline()
-    figures.update({row["scenario"]: row["cpu_ms_per_sim_s"] for row in rows if "error" not in row})
-    BASELINE.write_text(json.dumps(dict(sorted(figures.items())), indent=2) + "\n")
+    try:  # keep what else the file records (speed_table.py's "targets")
+        recorded = json.loads(BASELINE.read_text())
+    except (OSError, ValueError):
+        recorded = {}
+    recorded.update({row["scenario"]: row["cpu_ms_per_sim_s"] for row in rows if "error" not in row})
+    BASELINE.write_text(json.dumps(dict(sorted(recorded.items())), indent=2) + "\n")
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Kubernetes API server speed: `kubectl get pods -A` latency and list throughput with 500 pods.
 
-    python benchmarks/kube_api.py [--pods 500] [--runs 10] [--seconds 5]
+    python benchmarks/kube_api.py [--pods 500] [--runs 10] [--seconds 5] [--json]
 
 Creates the pods (10 namespaces, 50 each) in a fresh twin, advances it until they are scheduled
 and running, serves it on a free loopback port (manual clock), then prints the median wall time
@@ -11,6 +11,7 @@ of the real `kubectl get pods -A` (server-side Table printing included) and how 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -48,12 +49,16 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=500)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
+    report: dict[str, float | int] = {"pods": args.pods}
 
     started = time.perf_counter()
     twin = build_twin(args.pods)
-    print(f"twin with {twin.store.count('Pod')} pods built in {time.perf_counter() - started:.2f}s")
-    tokens = make_tokens(1)
+    report["build_s"] = round(time.perf_counter() - started, 2)
+    if not args.json:
+        print(f"twin with {twin.store.count('Pod')} pods built in {report['build_s']:.2f}s")
+    tokens = make_tokens()
     server = TwinServer(twin, tokens=tokens, port=0, speed=0, shutdown_grace=0.2).start_in_thread()
     assert server.tls is not None
     workdir = Path(tempfile.mkdtemp(prefix="sregym-bench-"))
@@ -72,8 +77,11 @@ def main() -> None:
             result = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
             timings.append(time.perf_counter() - t0)
             rows = len(result.stdout.splitlines()) - 1
-        print(f"kubectl get pods -A ({rows} rows): median {statistics.median(timings) * 1000:.0f} ms "
-              f"over {args.runs} runs (min {min(timings) * 1000:.0f} ms)")
+        report.update(kubectl_rows=rows, kubectl_median_s=round(statistics.median(timings), 3),
+                      kubectl_min_s=round(min(timings), 3))
+        if not args.json:
+            print(f"kubectl get pods -A ({rows} rows): median {statistics.median(timings) * 1000:.0f} ms "
+                  f"over {args.runs} runs (min {min(timings) * 1000:.0f} ms)")
 
         headers = {"Authorization": f"Bearer {token_for(tokens, 'agent')}"}
         with httpx.Client(base_url=server.url, headers=headers,
@@ -87,7 +95,11 @@ def main() -> None:
                     response.raise_for_status()
                     count += 1
                 elapsed = time.perf_counter() - t0
-                print(f"list throughput ({label}, {args.pods} pods): {count / elapsed:.1f} lists/s")
+                report[f"lists_per_s_{'table' if 'Table' in label else 'json'}"] = round(count / elapsed, 1)
+                if not args.json:
+                    print(f"list throughput ({label}, {args.pods} pods): {count / elapsed:.1f} lists/s")
+        if args.json:
+            print(json.dumps(report))
     finally:
         server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
