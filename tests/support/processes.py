@@ -48,10 +48,11 @@ def memory_mb(pid: int) -> tuple[float, float]:
     return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
 
-def start_served(script: str, cwd: str, what: str) -> tuple[subprocess.Popen, dict]:
+def start_served(script: str, cwd: str, what: str,
+                 env: dict[str, str] | None = None) -> tuple[subprocess.Popen, dict]:
     """Start `python script --serve` (a test module that serves a twin in its own process, so
     the test can watch its memory), and read the one JSON line it prints when serving. The
-    server stops when its stdin closes (`stop_served`)."""
+    server stops when its stdin closes (`stop_served`). `env` adds to the inherited environment."""
     import json
     import sys
 
@@ -61,7 +62,7 @@ def start_served(script: str, cwd: str, what: str) -> tuple[subprocess.Popen, di
     tests_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = os.pathsep.join(p for p in (tests_root, os.environ.get("PYTHONPATH", "")) if p)
     process = subprocess.Popen([sys.executable, script, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": path})
+                               text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": path, **(env or {})})
     assert process.stdout is not None and process.stdin is not None
     line = process.stdout.readline()
     if not line:
