@@ -17,7 +17,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
+from sregym.twin.machinery.yamldocs import load_document
 
 NAMESPACE = "astronomy-shop"
 RELEASE = "astronomy-shop"
@@ -35,7 +35,7 @@ def _chart_file(name: str) -> str:
 
 @cache
 def values() -> dict[str, Any]:
-    return yaml.load(_chart_file("values.yaml"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml when present
+    return load_document(_chart_file("values.yaml"))
 
 
 def _labels(name: str) -> dict[str, str]:

@@ -28,3 +28,9 @@ def load_documents(text: str) -> list[Any]:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[text] = docs
     return [clone(d) for d in docs]
+
+
+def load_document(text: str) -> Any:
+    """The one document of `text` (a values file, a config), parsed with the same loader and not
+    cached: a caller that reads it once memoises the result itself."""
+    return yaml.load(text, Loader=_LOADER)
