@@ -489,6 +489,17 @@ class Kubelet(Controller):
     def _all_regular_done(runtime: PodRuntime, regular: list[dict[str, Any]]) -> bool:
         return all(runtime.containers[c["name"]].done for c in regular)
 
+    @staticmethod
+    def _retry_due(record: ContainerRecord, now: float) -> bool:
+        """Whether this sync of a container in back-off (a crash loop, an image pull) is one of
+        the pod worker's retries, every SYNC_RETRY, which report the back-off again; a sync for any
+        other reason (a status write, a memory-limited pod's per-tick check) does not. Marks the
+        next one when it is."""
+        if now < record.next_backoff_event:
+            return False
+        record.next_backoff_event = now + SYNC_RETRY
+        return True
+
     def _keep_running(self, pod: dict[str, Any], runtime: PodRuntime, record: ContainerRecord,
                       container: dict[str, Any], policy: str, now: float) -> bool:
         """Start or restart the container when due. Returns whether an instance is running."""
@@ -510,11 +521,7 @@ class Kubelet(Controller):
                 record.waiting_reason = "CrashLoopBackOff"
                 record.waiting_message = (f"back-off {go_duration(record.backoff_seconds)} restarting failed "
                                           f"container={record.name} pod={pod_ref(pod)}")
-                # The pod worker retries a pod in back-off every SYNC_RETRY and reports it each
-                # time; a sync for any other reason (a status write, a memory-limited pod's
-                # per-tick check) does not report it again in between.
-                if now >= record.next_backoff_event:
-                    record.next_backoff_event = now + SYNC_RETRY
+                if self._retry_due(record, now):
                     self._event(pod, runtime, record, "warning", "BackOff",
                                 f"Back-off restarting failed container {record.name} in pod {pod_ref(pod)}")
                 runtime.next_wake = min(runtime.next_wake, record.next_start, now + SYNC_RETRY)
@@ -570,8 +577,7 @@ class Kubelet(Controller):
             return result
         if policy == "Never":
             message = f'Container image "{image}" is not present with pull policy of Never'
-            if now >= record.next_backoff_event:  # reported at the pod worker's retries only
-                record.next_backoff_event = now + SYNC_RETRY
+            if self._retry_due(record, now):
                 self._event(pod, runtime, record, "warning", "ErrImageNeverPull", message)
                 self._event(pod, runtime, record, "warning", "Failed", "Error: ErrImageNeverPull")
             record.waiting_reason, record.waiting_message = "ErrImageNeverPull", message
@@ -580,8 +586,7 @@ class Kubelet(Controller):
         if record.pull_error and now < record.pull_retry_at:
             record.waiting_reason = "ImagePullBackOff"
             record.waiting_message = f'Back-off pulling image "{image}": ErrImagePull: {record.pull_error}'
-            if now >= record.next_backoff_event:  # reported at the pod worker's retries only
-                record.next_backoff_event = now + SYNC_RETRY
+            if self._retry_due(record, now):
                 self._event(pod, runtime, record, "normal", "BackOff", f'Back-off pulling image "{image}"')
                 self._event(pod, runtime, record, "warning", "Failed", "Error: ImagePullBackOff")
             # Retries happen at the pod worker's periodic re-syncs, once the back-off has expired.
