@@ -128,22 +128,29 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def load_baseline() -> dict[str, float]:
-    """The recorded cpu ms per simulated second per scenario ({} when none is recorded)."""
+def read_recorded() -> dict[str, Any]:
+    """Everything `baseline.json` records ({} when there is no readable file): this script's
+    figures per scenario and what `speed_table.py` keeps under "targets"."""
     try:
         recorded = json.loads(BASELINE.read_text())
-        return {k: float(v) for k, v in recorded.items() if isinstance(v, int | float)}
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError):
         return {}
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def write_recorded(recorded: dict[str, Any]) -> None:
+    BASELINE.write_text(json.dumps(dict(sorted(recorded.items())), indent=2) + "\n")
+
+
+def load_baseline() -> dict[str, float]:
+    """The recorded cpu ms per simulated second per scenario ({} when none is recorded)."""
+    return {k: float(v) for k, v in read_recorded().items() if isinstance(v, int | float)}
 
 
 def save_baseline(rows: list[dict[str, Any]]) -> None:
-    try:  # keep what else the file records (speed_table.py's "targets")
-        recorded = json.loads(BASELINE.read_text())
-    except (OSError, ValueError):
-        recorded = {}
+    recorded = read_recorded()  # keeps what else the file records
     recorded.update({row["scenario"]: row["cpu_ms_per_sim_s"] for row in rows if "error" not in row})
-    BASELINE.write_text(json.dumps(dict(sorted(recorded.items())), indent=2) + "\n")
+    write_recorded(recorded)
 
 
 def main() -> None:

@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hotel_reservation import read_recorded, write_recorded  # this folder is on the path of a script
+
 HERE = Path(__file__).resolve().parent
-BASELINE = HERE / "baseline.json"
 GROUPS = ("apps", "warm", "lite", "check", "kubectl")
 WARM_PROBLEM = "hotel-reservation/service-target-port-geo-v1"
 
@@ -139,22 +140,18 @@ def measure(groups: list[str], seconds: float) -> tuple[dict[str, float], dict[s
 
 
 def load_previous() -> dict[str, float]:
-    try:
-        targets = json.loads(BASELINE.read_text()).get("targets") or {}
-    except (OSError, ValueError, AttributeError):
+    targets = read_recorded().get("targets")
+    if not isinstance(targets, dict):
         return {}
     return {k: float(v) for k, v in targets.items() if isinstance(v, int | float)}
 
 
 def save(figures: dict[str, float]) -> None:
-    try:
-        recorded = json.loads(BASELINE.read_text())
-    except (OSError, ValueError):
-        recorded = {}
+    recorded = read_recorded()
     targets = dict(recorded.get("targets") or {})
     targets.update(figures)
     recorded["targets"] = dict(sorted(targets.items()))
-    BASELINE.write_text(json.dumps(recorded, indent=2) + "\n")
+    write_recorded(recorded)
 
 
 def _fmt(value: float | None) -> str:
@@ -191,7 +188,7 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(GROUPS),
                         help=f"comma-separated groups to measure (default: all of {', '.join(GROUPS)})")
     parser.add_argument("--seconds", type=float, default=300, help="simulated seconds per app scenario")
-    parser.add_argument("--save", action="store_true", help=f"record this run's figures in {BASELINE.name}")
+    parser.add_argument("--save", action="store_true", help="record this run's figures in baseline.json")
     parser.add_argument("--json-out", metavar="FILE", help="also write this run's figures and errors as JSON")
     parser.add_argument("--from", dest="source", metavar="FILE", help="tabulate a run saved with --json-out")
     args = parser.parse_args()
