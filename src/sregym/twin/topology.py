@@ -60,13 +60,35 @@ class Topology:
         return cls(tuple(nodes))
 
 
+def node_cidr_mask(nodes: int) -> int:
+    """The per-node pod range's prefix length (kube-controller-manager's `--node-cidr-mask-size`)
+    that fits `nodes` ranges into the cluster's 10.244.0.0/16: kind's /24 up to 256 nodes, then
+    smaller ranges (a 1,000-node cluster gets /26, 62 pod addresses per node)."""
+    mask = 24
+    while (1 << (mask - 16)) < nodes and mask < 30:
+        mask += 1
+    return mask
+
+
+def pod_cidr(index: int, mask: int = 24) -> str:
+    """Node `index`'s pod range: the index-th /`mask` block of 10.244.0.0/16."""
+    offset = index << (32 - mask)
+    return f"10.244.{(offset >> 8) & 0xFF}.{offset & 0xFF}/{mask}"
+
+
+def node_ip(index: int) -> str:
+    """Node `index`'s address on kind's Docker network (172.18.0.0/16; .0.1 is the gateway)."""
+    host = index + 2
+    return f"172.18.{host >> 8}.{host & 0xFF}"
+
+
 def _memory_ki(memory: str) -> str:
     from sregym.twin.machinery.quantity import memory_bytes
 
     return f"{memory_bytes(memory) // 1024}Ki"
 
 
-def node_object(spec: NodeSpec, index: int, now: str) -> dict[str, Any]:
+def node_object(spec: NodeSpec, index: int, now: str, cidr_mask: int = 24) -> dict[str, Any]:
     labels = {
         "beta.kubernetes.io/arch": "amd64",
         "beta.kubernetes.io/os": "linux",
@@ -101,8 +123,8 @@ def node_object(spec: NodeSpec, index: int, now: str) -> dict[str, Any]:
             },
         },
         "spec": {
-            "podCIDR": f"10.244.{index}.0/24",
-            "podCIDRs": [f"10.244.{index}.0/24"],
+            "podCIDR": pod_cidr(index, cidr_mask),
+            "podCIDRs": [pod_cidr(index, cidr_mask)],
             "providerID": f"kind://docker/{CLUSTER_NAME}/{spec.name}",
         },
         "status": {
@@ -113,7 +135,7 @@ def node_object(spec: NodeSpec, index: int, now: str) -> dict[str, Any]:
                  "lastHeartbeatTime": now, "lastTransitionTime": now}
                 for t, s, r, m in conditions
             ],
-            "addresses": [{"type": "InternalIP", "address": f"172.18.0.{index + 2}"},
+            "addresses": [{"type": "InternalIP", "address": node_ip(index)},
                           {"type": "Hostname", "address": spec.name}],
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
             "nodeInfo": {

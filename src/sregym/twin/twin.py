@@ -24,7 +24,14 @@ from sregym.twin.machinery.yamldocs import load_documents
 from sregym.twin.node.resource_metrics import ServedPodMetrics
 from sregym.twin.rng import RngStreams
 from sregym.twin.services import TwinServices
-from sregym.twin.topology import SYSTEM_NAMESPACES, Topology, namespace_object, node_object, system_objects
+from sregym.twin.topology import (
+    SYSTEM_NAMESPACES,
+    Topology,
+    namespace_object,
+    node_cidr_mask,
+    node_object,
+    system_objects,
+)
 from sregym.twin.wakeups import WakeSchedule
 
 
@@ -70,8 +77,9 @@ class Twin:
         now = self.clock.iso()
         for ns in SYSTEM_NAMESPACES:
             self.store.create(namespace_object(ns), keep_status=True)
+        mask = node_cidr_mask(len(self.topology.nodes))
         for index, spec in enumerate(self.topology.nodes):
-            self.store.create(stamp_node_identity(node_object(spec, index, now), self), keep_status=True)
+            self.store.create(stamp_node_identity(node_object(spec, index, now, mask), self), keep_status=True)
         for obj in system_objects():
             self.store.create(obj)
         for obj in default_objects(self):

@@ -3,6 +3,7 @@ answers), on a fake wall clock so every number is exact."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -105,6 +106,37 @@ def test_chaos_mesh_times_shift_with_the_rest() -> None:
     assert out["items"][2]["status"]["time"] == "2026-01-05T09:01:00Z"
     assert schedule["status"]["time"] == "2026-01-05T09:01:00Z"  # the input is untouched
     assert shift_times(out, -3600) == {"items": [schedule, chaos, other]}
+
+
+def test_shift_copies_only_what_moves_and_never_touches_the_input() -> None:
+    """Answers are encoded, never edited, so the walk shares every subtree without an instant
+    (a pod's spec, a managedFields entry's field set) instead of copying it; what holds an
+    instant is a copy, and the store's object stays as it was."""
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "p", "creationTimestamp": "2026-01-05T09:00:00Z", "labels": {"app": "a"},
+                        "managedFields": [{"manager": "kubectl", "operation": "Update",
+                                           "time": "2026-01-05T09:00:00Z", "fieldsType": "FieldsV1",
+                                           "fieldsV1": {"f:spec": {"f:containers": {}}}}]},
+           "spec": {"containers": [{"name": "c", "image": "nginx", "env": [{"name": "T", "value": "x"}]}]},
+           "status": {"conditions": [{"type": "Ready", "lastTransitionTime": "2026-01-05T09:00:00Z"},
+                                     {"type": "Other"}]}}
+    schedule = {"apiVersion": "chaos-mesh.org/v1alpha1", "kind": "Schedule",
+                "status": {"time": "2026-01-05T09:01:00Z",
+                           "conditions": [{"lastTransitionTime": "2026-01-05T09:00:00Z"}]}}
+    before = copy.deepcopy([pod, schedule])
+    out = shift_times({"items": [pod, schedule]}, 60)
+    assert [pod, schedule] == before  # nothing under the input changed
+    shifted = out["items"][0]
+    assert shifted["metadata"]["creationTimestamp"] == "2026-01-05T09:01:00Z"
+    assert shifted["status"]["conditions"][0]["lastTransitionTime"] == "2026-01-05T09:01:00Z"
+    assert shifted["spec"] is pod["spec"] and shifted["metadata"]["labels"] is pod["metadata"]["labels"]
+    assert shifted["metadata"]["managedFields"][0]["fieldsV1"] is pod["metadata"]["managedFields"][0]["fieldsV1"]
+    assert shifted["status"]["conditions"][1] is pod["status"]["conditions"][1]
+    assert list(shifted) == list(pod) and list(shifted["metadata"]) == list(pod["metadata"])  # key order kept
+    moved = out["items"][1]["status"]
+    assert moved == {"time": "2026-01-05T09:02:00Z", "conditions": [{"lastTransitionTime": "2026-01-05T09:01:00Z"}]}
+    unchanged = {"kind": "ConfigMap", "data": {"a": "b"}}
+    assert shift_times(unchanged, 60) is unchanged
 
 
 @pytest.mark.parametrize(("line", "expected"), [

@@ -23,6 +23,7 @@ sent back (`--since-time`, a Prometheus `end`) maps to exactly the simulated ins
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import time
@@ -157,8 +158,15 @@ def shift_stamp(text: str, seconds: int) -> str:
     if match is None or not seconds:
         return text
     base, fraction, zone = match.groups()
-    moved = _move(base, "%Y-%m-%dT%H:%M:%S", seconds)
+    moved = _move_rfc3339(base, seconds)
     return text if moved is None else moved + (fraction or "") + zone
+
+
+@functools.lru_cache(maxsize=4096)
+def _move_rfc3339(base: str, seconds: int) -> str | None:
+    """`_move` for the API's `YYYY-MM-DDTHH:MM:SS`, remembered: a list of thousands of objects
+    repeats the same few creation and transition instants, and `strptime` is the walk's cost."""
+    return _move(base, "%Y-%m-%dT%H:%M:%S", seconds)
 
 
 def _move(text: str, layout: str, seconds: int) -> str | None:

@@ -1234,6 +1234,9 @@ def static_pod_manifests(node: dict[str, Any]) -> list[dict[str, Any]]:
     ip = next((a["address"] for a in get_path(node, "status", "addresses", default=[]) or []
                if a.get("type") == "InternalIP"), "172.18.0.2")
     version = KUBERNETES_VERSION
+    # a cluster of more than 256 nodes was set up with smaller per-node ranges (`topology.node_cidr_mask`)
+    mask = str(get_path(node, "spec", "podCIDR") or "/24").rpartition("/")[2]
+    cidr_flags = [] if mask == "24" else [f"--node-cidr-mask-size={mask}"]
     components = {
         "etcd": ("registry.k8s.io/etcd:3.5.16-0",
                  ["etcd", f"--advertise-client-urls=https://{ip}:2379", "--cert-file=/etc/kubernetes/pki/etcd/server.crt",
@@ -1255,7 +1258,8 @@ def static_pod_manifests(node: dict[str, Any]) -> list[dict[str, Any]]:
                                     ["kube-controller-manager", "--allocate-node-cidrs=true",
                                      "--bind-address=127.0.0.1", "--cluster-cidr=10.244.0.0/16",
                                      "--cluster-name=kind", "--controllers=*,bootstrapsigner,tokencleaner",
-                                     "--leader-elect=true", "--use-service-account-credentials=true"],
+                                     "--leader-elect=true", *cidr_flags,
+                                     "--use-service-account-credentials=true"],
                                     {"httpGet": {"host": "127.0.0.1", "path": "/healthz", "port": 10257,
                                                  "scheme": "HTTPS"}},
                                     None, {"cpu": "200m"}),

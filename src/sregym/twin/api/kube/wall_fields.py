@@ -36,8 +36,10 @@ _CONTEXT_FIELDS = {"time": ("manager", "operation"), "timestamp": ("window", "op
 _CHAOS_GROUP = "chaos-mesh.org/"
 
 def shift_times(obj: Any, seconds: int) -> Any:
-    """A copy of `obj` with every API timestamp field moved by `seconds` (`obj` is untouched:
-    it may be the store's own object)."""
+    """`obj` with every API timestamp field moved by `seconds`. `obj` is never changed (it may be
+    the store's own object): a dict or list that holds a moved field is copied, and the subtrees
+    without one (most of a spec) are shared with `obj` rather than copied, since the answer is
+    only encoded. A list of 10,000 pods walks in a fraction of the time a full copy took."""
     if not seconds:
         return obj
     return _walk(obj, seconds)
@@ -45,33 +47,62 @@ def shift_times(obj: Any, seconds: int) -> Any:
 
 def _walk(obj: Any, seconds: int) -> Any:
     if isinstance(obj, dict):
-        out: dict[str, Any] = {}
-        for key, value in obj.items():
-            if isinstance(value, str) and _is_time_field(key, obj):
-                out[key] = shift_stamp(value, seconds)
-            elif isinstance(value, dict | list):
-                out[key] = _walk(value, seconds)
-            else:
-                out[key] = value
-        if obj.get("kind") == "Schedule" and str(obj.get("apiVersion", "")).startswith(_CHAOS_GROUP):
-            status = out.get("status")
-            if isinstance(status, dict) and isinstance(status.get("time"), str):
-                status["time"] = shift_stamp(status["time"], seconds)  # `status` is the walk's copy
-        if type(obj) is not dict:  # a decoded body's marker type (repeated keys) survives the copy
-            marked = type(obj)(out)
-            marked.__dict__.update(getattr(obj, "__dict__", {}))
-            return marked
-        return out
+        return _walk_dict(obj, seconds)
     if isinstance(obj, list):
-        return [_walk(item, seconds) if isinstance(item, dict | list) else item for item in obj]
+        return _walk_list(obj, seconds)
     return obj
 
 
-def _is_time_field(key: str, parent: dict[str, Any]) -> bool:
-    if key in TIME_FIELDS:
-        return True
-    siblings = _CONTEXT_FIELDS.get(key)
-    return siblings is not None and any(s in parent for s in siblings)
+def _walk_dict(obj: dict[str, Any], seconds: int) -> dict[str, Any]:
+    moved: dict[str, Any] | None = None
+    for key, value in obj.items():
+        if isinstance(value, str):
+            if key not in TIME_FIELDS:
+                siblings = _CONTEXT_FIELDS.get(key)
+                if siblings is None or (siblings[0] not in obj and siblings[1] not in obj):
+                    continue
+            new = shift_stamp(value, seconds)
+        elif isinstance(value, dict):
+            if key == "fieldsV1" and "fieldsType" in obj:
+                continue  # a managedFields entry's field set: field paths, never an instant
+            new = _walk_dict(value, seconds)
+        elif isinstance(value, list):
+            new = _walk_list(value, seconds)
+        else:
+            continue
+        if new is not value:
+            if moved is None:
+                moved = {}
+            moved[key] = new
+    if obj.get("kind") == "Schedule" and str(obj.get("apiVersion", "")).startswith(_CHAOS_GROUP):
+        status = moved["status"] if moved and "status" in moved else obj.get("status")
+        if isinstance(status, dict) and isinstance(status.get("time"), str):
+            moved = moved or {}
+            moved["status"] = {**status, "time": shift_stamp(status["time"], seconds)}
+    if moved is None:
+        return obj
+    out = {**obj, **moved}  # key order kept
+    if type(obj) is not dict:  # a decoded body's marker type (repeated keys) survives the copy
+        marked = type(obj)(out)
+        marked.__dict__.update(getattr(obj, "__dict__", {}))
+        return marked
+    return out
+
+
+def _walk_list(obj: list[Any], seconds: int) -> list[Any]:
+    out: list[Any] | None = None
+    for index, item in enumerate(obj):
+        if isinstance(item, dict):
+            new = _walk_dict(item, seconds)
+        elif isinstance(item, list):
+            new = _walk_list(item, seconds)
+        else:
+            continue
+        if new is not item:
+            if out is None:
+                out = list(obj)
+            out[index] = new
+    return obj if out is None else out
 
 
 def outgoing(obj: Any) -> Any:
