@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from sregym.twin.chaos.node_tasks import GO_HTTP_PORT, PID_MAX_DEFAULT, THREADS_MAX_DEFAULT
 from sregym.twin.chaos.node_tasks import tick as tasks_tick
 from sregym.twin.dataplane.held_connections import held_connections
+from sregym.twin.node.bound_pods import pods_on
 from sregym.twin.node.logs import log_store
 
 if TYPE_CHECKING:
@@ -123,8 +124,8 @@ def known(key: str) -> bool:
 def node_containers(twin: Twin, node: str) -> int:
     """Running containers on the node (each adds flows and open files)."""
     count = 0
-    for pod in twin.store.scan("Pod"):
-        if (pod.get("spec") or {}).get("nodeName") == node and (pod.get("status") or {}).get("phase") == "Running":
+    for pod in pods_on(twin.store, node):
+        if (pod.get("status") or {}).get("phase") == "Running":
             count += len((pod.get("spec") or {}).get("containers") or [])
     return count
 

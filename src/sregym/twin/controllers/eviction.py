@@ -44,6 +44,7 @@ from sregym.twin.controllers import storage_eviction
 from sregym.twin.controllers.kubelet_quantity import quantity_text
 from sregym.twin.machinery.objects import get_path, set_condition
 from sregym.twin.machinery.quantity import memory_bytes
+from sregym.twin.node.bound_pods import pods_on
 from sregym.twin.node.kubelet_config import Threshold, disk_thresholds, load_thresholds
 from sregym.twin.node.kubelet_config import default_text as default_kubelet_config
 from sregym.twin.node.resource_metrics import SYSTEM_MEMORY_BYTES, memory_quantity
@@ -245,9 +246,9 @@ class EvictionManager(Controller):
         """The pods the kubelet may evict on `node`: bound there, not terminating, not finished,
         not critical (priority >= 2000000000)."""
         out = []
-        for pod in self.twin.store.scan("Pod"):
+        for pod in pods_on(self.twin.store, node):
             spec = pod.get("spec") or {}
-            if spec.get("nodeName") != node or pod["metadata"].get("deletionTimestamp"):
+            if pod["metadata"].get("deletionTimestamp"):
                 continue
             if get_path(pod, "status", "phase") in ("Succeeded", "Failed"):
                 continue

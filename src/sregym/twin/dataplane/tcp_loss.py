@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from sregym.twin.clock import parse_time
 from sregym.twin.machinery.objects import get_path
+from sregym.twin.node.bound_pods import pods_on
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -227,8 +228,7 @@ class TcpStats:
         labels = get_path(node, "metadata", "labels", default={}) or {}
         role = "control-plane" if "node-role.kubernetes.io/control-plane" in labels else "worker"
         segs = NODE_BASE_SEGS[role] * elapsed
-        probes = sum(probe_rate(p) * _elapsed(self.twin, p) for p in self.twin.store.scan("Pod")
-                     if get_path(p, "spec", "nodeName") == name)
+        probes = sum(probe_rate(p) * _elapsed(self.twin, p) for p in pods_on(self.twin.store, name))
         base = TcpMib(active_opens=probes + elapsed * 0.2, passive_opens=elapsed * 0.1,
                       in_segs=segs * 1.05 + probes * (PROBE_SEGMENTS - 1), out_segs=segs + probes * PROBE_SEGMENTS,
                       delayed_acks=segs * 0.01)

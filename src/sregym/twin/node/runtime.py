@@ -144,6 +144,7 @@ class Runtime:
         self.pods: dict[str, PodRuntime] = {}
         self._by_name: dict[tuple[str, str], str] = {}
         self._by_ip: dict[str, str] = {}
+        self._by_node: dict[str, set[str]] = {}  # node -> uids of the pods it runs (node_usage, used_ips)
         self.usage_hooks: list[UsageHook] = []
         # Bumped whenever what `listener()` answers may change (a pod's runtime added or removed, a
         # container started or finished, a port opened or closed): routes cached across ticks
@@ -157,7 +158,11 @@ class Runtime:
     # ------------------------------------------------------------ bookkeeping
     def add(self, pod: PodRuntime) -> None:
         self.generation += 1
+        replaced = self.pods.get(pod.uid)
+        if replaced is not None:
+            self._by_node.get(replaced.node, set()).discard(pod.uid)
         self.pods[pod.uid] = pod
+        self._by_node.setdefault(pod.node, set()).add(pod.uid)
         self._by_name[(pod.namespace, pod.name)] = pod.uid
         if pod.ip != pod.host_ip:
             self._by_ip[pod.ip] = pod.uid
@@ -166,6 +171,7 @@ class Runtime:
         pod = self.pods.pop(uid, None)
         if pod is not None:
             self.generation += 1
+            self._by_node.get(pod.node, set()).discard(uid)
             if self._by_name.get((pod.namespace, pod.name)) == uid:
                 del self._by_name[(pod.namespace, pod.name)]
             if self._by_ip.get(pod.ip) == uid:
@@ -176,8 +182,12 @@ class Runtime:
         uid = self._by_name.get((namespace, name))
         return self.pods.get(uid) if uid else None
 
+    def on_node(self, node: str) -> list[PodRuntime]:
+        """The pods `node` runs, by namespace and name (sums over them add in that order)."""
+        return sorted((self.pods[uid] for uid in self._by_node.get(node, ())), key=lambda p: (p.namespace, p.name))
+
     def used_ips(self, node: str) -> set[str]:
-        return {p.ip for p in self.pods.values() if p.node == node}
+        return {self.pods[uid].ip for uid in self._by_node.get(node, ())}
 
     def record(self, namespace: str, pod: str, container: str) -> ContainerRecord | None:
         runtime = self.pod(namespace, pod)
@@ -216,9 +226,7 @@ class Runtime:
 
     def node_usage(self, node: str) -> tuple[float, int]:
         cpu, memory = 0.0, 0
-        for runtime in sorted(self.pods.values(), key=lambda p: (p.namespace, p.name)):
-            if runtime.node != node:
-                continue
+        for runtime in self.on_node(node):
             for c_cpu, c_mem in self.pod_usage(runtime.namespace, runtime.name).values():
                 cpu += c_cpu
                 memory += c_mem

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.node.bound_pods import pods_on
+
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
 
@@ -121,9 +123,9 @@ def node_sockstat(twin: Twin, node: str) -> SockStat:
     host_udp = HOST_UDP
     pods_tcp = 0
     probes = 0.0
-    for pod in twin.store.scan("Pod"):
+    for pod in pods_on(twin.store, node):
         spec = pod.get("spec") or {}
-        if spec.get("nodeName") != node or (pod.get("status") or {}).get("phase") != "Running":
+        if (pod.get("status") or {}).get("phase") != "Running":
             continue
         meta = pod.get("metadata") or {}
         pod_runtime = runtime.pod(meta.get("namespace", ""), meta.get("name", "")) if runtime is not None else None

@@ -31,6 +31,7 @@ from sregym.twin.clock import format_time, parse_time
 from sregym.twin.machinery.objects import get_path
 from sregym.twin.machinery.quantity import parse_quantity
 from sregym.twin.node import resource_metrics as metrics
+from sregym.twin.node.bound_pods import pods_on
 
 if TYPE_CHECKING:
     from sregym.twin.twin import Twin
@@ -47,7 +48,7 @@ def _node_ip(node: dict[str, Any]) -> str:
 
 
 def _pods_on(twin: Twin, node_name: str) -> list[dict[str, Any]]:
-    return [p for p in twin.store.scan("Pod") if get_path(p, "spec", "nodeName") == node_name]
+    return list(pods_on(twin.store, node_name))
 
 
 def resource_metrics(twin: Twin, node: dict[str, Any]) -> str:
