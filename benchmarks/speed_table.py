@@ -1,6 +1,6 @@
 """Every speed figure of issue 24 in one table: target, this run, the recorded previous run.
 
-    python benchmarks/speed_table.py [--only apps,warm,lite,check,kubectl] [--seconds 300] [--save]
+    python benchmarks/speed_table.py [--only apps,warm,lite,check,kubectl,hyperscale] [--seconds 300] [--save]
     python benchmarks/speed_table.py --from FILE        # tabulate a run saved with --json-out
 
 Each group of figures is measured by the benchmark that owns it, run as a subprocess (so one
@@ -18,7 +18,10 @@ does not inflate the next one's memory), and read back from its JSON:
   whole catalogue, three runs per problem);
 - `kubectl` (`kube_api.py`): median wall time of the real `kubectl get pods -A` at 10,000 pods,
   with its two parts beside it: the server's time for the same paged Table list without kubectl,
-  and kubectl's own CPU (decoding ~13 MB of Table and printing it).
+  and kubectl's own CPU (decoding ~13 MB of Table and printing it);
+- `hyperscale` (`twin_scale.py`): a 1,000-node cluster running 10,000 pods (1,000 Deployments of
+  10), timed over 60 simulated seconds after 120 of warm-up: simulated seconds per wall second
+  and peak memory. The issue sets no target for them; they are there so a regression shows.
 
 `--save` records this run's figures in `baseline.json` under "targets" (beside the per-scenario
 cpu ms/sim s figures `hotel_reservation.py` keeps there), so the next run prints them as
@@ -40,7 +43,7 @@ from typing import Any
 from hotel_reservation import read_recorded, write_recorded  # this folder is on the path of a script
 
 HERE = Path(__file__).resolve().parent
-GROUPS = ("apps", "warm", "lite", "check", "kubectl")
+GROUPS = ("apps", "warm", "lite", "check", "kubectl", "hyperscale")
 WARM_PROBLEM = "hotel-reservation/service-target-port-geo-v1"
 
 
@@ -74,6 +77,10 @@ FIGURES = (
     Figure("kubectl_10k_s", "kubectl", "kubectl get pods -A, 10,000 pods", "s", 1.0, False),
     Figure("kubectl_10k_server_s", "kubectl", "  of which the server's paged Table list", "s", None, False),
     Figure("kubectl_10k_cpu_s", "kubectl", "  kubectl's own CPU per call", "s", None, False),
+    Figure("hyperscale_x", "hyperscale", "1,000 nodes, 10,000 pods", "x real time", None, True),
+    Figure("hyperscale_rss_mb", "hyperscale", "1,000 nodes, 10,000 pods, peak memory", "MB", None, False),
+    Figure("hyperscale_setup_s", "hyperscale", "1,000 nodes, 10,000 pods, create + 120 s warm-up", "s", None,
+           False),
 )
 # hotel_reservation.py scenario -> (speed figure, memory figure)
 _SCENARIOS = {"hotel-100": ("hotel_100_x", "hotel_100_rss_mb"), "hotel-5000-scaled": ("hotel_5000_scaled_x", None),
@@ -132,10 +139,17 @@ def measure_kubectl() -> dict[str, float]:
             "kubectl_10k_cpu_s": float(report["kubectl_cpu_s"])}
 
 
+def measure_hyperscale() -> dict[str, float]:
+    report = _first_json(_run("twin_scale.py", "--workers", "999", "--deployments", "1000", "--replicas", "10",
+                              "--warm", "120", "--seconds", "60", "--json"))
+    return {"hyperscale_x": float(report["sim_s_per_wall_s"]), "hyperscale_rss_mb": float(report["peak_rss_mb"]),
+            "hyperscale_setup_s": round(float(report["setup_s"]) + float(report["warm_s"]), 1)}
+
+
 def measure(groups: list[str], seconds: float) -> tuple[dict[str, float], dict[str, str]]:
     """(figures, {group: error}) for the requested groups, each printed to stderr as it ends."""
     runners = {"apps": lambda: measure_apps(seconds), "warm": measure_warm, "lite": measure_lite,
-               "check": measure_check, "kubectl": measure_kubectl}
+               "check": measure_check, "kubectl": measure_kubectl, "hyperscale": measure_hyperscale}
     figures: dict[str, float] = {}
     errors: dict[str, str] = {}
     for group in groups:
