@@ -71,9 +71,7 @@ def usage(twin: Twin, node: str) -> tuple[int, int]:
     """(processes, threads) on the node, as /proc shows them to node-exporter."""
     processes, threads = KERNEL_THREADS + HOST_PROCESSES, KERNEL_THREADS + HOST_THREADS
     runtime = twin.services.runtime
-    for pod in (runtime.pods.values() if runtime is not None else ()):
-        if pod.node != node:
-            continue
+    for pod in (runtime.on_node(node) if runtime is not None else ()):
         processes += PER_POD_PROCESSES
         threads += PER_POD_THREADS
         for record in pod.containers.values():

@@ -116,6 +116,7 @@ _BINARY_SUFFIX = {0: "", 10: "Ki", 20: "Mi", 30: "Gi", 40: "Ti", 50: "Pi", 60: "
 _NANO = Decimal("1e-9")
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
 def canonical_quantity(value: str | int | float) -> str:
     """The form the API server stores and returns a quantity in (apimachinery's Quantity.String).
 

@@ -12,6 +12,8 @@ snapshot as long as they do not modify what they get. Everything else returns co
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -237,9 +239,18 @@ class ObjectStore:
         """Stored objects of a kind in (namespace, name) order, without copying. Read-only."""
         k = self.kind(kind)
         bucket = self._bucket(k)
-        for key in self._keys_in_order(k.key, bucket):
-            if namespace and k.namespaced and key[0] != namespace:
-                continue
+        keys = self._keys_in_order(k.key, bucket)
+        if namespace and k.namespaced:
+            # the keys are sorted, so one namespace's objects are one run of them
+            start = bisect.bisect_left(keys, (namespace, ""))
+            for key in itertools.islice(keys, start, None):
+                if key[0] != namespace:
+                    return
+                obj = bucket.get(key)
+                if obj is not None:
+                    yield obj
+            return
+        for key in keys:
             obj = bucket.get(key)
             if obj is not None:
                 yield obj

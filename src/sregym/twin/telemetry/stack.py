@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sregym.twin.node.bound_pods import pods_on
 from sregym.twin.node.images import ImageSpec, preload_image, register_image
 from sregym.twin.telemetry.exposition import MONITORING_NAMESPACE, RELEASE
 
@@ -211,7 +212,10 @@ def installed(twin: Twin) -> bool:
 def stack_target_pod(twin: Twin, app: str, node: str | None = None) -> dict[str, Any] | None:
     """The running pod of the stack whose `app.kubernetes.io/name` is `app` (on `node` if given)."""
     found = None
-    for pod in twin.store.scan(twin.store.kind("Pod")):
+    # the node's pods, or the monitoring namespace's: a 1,000-node cluster's scrape asks once per node
+    candidates = pods_on(twin.store, node) if node is not None else \
+        twin.store.scan(twin.store.kind("Pod"), MONITORING_NAMESPACE)
+    for pod in candidates:
         meta = pod.get("metadata") or {}
         if meta.get("namespace") != MONITORING_NAMESPACE or (meta.get("labels") or {}).get(NAME_LABEL) != app:
             continue
